@@ -206,7 +206,10 @@ def depth(a: Any) -> int:
 
 
 def flatten(a: IntTuple) -> IntTuple:
-    """The leaves of a as a flat tuple (an integer stays an integer)."""
+    """The leaves of a as a flat tuple (an integer stays an integer); a layout gets a flat shape and
+    stride (the same function)."""
+    if hasattr(a, "shape") and hasattr(a, "stride") and not isinstance(a, tuple):
+        return type(a)(flatten(a.shape), flatten(a.stride))
     if isinstance(a, tuple):
         return tuple(x for e in a for x in (flatten(e) if isinstance(e, tuple) else (e,)))
     return a

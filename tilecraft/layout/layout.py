@@ -444,9 +444,11 @@ def _coalesce_shape(s: Any) -> Any:
 
 # --------------------------------------------------------------------------- composition
 
-def _composition_impl(lshape: Any, lstride: Any, rshape: Any, rstride: Any) -> Layout:
+def _composition_impl(lshape: Any, lstride: Any, rshape: Any, rstride: Any, usage: dict | None = None) -> Layout:
+    """A ∘ (rshape:rstride) for a flat (coalesced) A. `usage` collects, per mode of A, the largest
+    coordinate each leaf of the right-hand layout reaches there (for the distributivity check)."""
     if is_tuple(rshape):
-        return make_layout(*[_composition_impl(lshape, lstride, s, d) for s, d in zip(rshape, rstride)])
+        return make_layout(*[_composition_impl(lshape, lstride, s, d, usage) for s, d in zip(rshape, rstride)])
     if isinstance(rstride, ScaledBasis):
         lsh, lst = _basis_get(rstride.mode, lshape), _basis_get(rstride.mode, lstride)
         return _composition_impl(lsh, lst, rshape, rstride.value)
@@ -468,6 +470,14 @@ def _composition_impl(lshape: Any, lstride: Any, rshape: Any, rstride: Any) -> L
                     f"of the left-hand layout {Layout(lshape, lstride)}")
         abs_rest = abs(rest_stride)
         next_shape = ceil_div(curr_shape, abs_rest)
+        if is_static(curr_shape) and is_static(rest_stride) and is_static(rest_shape) \
+                and abs_rest % curr_shape != 0 and curr_shape % abs_rest != 0 and rest_shape > next_shape:
+            # CuTe's weak condition admits this case and returns a wrong layout: the elements past this
+            # mode would not start the next mode at coordinate 0.
+            raise ValueError(
+                f"composition: stride divisibility condition fails: stride {rest_stride} does not divide "
+                f"the mode size {curr_shape} of {Layout(lshape, lstride)}, and {rest_shape} elements "
+                f"do not fit inside that mode")
         next_stride = _mul(ceil_div(abs_rest, curr_shape), signum(rest_stride))
         if _is_const(next_shape, 1) or _is_const(rest_shape, 1):
             rest_stride = next_stride
@@ -480,6 +490,8 @@ def _composition_impl(lshape: Any, lstride: Any, rshape: Any, rstride: Any) -> L
                 f"in {Layout(lshape, lstride)}")
         result_shape.append(new_shape)
         result_stride.append(_mul(rest_stride, curr_stride))
+        if usage is not None and is_static(new_shape) and is_static(rest_stride):
+            usage[i] = usage.get(i, 0) + (new_shape - 1) * abs(rest_stride)
         rest_shape = _div(rest_shape, new_shape)
         rest_stride = next_stride
     if not result_shape:
@@ -511,7 +523,17 @@ def composition(A: Any, B: Any) -> Any:
         raise TypeError(f"composition: the left-hand side must be a layout, got {A!r}")
     if isinstance(B, Layout):
         flat = _coalesce_x(A)
-        return _composition_impl(flat.shape, flat.stride, B.shape, B.stride)
+        usage: dict = {}
+        R = _composition_impl(flat.shape, flat.stride, B.shape, B.stride, usage)
+        # Composition distributes over B's modes only when their coordinates in each mode of A add
+        # without carrying into the next mode (CuTe assumes this and can return a wrong layout).
+        for i, reach in usage.items():
+            s_i = flat.shape[i]
+            if is_static(s_i) and reach >= s_i:
+                raise ValueError(
+                    f"composition: {B} is not admissible for {A}: its modes together reach coordinate "
+                    f"{reach} of the mode of size {s_i} (A coalesced is {flat}), so A ∘ B is not a layout")
+        return R
     if isinstance(B, (Swizzle, ComposedLayout)):
         return ComposedLayout(A, 0, B)
     B = _as_tuple(B)
