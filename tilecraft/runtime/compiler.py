@@ -212,6 +212,7 @@ def _nvrtc_compile(source: str, arch: str, opts: dict[str, Any], name: str, key:
         raise ValueError(f"invalid NVRTC option in {sorted(opts)}: {e}") from None
     program = Program(source, "c++", program_options)
     log = io.StringIO()
+    failure = None
     try:
         code = program.compile("cubin", logs=log)
     except Exception as e:
@@ -219,9 +220,14 @@ def _nvrtc_compile(source: str, arch: str, opts: dict[str, Any], name: str, key:
         # only filled on success); keep any other failure as it is.
         if type(e).__name__ != "NVRTCError":
             raise
-        raise CompileError(_log_from_error(str(e)), source, arch, name) from None
+        failure = _log_from_error(str(e))
     finally:
         program.close()
+    # Raised only once the Program is released: a traceback that still reached it would keep it
+    # in a reference cycle, and cuda.core's finalizer then fails noisily during garbage collection.
+    del program
+    if failure is not None:
+        raise CompileError(failure, source, arch, name)
     return Module(bytes(code.code), arch=arch, log=_clean(log.getvalue()), key=key, source=source, name=name)
 
 
