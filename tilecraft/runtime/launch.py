@@ -245,40 +245,41 @@ class _Launcher:
 
     def pointer(self, i: int, value: Any, dev: int) -> int:
         """Device address for pointer parameter `i`, or a TypeError/ValueError saying what is wrong with `value`."""
-        p = self.params[i]
-        where = f"kernel {self.kernel.name!r} argument {i} ({p.describe()})"
         torch = self.torch
         if torch is not None and isinstance(value, torch.Tensor):
             if not value.is_cuda:
-                raise ValueError(f"{where}: tensor is on {value.device}, it must be on cuda:{dev}")
+                raise ValueError(f"{self._where(i)}: tensor is on {value.device}, it must be on cuda:{dev}")
             if value.get_device() != dev:
                 raise ValueError(
-                    f"{where}: tensor is on {value.device} but the kernel launches on cuda:{dev} "
+                    f"{self._where(i)}: tensor is on {value.device} but the kernel launches on cuda:{dev} "
                     "(the current device, or the device of the given stream)"
                 )
-            allowed = _allowed_dtypes(p, torch)
+            allowed = _allowed_dtypes(self.params[i], torch)
             if allowed is not None and value.dtype not in allowed:
-                raise TypeError(f"{where}: tensor dtype is {value.dtype}, expected {' or '.join(map(str, allowed))}")
+                expected = " or ".join(map(str, allowed))
+                raise TypeError(f"{self._where(i)}: tensor dtype is {value.dtype}, expected {expected}")
             return int(value.data_ptr())
         if value is None:
             return 0
         if isinstance(value, int) and not isinstance(value, bool):
             if not 0 <= value < 1 << 64:
-                raise ValueError(f"{where}: address {value:#x} is not a 64-bit address")
+                raise ValueError(f"{self._where(i)}: address {value:#x} is not a 64-bit address")
             return value
         iface = getattr(value, "__cuda_array_interface__", None)
         if iface is not None:
             return int(iface["data"][0])
         raise TypeError(
-            f"{where}: expected a CUDA torch tensor, an object with __cuda_array_interface__, an int address "
-            f"or None, got {type(value).__name__}"
+            f"{self._where(i)}: expected a CUDA torch tensor, an object with __cuda_array_interface__, "
+            f"an int address or None, got {type(value).__name__}"
         )
+
+    def _where(self, i: int) -> str:
+        return f"kernel {self.kernel.name!r} argument {i} ({self.params[i].describe()})"
 
     def struct_bytes(self, i: int, value: Any) -> bytes:
         """The bytes of by-value struct parameter `i` (e.g. a CUtensorMap), checked against its size."""
         p = self.params[i]
-        assert p.size is not None
-        where = f"kernel {self.kernel.name!r} argument {i} ({p.describe()}, {p.size} bytes)"
+        where = f"{self._where(i)[:-1]}, {p.size} bytes)"
         if hasattr(value, "getPtr"):  # cuda.bindings driver structs, e.g. CUtensorMap
             if type(value).__name__ == "CUtensorMap" and p.size != 128:
                 raise TypeError(f"{where}: got a CUtensorMap (128 bytes)")
@@ -296,6 +297,8 @@ class _Launcher:
     def explain_pack_error(self, values: tuple[Any, ...], error: Exception) -> Exception:
         """Turn an error from packing the scalars into one naming the argument, its C type and what was wrong."""
         for i, (p, v) in enumerate(zip(self.params, values)):
+            if p.kind == "ptr" and isinstance(v, int) and not 0 <= v < 1 << 64:
+                return ValueError(f"{self._where(i)}: address {v:#x} is not a 64-bit address")
             if p.kind != "scalar":
                 continue
             try:
@@ -304,7 +307,7 @@ class _Launcher:
                 else:
                     struct.pack("<" + str(p.fmt), v)
             except (struct.error, TypeError, ValueError, OverflowError):
-                where = f"kernel {self.kernel.name!r} argument {i} ({p.describe()})"
+                where = self._where(i)
                 if p.fmt in ("f", "d", "e", "bf16"):
                     if hasattr(v, "__float__"):
                         return OverflowError(f"{where}: {v!r} is out of range for a {8 * (p.size or 0)}-bit float")
@@ -503,7 +506,10 @@ def _build_launcher(kernel: Kernel) -> Any:
         "_T": torch.Tensor if torch is not None else None,
     }
     if torch is not None:
-        ns["_current_device"] = torch.cuda.current_device
+        # torch's private getters skip the per-call lazy-init check of the public ones (~0.2 us);
+        # initializing once here makes them safe. Public fallbacks keep other torch builds working.
+        torch.cuda.init()
+        ns["_current_device"] = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         ns["_current_stream"] = raw if raw is not None else (lambda d: torch.cuda.current_stream(d).cuda_stream)
     else:
@@ -523,6 +529,8 @@ def _build_launcher(kernel: Kernel) -> Any:
                 ns[f"_dt{i}"] = frozenset(allowed)
                 dtype_check = f" and {n}.dtype in _dt{i}"
             body.append(f"    if type({n}) is _T and {n}.get_device() == dev{dtype_check}: _p{i} = {n}.data_ptr()")
+            # Raw addresses skip the slow path; struct.pack range-checks them as 64-bit unsigned.
+            body.append(f"    elif type({n}) is int: _p{i} = {n}")
             body.append(f"    else: _p{i} = L.pointer({i}, {n}, dev)")
             packed.append(f"_p{i}")
         elif p.kind == "scalar":

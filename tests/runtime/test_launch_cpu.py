@@ -1,0 +1,303 @@
+"""The launch path against a recording stand-in for the CUDA driver: packing, configs, errors.
+
+No GPU needed: cuLaunchKernel/cuLaunchKernelEx are replaced by functions that read back the
+parameter buffer through the pointer array the launcher passes, exactly as the driver would.
+"""
+from __future__ import annotations
+
+import ctypes
+import struct
+
+import pytest
+
+import tilecraft.runtime as rt
+from tilecraft.runtime import device, launch
+
+SRC = r"""
+struct Pair { int a; float b; };
+extern "C" __global__ void k(float* out, const float* x, float alpha, int n, double d, unsigned long long u,
+                             __half h, __nv_bfloat16 bf, bool flag, short s) {}
+extern "C" __global__ void tm(const __grid_constant__ CUtensorMap map, int* out) {}
+extern "C" __global__ void pair(Pair p, const unsigned char* bytes) {}
+extern "C" __global__ void noargs() {}
+"""
+PRELUDE = (
+    "struct __half { unsigned short x; }; struct __nv_bfloat16 { unsigned short x; };\n"
+    "struct alignas(64) CUtensorMap { unsigned long long opaque[16]; };\n"
+)
+PARAM_SIZES = {"k": [8, 8, 4, 4, 8, 8, 2, 2, 1, 2], "tm": [128, 8], "pair": [8, 8], "noargs": []}
+
+
+class FakeAttributes:
+    max_threads_per_block = 128
+
+
+class FakeHandle:
+    def __init__(self, name):
+        self.name = name
+        self.handle = 0x1000 + len(name)
+        self.num_arguments = len(PARAM_SIZES[name])
+        self.attributes = FakeAttributes()
+
+
+class Recorder:
+    """Stands in for the driver calls the launcher makes; records each launch's decoded parameters."""
+
+    def __init__(self, driver):
+        self.d = driver
+        self.launches = []
+        self.attrs = []
+        self.syncs = []
+        self.next_error = []
+        self.kernel = None
+
+    def _params(self, address):
+        sizes = PARAM_SIZES[self.kernel]
+        out = []
+        for i, size in enumerate(sizes):
+            ptr = ctypes.c_void_p.from_address(address + 8 * i).value
+            out.append(ctypes.string_at(ptr, size))
+        return out
+
+    def _result(self):
+        return (self.next_error.pop(0) if self.next_error else self.d.CUresult.CUDA_SUCCESS,)
+
+    def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        self.launches.append(dict(grid=(gx, gy, gz), block=(bx, by, bz), smem=smem, stream=stream,
+                                  params=self._params(params), cluster=None))  # fmt: skip
+        return self._result()
+
+    def cuLaunchKernelEx(self, cfg, fn, params, extra):
+        c = cfg.attrs[0].value.clusterDim
+        self.launches.append(dict(grid=(cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ),
+                                  block=(cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ), smem=cfg.sharedMemBytes,
+                                  stream=int(cfg.hStream), params=self._params(params), cluster=(c.x, c.y, c.z)))  # fmt: skip
+        return self._result()
+
+    def cuKernelGetParamInfo(self, handle, i):
+        sizes = PARAM_SIZES[self.kernel]
+        return (self.d.CUresult.CUDA_SUCCESS, sum(sizes[:i]), sizes[i])
+
+    def cuKernelSetAttribute(self, attr, value, kernel, dev):
+        self.attrs.append((attr.name, value))
+        return (self.d.CUresult.CUDA_SUCCESS,)
+
+    def cuStreamSynchronize(self, stream):
+        self.syncs.append(stream)
+        return self._result()
+
+    def cuCtxGetDevice(self):
+        return (self.d.CUresult.CUDA_SUCCESS, 0)
+
+    def cuDeviceGet(self, i):
+        return (self.d.CUresult.CUDA_SUCCESS, i)
+
+    def cuGetErrorString(self, err):
+        return (self.d.CUresult.CUDA_SUCCESS, b"explained")
+
+
+INFO = device.DeviceInfo(0, "Fake H100", (9, 0), "sm_90a", 132, 49152, 232448, 233472, 50 * 2**20, 1024, 32, 80 * 2**30, True)
+
+
+@pytest.fixture
+def fake(monkeypatch, cache_dir):
+    from cuda.bindings import driver
+
+    rec = Recorder(driver)
+    for name in ("cuLaunchKernel", "cuLaunchKernelEx", "cuKernelGetParamInfo", "cuKernelSetAttribute",
+                 "cuStreamSynchronize", "cuCtxGetDevice", "cuDeviceGet", "cuGetErrorString"):  # fmt: skip
+        monkeypatch.setattr(driver, name, getattr(rec, name))
+    monkeypatch.setattr(device, "device_info", lambda index=None: INFO)
+    monkeypatch.setattr(device, "current_device", lambda: 0)
+    monkeypatch.setattr(launch, "_torch_if_cuda", lambda: None)
+    mod = rt.compile(PRELUDE + SRC, arch="sm_90a")
+
+    def get(name):
+        rec.kernel = name
+        k = mod.kernel(name)
+        k._handle = FakeHandle(name)
+        return k
+
+    rec.get = get
+    return rec
+
+
+class CudaArray:
+    def __init__(self, ptr):
+        self.__cuda_array_interface__ = {"data": (ptr, False), "shape": (1,), "typestr": "<f4", "version": 3}
+
+
+def test_scalars_are_packed_as_declared_c_types(fake):
+    k = fake.get("k")
+    k(0x7F0000001000, CudaArray(0x7F0000002000), 0.1, 7, 0.1, 2**64 - 1, 1.5, 1.0, True, -3, grid=4, block=128)
+    (rec,) = fake.launches
+    p = rec["params"]
+    assert struct.unpack("<Q", p[0])[0] == 0x7F0000001000
+    assert struct.unpack("<Q", p[1])[0] == 0x7F0000002000
+    assert p[2] == struct.pack("<f", 0.1)  # a Python float for `float` is 4 bytes, not a double
+    assert struct.unpack("<i", p[3])[0] == 7
+    assert p[4] == struct.pack("<d", 0.1)
+    assert struct.unpack("<Q", p[5])[0] == 2**64 - 1
+    assert p[6] == struct.pack("<e", 1.5)
+    assert p[7] == bytes([0x80, 0x3F])  # bfloat16(1.0) = 0x3F80
+    assert p[8] == b"\x01" and struct.unpack("<h", p[9])[0] == -3
+    assert rec["grid"] == (4, 1, 1) and rec["block"] == (128, 1, 1) and rec["smem"] == 0 and rec["stream"] == 0
+
+
+def test_bf16_rounds_to_nearest_even():
+    assert launch._bf16_bits(1.0) == 0x3F80
+    assert launch._bf16_bits(-2.0) == 0xC000
+    assert launch._bf16_bits(1.0 + 2**-8) == 0x3F80  # tie -> even
+    assert launch._bf16_bits(1.0 + 3 * 2**-8) == 0x3F82  # tie -> even (up)
+    assert launch._bf16_bits(float("nan")) == 0x7FC0
+    assert launch._bf16_bits(float("inf")) == 0x7F80
+
+
+def test_numpy_scalars_and_null_pointer(fake):
+    np = pytest.importorskip("numpy")
+    k = fake.get("k")
+    k(None, 0, np.float32(2.5), np.int32(-1), np.float64(3.0), np.uint64(5), np.float16(2), 0.5, False, np.int16(9),
+      grid=(2, 3), block=(32, 4))  # fmt: skip
+    p = fake.launches[0]["params"]
+    assert p[0] == bytes(8) and p[2] == struct.pack("<f", 2.5) and struct.unpack("<i", p[3])[0] == -1
+    assert fake.launches[0]["grid"] == (2, 3, 1) and fake.launches[0]["block"] == (32, 4, 1)
+
+
+def test_tensor_map_and_struct_by_value(fake):
+    from cuda.bindings import driver
+
+    tmap = driver.CUtensorMap()
+    ctypes.memmove(tmap.getPtr(), bytes(range(128)), 128)
+    fake.get("tm")(tmap, 0x1000, grid=1, block=1)
+    fake.get("tm")(bytes(range(128, 256)), 0x1000, grid=1, block=1)
+    assert fake.launches[0]["params"][0] == bytes(range(128))
+    assert fake.launches[1]["params"][0] == bytes(range(128, 256))
+    with pytest.raises(ValueError, match="got 64 bytes"):
+        fake.get("tm")(bytes(64), 0x1000, grid=1, block=1)
+
+    class Pair(ctypes.Structure):
+        _fields_ = [("a", ctypes.c_int), ("b", ctypes.c_float)]
+
+    fake.kernel = "pair"
+    fake.get("pair")(Pair(3, 0.5), 0x2000, grid=1, block=1)
+    assert fake.launches[2]["params"][0] == struct.pack("<if", 3, 0.5)
+    with pytest.raises(TypeError, match="expected bytes"):
+        fake.get("pair")(3.5, 0x2000, grid=1, block=1)
+
+
+def test_argument_errors_name_the_argument(fake):
+    k = fake.get("k")
+    good = [0x1000, 0x2000, 1.0, 4, 1.0, 1, 1.0, 1.0, True, 1]
+
+    def call(i, v):
+        args = list(good)
+        args[i] = v
+        k(*args, grid=1, block=32)
+
+    with pytest.raises(TypeError, match=r"argument 3 \(int n\): expected an integer, got float"):
+        call(3, 2.5)
+    with pytest.raises(OverflowError, match=r"argument 3 \(int n\): 4294967296 does not fit in a 32-bit int"):
+        call(3, 2**32)
+    with pytest.raises(TypeError, match=r"argument 2 \(float alpha\): expected a real number, got str"):
+        call(2, "x")
+    with pytest.raises(TypeError, match=r"argument 0 \(float\* out\): expected a CUDA torch tensor"):
+        call(0, "not a pointer")
+    with pytest.raises(ValueError, match="64-bit address"):
+        call(0, -1)
+    with pytest.raises(TypeError, match="missing 1 required positional argument"):
+        k(*good[:-1], grid=1, block=32)
+    assert fake.launches == []
+
+
+def test_cpu_tensor_is_refused_with_its_device(fake, monkeypatch):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(launch, "_torch_if_cuda", lambda: torch)
+    monkeypatch.setattr(torch.cuda, "init", lambda: None)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.delattr(torch._C, "_cuda_getDevice", raising=False)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda d: 0xABC, raising=False)
+    k = fake.get("k")
+    x = torch.zeros(4)
+    with pytest.raises(ValueError, match=r"argument 1 \(const float\* x\): tensor is on cpu, it must be on cuda:0"):
+        k(0x1000, x, 1.0, 4, 1.0, 1, 1.0, 1.0, True, 1, grid=1, block=32)
+    k(0x1000, 0x2000, 1.0, 4, 1.0, 1, 1.0, 1.0, True, 1, grid=1, block=32)
+    assert fake.launches[0]["stream"] == 0xABC  # torch's current stream by default
+
+
+def test_dtype_checks_follow_the_pointee():
+    torch = pytest.importorskip("torch")
+    from tilecraft.runtime.signature import param_from_ctype
+
+    def allowed(ctype):
+        return launch._allowed_dtypes(param_from_ctype(ctype, "p"), torch)
+
+    assert allowed("const float*") == (torch.float32,)
+    assert allowed("__half*") == (torch.float16,)
+    assert allowed("__nv_bfloat16*") == (torch.bfloat16,)
+    assert torch.int32 in allowed("unsigned int*") and torch.float32 not in allowed("int*")
+    assert allowed("void*") is None and allowed("char*") is None and allowed("float**") is None
+    assert allowed("const MyStruct*") is None
+
+
+def test_configs_smem_and_clusters(fake):
+    k = fake.get("noargs")
+    k(grid=(8, 2), block=128, smem=100 * 1024, cluster=(2, 1), stream=0x55)
+    rec = fake.launches[0]
+    assert rec["cluster"] == (2, 1, 1) and rec["grid"] == (8, 2, 1) and rec["smem"] == 100 * 1024
+    assert rec["stream"] == 0x55
+    assert fake.attrs == [("CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES", 100 * 1024)]
+    k(grid=(8, 2), block=128, smem=100 * 1024, cluster=(2, 1), stream=0x55)
+    assert len(fake.attrs) == 1  # raised once per device, not per launch
+    k(grid=16, block=128, cluster=16)
+    assert fake.attrs[-1] == ("CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
+    with pytest.raises(ValueError, match=r"grid \(9, 1, 1\) \(in blocks\) is not a multiple of cluster \(2, 1, 1\)"):
+        k(grid=9, block=128, cluster=2)
+    with pytest.raises(ValueError, match="allows 232448 per block"):
+        k(grid=1, block=128, smem=230 * 1024)
+    with pytest.raises(ValueError, match="more than 1024"):
+        k(grid=1, block=(32, 64))
+    with pytest.raises(ValueError, match="grid must be a positive int"):
+        k(grid=0, block=32)
+
+
+def test_launch_failure_names_kernel_and_config(fake):
+    from cuda.bindings import driver
+
+    k = fake.get("noargs")
+    fake.next_error = [driver.CUresult.CUDA_ERROR_INVALID_VALUE]
+    with pytest.raises(rt.LaunchError) as ei:
+        k(grid=3, block=256, stream=0x10)
+    e = ei.value
+    assert e.kernel == "noargs" and e.code == "CUDA_ERROR_INVALID_VALUE"
+    assert "grid=(3, 1, 1) block=(256, 1, 1) smem=0 stream=0x10" in str(e)
+    assert "at most 128" in str(e)  # the hint from the kernel's max threads per block
+
+
+def test_sync_reports_a_fault_with_the_kernel(fake):
+    from cuda.bindings import driver
+
+    k = fake.get("noargs")
+    fake.next_error = [driver.CUresult.CUDA_SUCCESS, driver.CUresult.CUDA_ERROR_ILLEGAL_ADDRESS]
+    with pytest.raises(rt.LaunchError, match=r"'noargs' \[grid=\(1, 1, 1\).*faulted while running: CUDA_ERROR_ILLEGAL"):
+        k(grid=1, block=32, stream=0x10, sync=True)
+    assert fake.syncs == [0x10]
+
+
+def test_missing_context_is_made_current_and_retried(fake, monkeypatch):
+    from cuda.bindings import driver
+
+    made_current = []
+    monkeypatch.setattr(launch._Launcher, "ensure_context", lambda self, dev: made_current.append(dev))
+    k = fake.get("noargs")
+    fake.next_error = [driver.CUresult.CUDA_ERROR_INVALID_CONTEXT]
+    k(grid=1, block=32)
+    assert len(fake.launches) == 2 and made_current == [0, 0]
+
+
+def test_declared_params_must_match_the_driver(fake):
+    k = fake.get("k")
+    mod = k.module
+    bad = mod.kernel("k", params=["float*", "float*", "double", "int", "double", "long", "short", "short", "bool", "short"])
+    bad._handle = FakeHandle("k")
+    with pytest.raises(TypeError, match=r"parameter 2 \(double arg2\) is 4 bytes in the compiled kernel"):
+        bad(0, 0, 1.0, 1, 1.0, 1, 1, 1, True, 1, grid=1, block=1)
