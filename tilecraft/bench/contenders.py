@@ -182,8 +182,9 @@ def _cublas(problem: GemmProblem) -> Kernel | Missing:
     matmul_flags = torch.backends.cuda.matmul
 
     def fn(a: Any, b: Any) -> Any:
-        # Set on every call: another contender or the user may have flipped the global flag.
-        matmul_flags.allow_tf32 = tf32
+        # Checked on every call: another contender or the user may have flipped the global flag.
+        if matmul_flags.allow_tf32 != tf32:
+            matmul_flags.allow_tf32 = tf32
         return torch.matmul(a, b)
 
     return Kernel(fn=fn, prepare=_args_ab, label=f"torch.matmul (cuBLAS), allow_tf32={tf32}")

@@ -62,24 +62,46 @@ def format_table(
     return _render(header, rows, right)
 
 
-def format_wide_table(records: Iterable[GemmRecord], *, metric: str = "tflops", baseline: str = "cublas") -> str:
-    """One row per shape, one column per contender with ``metric`` (``"tflops"``, ``"gbps"`` or
-    ``"median_ms"``), plus each non-baseline contender's ratio to the baseline. Non-ok cells show the
-    status in capitals."""
+_METRICS = {
+    "tflops": ("TFLOP/s", ".1f", 1.0),
+    "gbps": ("GB/s", ".0f", 1.0),
+    "median_ms": ("ms", ".3f", 1.0),
+    "median_us": ("us", ".1f", 1e3),
+    "pct_floor": ("% floor", ".0f", 1.0),
+}
+
+
+def format_wide_table(
+    records: Iterable[GemmRecord], *, metric: str | Sequence[str] = "tflops", baseline: str = "cublas"
+) -> str:
+    """One row per shape; per contender a column for each metric (``"tflops"``, ``"gbps"``,
+    ``"median_ms"``, ``"median_us"``, ``"pct_floor"``), then each non-baseline contender's ratio to the
+    baseline. Non-ok cells show the status in capitals."""
     records = list(records)
+    metrics = [metric] if isinstance(metric, str) else list(metric)
+    for m in metrics:
+        if m not in _METRICS:
+            raise ValueError(f"unknown metric {m!r}; known: {', '.join(_METRICS)}")
     shapes = list(dict.fromkeys(r.shape for r in records))
     names = list(dict.fromkeys(r.contender for r in records))
     by = {(r.shape, r.contender): r for r in records}
-    unit = {"tflops": "TFLOP/s", "gbps": "GB/s", "median_ms": "ms"}[metric]
     others = [n for n in names if n != baseline]
-    header = ["shape"] + [f"{n} {unit}" for n in names] + [f"{n}/{baseline}" for n in others]
+    header = ["shape"] + [f"{n} {_METRICS[m][0]}" for n in names for m in metrics] + [f"{n}/{baseline}" for n in others]
     rows = []
     for s in shapes:
         row = [s]
         for n in names:
             r = by.get((s, n))
-            row.append("" if r is None else _fmt(getattr(r, metric), ".3f" if metric == "median_ms" else ".1f")
-                       if r.ok else r.status.upper())
+            for m in metrics:
+                _, spec, scale = _METRICS[m]
+                attr = "median_ms" if m == "median_us" else m
+                if r is None:
+                    row.append("")
+                elif r.ok:
+                    v = getattr(r, attr)
+                    row.append(_fmt(v * scale if v is not None else None, spec, "-"))
+                else:
+                    row.append(r.status.upper())
         for n in others:
             r = by.get((s, n))
             row.append(_fmt(r.ratio, ".2f") + "x" if r is not None and r.ok and r.ratio else "-")
