@@ -169,3 +169,18 @@ def test_compile_does_not_need_a_gpu_when_arch_given(cache_dir, monkeypatch):
     assert rt.compile(AXPY, arch="sm_80").cubin
     with pytest.raises(RuntimeError, match="arch="):
         rt.compile(AXPY)
+
+
+def test_ptxas_feature_error_points_at_the_asm_line(cache_dir):
+    src = 'extern "C" __global__ void k(unsigned* o) {\n    unsigned r;\n    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));\n    o[0] = r;\n}\n'
+    with pytest.raises(rt.CompileError) as ei:
+        rt.compile(src, arch="sm_80")
+    assert "%cluster_ctarank" in ei.value.log and ei.value.lines == [3]
+
+
+def test_header_declares_cuda_tensor_map(cache_dir):
+    src = '#include <tilecraft/tilecraft.cuh>\nextern "C" __global__ void k(const __grid_constant__ CUtensorMap m, int* o) {\n'
+    src += "    static_assert(sizeof(CUtensorMap) == 128 && alignof(CUtensorMap) == 64, \"layout\");\n    o[0] = 1;\n}\n"
+    mod = rt.compile(src, arch="sm_90a")
+    (m, _) = mod.kernel("k").params
+    assert (m.ctype, m.size) == ("CUtensorMap", 128)

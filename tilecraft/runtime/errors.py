@@ -6,7 +6,7 @@ import re
 # NVRTC front-end diagnostics look like `name(LINE): error: ...`.
 _FRONTEND_LINE = re.compile(r"^(?P<file>[^\s(]+)\((?P<line>\d+)\): (?P<kind>error|warning|catastrophic error)", re.M)
 # ptxas reports PTX lines, which do not map to the source; the instruction it names does.
-_PTXAS_INSTRUCTION = re.compile(r"[Ii]nstruction '(?P<insn>[\w.:]+)'")
+_PTXAS_INSTRUCTION = re.compile(r"(?:[Ii]nstruction|Feature) '(?P<insn>[^']+)'")
 
 
 class CompileError(RuntimeError):

@@ -328,7 +328,7 @@ class _Launcher:
         from tilecraft.runtime.device import error_name
 
         hint = ""
-        if err == d.CUresult.CUDA_ERROR_INVALID_VALUE:
+        if err in (d.CUresult.CUDA_ERROR_INVALID_VALUE, d.CUresult.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES):
             try:
                 limit = self.kernel.attributes.max_threads_per_block
             except Exception:

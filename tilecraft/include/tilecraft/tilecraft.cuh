@@ -8,6 +8,15 @@
 
 #define TC_DEVICE __device__ __forceinline__
 
+// TMA descriptors are kernel parameters (`const __grid_constant__ CUtensorMap`). <cuda.h> declares
+// the type but cannot be included under NVRTC (it needs the C library), so the same 128-byte,
+// 64-byte-aligned layout is declared here, unless cuda.h was somehow included first.
+#ifndef __cuda_cuda_h__
+typedef struct CUtensorMap_st {
+    alignas(64) unsigned long long opaque[16];
+} CUtensorMap;
+#endif
+
 namespace tc {
 
 // Fixed-width types. Named apart from <cstdint>'s so a kernel that does include the
