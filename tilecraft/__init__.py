@@ -11,6 +11,10 @@ __version__ = "0.1.0"
 
 from tilecraft.layout import *  # noqa: F401,F403  (the layout layer defines __all__)
 from tilecraft.layout import __all__ as _layout_all
+# The tensor layer's divide/composition/coalesce accept tensors and layouts alike, so they shadow
+# the layout-only versions.
+from tilecraft.tensor import *  # noqa: F401,F403
+from tilecraft.tensor import __all__ as _tensor_all
 
 _LAZY_SUBMODULES = ("runtime", "bench", "dsl", "atoms", "gemm")
 
@@ -21,4 +25,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'tilecraft' has no attribute {name!r}")
 
 
-__all__ = list(_layout_all) + ["__version__"]
+__all__ = sorted(set(_layout_all) | set(_tensor_all)) + ["__version__"]
