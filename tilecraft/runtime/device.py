@@ -62,7 +62,8 @@ def error_name(err: Any) -> str:
     return name
 
 
-def _init_driver() -> None:
+def init_driver() -> None:
+    """Call cuInit once per process (idempotent, thread-safe); raises RuntimeError without a driver."""
     global _initialized
     if _initialized:
         return
@@ -79,7 +80,7 @@ def device_count() -> int:
     try:
         from cuda.bindings import driver
 
-        _init_driver()
+        init_driver()
         return int(check(driver.cuDeviceGetCount(), "cuDeviceGetCount"))
     except Exception:
         return 0
@@ -96,7 +97,7 @@ def current_device() -> int:
         return int(torch.cuda.current_device())
     from cuda.bindings import driver
 
-    _init_driver()
+    init_driver()
     err, dev = driver.cuCtxGetDevice()
     return int(dev) if err == driver.CUresult.CUDA_SUCCESS else 0
 
@@ -105,7 +106,9 @@ def device_info(index: int | None = None) -> DeviceInfo:
     """Return the DeviceInfo of device `index` (default: the current device). Raises RuntimeError without a GPU."""
     if index is None:
         if device_count() == 0:
-            raise RuntimeError("no CUDA device found (no driver or no GPU); pass compile(..., arch='sm_90a') to compile without one")
+            raise RuntimeError(
+                "no CUDA device found (no driver or no GPU); pass compile(..., arch='sm_90a') to compile without one"
+            )
         index = current_device()
     info = _info.get(index)
     if info is None:
@@ -117,7 +120,7 @@ def device_info(index: int | None = None) -> DeviceInfo:
 def _query(index: int) -> DeviceInfo:
     from cuda.bindings import driver
 
-    _init_driver()
+    init_driver()
     count = check(driver.cuDeviceGetCount(), "cuDeviceGetCount")
     if not 0 <= index < count:
         raise ValueError(f"device {index} does not exist; this machine has {count} CUDA device(s)")

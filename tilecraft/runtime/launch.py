@@ -119,10 +119,14 @@ class Kernel:
     def handle(self) -> Any:
         """The loaded cuda.core Kernel (loads the module onto the GPU on first use)."""
         if self._handle is None:
+            from tilecraft.runtime.device import init_driver
+
             try:
+                init_driver()  # loading a library needs cuInit, which nothing may have called yet
                 self._handle = self.module._load().get_kernel(self.name)
             except Exception as e:
-                raise RuntimeError(f"cannot load kernel {self.name!r} from {self.module.name} ({self.module.arch}): {e}") from e
+                where = f"{self.module.name} ({self.module.arch})"
+                raise RuntimeError(f"cannot load kernel {self.name!r} from {where}: {e}") from e
         return self._handle
 
     @property
@@ -381,7 +385,10 @@ class _Launcher:
         if proto is not None:
             dev = getattr(getattr(stream, "device", None), "device_id", None)
             return (int(dev) if dev is not None else current_device()), int(proto()[1])
-        raise TypeError(f"kernel {self.kernel.name!r}: stream must be a torch/cuda.core stream or an int handle, got {type(stream).__name__}")
+        raise TypeError(
+            f"kernel {self.kernel.name!r}: stream must be a torch/cuda.core stream or an int handle, "
+            f"got {type(stream).__name__}"
+        )
 
 
 def _torch_if_cuda() -> Any:
@@ -442,7 +449,10 @@ def _reconcile(kernel: Kernel, handle: Any) -> tuple[Param, ...]:
                 )
     for i, p in enumerate(params):
         if p.size is None:
-            raise TypeError(f"{where}: size of by-value struct parameter {i} ({p.describe()}) is unknown; declare it with params=[...]")
+            raise TypeError(
+                f"{where}: size of by-value struct parameter {i} ({p.describe()}) is unknown; "
+                "declare it with params=[...]"
+            )
     return tuple(params)
 
 
