@@ -52,3 +52,45 @@ def test_import_is_light():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
+
+
+def test_gemm_command_end_to_end_on_cpu(tmp_path, monkeypatch, capsys):
+    """The issue's command, with the GPU parts swapped for CPU stand-ins: table, JSON, Markdown, PNG."""
+    pytest.importorskip("torch")
+    pytest.importorskip("matplotlib")
+    import tilecraft.bench.cli as cli
+    import tilecraft.bench.gemm as gemm
+    import tilecraft.bench.roofline as roofline
+    from tilecraft.bench.contenders import Kernel, register_contender, unregister_contender
+    from tilecraft.bench.gemm import GemmSweep
+    from tilecraft.bench.timing import TimingResult
+
+    real_sweep = gemm.run_gemm_sweep
+
+    def cpu_sweep(shapes, dtype, contenders, **kw):
+        kw.update(device="cpu", timer=lambda fn, sets: TimingResult.from_samples([1.0, 1.1, 0.9]),
+                  l2_bytes=1 << 16)
+        return real_sweep(shapes, dtype, contenders, **kw)
+
+    ab = lambda x: (x.a, x.b)  # noqa: E731
+    mm = lambda a, b: (a.float() @ b.float()).to(a.dtype)  # noqa: E731
+    register_contender("cpu_cublas", lambda p: Kernel(fn=mm, prepare=ab, label="cpu"))
+    monkeypatch.setattr(cli, "_has_cuda", lambda: True)
+    monkeypatch.setattr(gemm, "run_gemm_sweep", cpu_sweep)
+    monkeypatch.setattr(roofline, "measure_ceilings",
+                        lambda dtypes: roofline.Ceilings("fake", 1e9, {d: 1e10 for d in dtypes}))
+    try:
+        rc = run(["gemm", "--dtype", "bf16", "--shapes", "64x64x64,32x64x128", "--against", "cpu_cublas,nosuch",
+                  "--baseline", "cpu_cublas", "--out", str(tmp_path)])
+    finally:
+        unregister_contender("cpu_cublas")
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "| 64x64x64" in out and "MISSING" in out and "no contender named 'nosuch'" in out
+    stem = "gemm_bf16_64x64x64-32x64x128"
+    for ext in ("json", "md", "png"):
+        assert (tmp_path / f"{stem}.{ext}").exists()
+    sw = GemmSweep.load_json(tmp_path / f"{stem}.json")
+    assert sw.meta["command"].startswith("tilecraft bench gemm --dtype bf16")
+    assert sw.ceilings is not None and len(sw.records) == 4
+    assert {r.status for r in sw.records} == {"ok", "missing"}

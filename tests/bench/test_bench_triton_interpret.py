@@ -53,3 +53,16 @@ def test_triton_gemm_in_interpreter():
     r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip().endswith("ok")
+
+
+def test_prune_keeps_one_family():
+    torch = pytest.importorskip("torch")
+    from tilecraft.bench.triton_gemm import _ALL_CONFIGS, CONFIGS, _prune
+
+    for (es, regime), cfgs in CONFIGS.items():
+        dt = {1: torch.float8_e4m3fn, 2: torch.bfloat16, 4: torch.float32}[es]
+        a = torch.empty(1, 1, dtype=dt)
+        m = 16 if regime == "small" else 4096
+        kept = _prune(list(_ALL_CONFIGS), {"a_ptr": a, "M": m})
+        key = lambda c: (tuple(sorted(c.kwargs.items())), c.num_warps, c.num_stages)  # noqa: E731
+        assert sorted(map(key, kept)) == sorted(map(key, cfgs))

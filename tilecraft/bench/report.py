@@ -157,15 +157,22 @@ def plot_ratios(
             if r is not None and r.ok and r.ratio:
                 xs.append(i - 0.4 + bar_w * (j + 0.5))
                 ys.append(r.ratio)
-        label = f"{name} ({len(ys)}/{len(shapes)} shapes)"
-        ax.bar(xs, ys, width=bar_w, label=label)
+        other = {}
+        for s in shapes:
+            r = by.get((s, name))
+            if r is not None and not r.ok:
+                other[r.status] = other.get(r.status, 0) + 1
+        label = f"{name} ({len(ys)}/{len(shapes)} shapes" + "".join(f"; {v} {k}" for k, v in other.items()) + ")"
+        ax.bar(xs, ys, width=bar_w, label=label, color=f"C{j % 10}")
     ax.axhline(1.0, color="black", linewidth=0.8)
+    top = max([1.0] + [r.ratio for r in records if r.ok and r.ratio and r.contender in names])
+    ax.set_ylim(0, top * 1.3)  # headroom for the legend
     ax.set_xticks(range(len(shapes)))
     ax.set_xticklabels(shapes, rotation=70, ha="right", fontsize=7)
     ax.set_xlim(-0.6, len(shapes) - 0.4)
     ax.set_ylabel(f"speed vs {baseline} (x, higher is faster)")
     ax.set_title(title or f"ratio to {baseline}")
-    ax.legend(fontsize=8, loc="best")
+    ax.legend(fontsize=8, loc="upper left")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     path = Path(path)

@@ -69,14 +69,23 @@ CONFIGS: dict[tuple[int, str], list[triton.Config]] = {
         _cfg(64, 64, 128, 4, 4),
     ],
 }
-_ALL_CONFIGS = [c for cs in CONFIGS.values() for c in cs]
-_FAMILY = {id(c): fam for fam, cs in CONFIGS.items() for c in cs}
+def _config_key(c: triton.Config) -> tuple:
+    # Compared by value, not identity: an autotuner may hold copies of the Config objects.
+    return (tuple(sorted(c.kwargs.items())), c.num_warps, c.num_stages)
+
+
+# Families share some configs; the autotuner gets each once.
+_ALL_CONFIGS = list({_config_key(c): c for cs in CONFIGS.values() for c in cs}.values())
+
+
+_FAMILY_KEYS = {fam: {_config_key(c) for c in cs} for fam, cs in CONFIGS.items()}
 
 
 def _prune(configs: list[triton.Config], named_args: dict[str, Any], **kwargs: Any) -> list[triton.Config]:
     esize = named_args["a_ptr"].element_size()
     regime = "small" if named_args["M"] <= 64 else "large"
-    kept = [c for c in configs if _FAMILY.get(id(c)) == (esize, regime)] or configs[:1]
+    wanted = _FAMILY_KEYS.get((esize, regime), set())
+    kept = [c for c in configs if _config_key(c) in wanted] or configs[:1]
     if os.environ.get("TRITON_INTERPRET") == "1":
         # The interpreter (CPU tests) has no device to benchmark on; a single config skips tuning.
         kept = kept[:1]
