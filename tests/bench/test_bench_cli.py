@@ -94,3 +94,10 @@ def test_gemm_command_end_to_end_on_cpu(tmp_path, monkeypatch, capsys):
     assert sw.meta["command"].startswith("tilecraft bench gemm --dtype bf16")
     assert sw.ceilings is not None and len(sw.records) == 4
     assert {r.status for r in sw.records} == {"ok", "missing"}
+
+
+def test_demo_gemm_without_gpu(no_cuda, capsys):
+    from tilecraft.bench import demo_gemm
+
+    assert demo_gemm() is None
+    assert "skipped (no CUDA device)" in capsys.readouterr().out
