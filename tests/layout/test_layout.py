@@ -214,9 +214,19 @@ def test_draw_svg_and_png(tmp_path):
     assert tv.svg.count("T3") == 2
 
 
-def test_public_functions_have_docstrings():
+
+
+def test_public_api_is_documented_and_typed():
     import inspect
-    for name in tc.layout.__all__ if hasattr(tc, "layout") else []:
-        obj = getattr(tc, name)
-        if inspect.isfunction(obj):
-            assert obj.__doc__, f"{name} has no docstring"
+    import tilecraft.layout as layer1
+    import tilecraft.tensor as layer2
+    for mod in (layer1, layer2):
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            if inspect.isfunction(obj):
+                sig = inspect.signature(obj)
+                assert obj.__doc__, f"{name} has no docstring"
+                assert all(p.annotation is not inspect.Parameter.empty for p in sig.parameters.values()), name
+                assert sig.return_annotation is not inspect.Signature.empty, name
+            elif inspect.isclass(obj):
+                assert obj.__doc__, f"class {name} has no docstring"

@@ -53,6 +53,8 @@ def _check_offset(engine: Engine, offset: Any) -> int:
 
 
 class NumpyEngine(Engine):
+    """A flat 1-D numpy view of an array's memory."""
+
     kind = "numpy"
 
     def __init__(self, flat: Any):
@@ -87,6 +89,8 @@ class NumpyEngine(Engine):
 
 
 class TorchEngine(Engine):
+    """A flat 1-D view of a torch tensor's memory (CPU or CUDA; element access goes through the host)."""
+
     kind = "torch"
 
     def __init__(self, flat: Any):
@@ -123,6 +127,8 @@ class TorchEngine(Engine):
 
 
 class ListEngine(Engine):
+    """A Python list (writable) or tuple/range (read-only)."""
+
     kind = "list"
 
     def __init__(self, seq: Any):
