@@ -267,3 +267,54 @@ def test_identity_tensor_tiles_give_coordinates(tm, tn, rm, rn):
         t = tc.local_tile(I, (tm, tn), (i, j))
         assert all(t(a, b) == (i * tm + a, j * tn + b) for a in range(tm) for b in range(tn))
     assume(True)
+
+
+@pytest.mark.gpu
+def test_torch_cuda_engine_host_access():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    T = torch.arange(64, device="cuda", dtype=torch.float32).reshape(8, 8)
+    t = tc.make_tensor(T)
+    assert t.engine.describe().startswith("torch[float32, cuda")
+    c = tc.local_tile(t, (4, 4), (1, 1))
+    assert c(1, 2) == float(T[5, 6])
+    c[1, 2] = -1.0
+    assert float(T[5, 6]) == -1.0
+    part = tc.local_partition(t, tc.make_layout((2, 4)), 5)
+    assert part.tolist() == [float(T[1 + 2 * i, 2 + 4 * j]) for j in range(2) for i in range(4)]
+
+
+class _Sym(tc.SymbolicInt):
+    """A minimal symbolic integer (a runtime extent or stride, as inside a traced kernel)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def _binop(self, op, other, reflected):
+        return _Sym(f"({other}{op}{self})" if reflected else f"({self}{op}{other})")
+
+    def _unop(self, op):
+        return _Sym(f"{op}{self}")
+
+    def __eq__(self, other):
+        return isinstance(other, _Sym) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return self.name
+
+
+def test_like_layouts_with_symbolic_strides_are_column_major():
+    # The order of symbolic strides is unknown, so the fresh storage is compact column-major (as in
+    # CuTe's make_tensor_like(tCgC) in the tutorial gemm, where ldC is dynamic).
+    ld = _Sym("ldC")
+    L = tc.Layout((8, 8), (16, ld * 16))
+    assert tc.make_layout_like(L) == tc.Layout((8, 8), (1, 8))
+    t = tc.Tensor(tc.ListEngine([0] * 4), L)
+    assert tc.make_tensor_like(t).layout == tc.Layout((8, 8), (1, 8))
+    assert tc.make_fragment_like(t).layout == tc.Layout((8, 8), (1, 8))
+    # static strides keep their order
+    assert tc.make_layout_like(tc.Layout((4, 8), (8, 1))) == tc.Layout((4, 8), (8, 1))
