@@ -177,8 +177,16 @@ def make_layout_like(L: Layout) -> Layout:
         return 1 if isinstance(d, int) and d == 0 else s
 
     filtered = fz(std, shp)
-    lay = _L.make_ordered_layout(filtered, std)
+    lay = _ordered_like(filtered, std)
     return Layout(shp, lay.stride)
+
+
+def _ordered_like(shape: Any, stride: Any) -> Layout:
+    """A compact layout of shape whose strides grow in the order of `stride`; column-major when some
+    stride is symbolic (its order is unknown while tracing a kernel, where CuTe also falls back)."""
+    if not is_static(stride):
+        return _L.make_layout(shape)
+    return _L.make_ordered_layout(shape, stride)
 
 
 def _zero_strides_to_ones(m0: Layout) -> Any:
@@ -204,7 +212,7 @@ def _fragment_with_zero_strides(L: Layout) -> Layout:
         m0 = L[0]
         m0_compact = Layout(m0.shape, _L.make_layout(_zero_strides_to_ones(m0)).stride)
         rest = _L.take(L, 1, L.rank)
-        return _L.tiled_product(m0_compact, _L.make_ordered_layout(rest.shape, rest.stride))
+        return _L.tiled_product(m0_compact, _ordered_like(rest.shape, rest.stride))
     return _L.make_layout(L.shape)
 
 
