@@ -1,0 +1,28 @@
+"""Layer 3: the kernel language. ``@tc.kernel`` functions are traced into CUDA C++ (see kernel.py);
+layouts, tilers and Python ints are compile-time, thread indices, extents, scalars and pointers are
+symbolic expressions that print as C++ (expr.py), statements and control flow are recorded by the
+trace (trace.py), memory is pointer and register engines under the ordinary tensors (memory.py), and
+copy / gemm / axpby / clear / fill are CuTe's thread-level algorithms (algorithms.py).
+
+Tracing never touches the GPU; launching goes through tilecraft.runtime.
+"""
+from tilecraft.dsl.algorithms import axpby, clear, copy, copy_if, fill, gemm, vector_width
+from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Value, eq, ne, where
+from tilecraft.dsl.kernel import Constexpr, Kernel, Specialization, kernel
+from tilecraft.dsl.memory import (
+    DType, as_dtype, bool_, elem_less, float32, float64, int8, int32, int64, make_gmem_ptr, make_rmem_tensor,
+    make_smem_ptr, smem_tensor, uint8, uint32,
+)
+from tilecraft.dsl.trace import (
+    assume, blockDim, blockIdx, declare, else_, gridDim, if_, launch_bounds, range, syncthreads, threadIdx,
+)
+
+__all__ = [
+    "axpby", "clear", "copy", "copy_if", "fill", "gemm", "vector_width",
+    "BoolExpr", "Expr", "IntExpr", "TraceError", "Value", "eq", "ne", "where",
+    "Constexpr", "Kernel", "Specialization", "kernel",
+    "DType", "as_dtype", "bool_", "elem_less", "float32", "float64", "int8", "int32", "int64", "make_gmem_ptr",
+    "make_rmem_tensor", "make_smem_ptr", "smem_tensor", "uint8", "uint32",
+    "assume", "blockDim", "blockIdx", "declare", "else_", "gridDim", "if_", "launch_bounds", "range",
+    "syncthreads", "threadIdx",
+]

@@ -1,0 +1,302 @@
+"""``@tc.kernel``: a Python function traced into one CUDA C++ kernel per specialization, then compiled
+and launched through the runtime.
+
+Arguments decide the specialization:
+
+- a parameter annotated ``tc.Constexpr`` is compile-time: any hashable value (ints, tuples, layouts,
+  dtypes) that the body computes with in Python;
+- a torch tensor becomes a global-memory tensor (a ``T* __restrict__`` parameter and its shape and
+  strides as ``int`` parameters); a stride equal to 1 is compiled as the static 1, and a data pointer
+  aligned to 16 bytes is known to be (both are part of the specialization);
+- a Python int becomes an ``int`` parameter, except that 1 is compiled as the static 1 (as Triton
+  does: unit strides and extents are common and worth knowing);
+- a Python float becomes a ``float`` parameter; tuples and lists of these nest; other objects
+  (layouts, dtypes, None, bools) are compile-time.
+
+Only parameters the body uses appear in the C++ signature. The specialization key is these decisions
+plus the Constexpr values; the compiled cubin is cached by the runtime on (source, options, arch,
+versions). ``TILECRAFT_DUMP=<dir>`` writes each generated source to ``<dir>/<kernel>-<hash>.cu``.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import itertools
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from tilecraft import layout as _L
+from tilecraft.dsl.expr import TraceError, resolve, var_expr
+from tilecraft.dsl.memory import Param, PointerEngine, as_dtype
+from tilecraft.dsl.trace import Trace
+from tilecraft.tensor import Tensor
+
+__all__ = ["Constexpr", "kernel", "Kernel", "Specialization"]
+
+_LAUNCH_KEYS = ("grid", "block", "stream", "arch")
+_STATIC_SMEM_LIMIT = 48 * 1024
+
+
+class Constexpr:
+    """Annotation of a compile-time kernel parameter (``tile: tc.Constexpr``); ``tc.Constexpr[int]`` also works."""
+
+    def __class_getitem__(cls, item: Any) -> type:
+        return cls
+
+
+def _is_constexpr(ann: Any) -> bool:
+    if ann is Constexpr:
+        return True
+    return isinstance(ann, str) and ann.split("[")[0].split(".")[-1] == "Constexpr"
+
+
+def _is_torch_tensor(x: Any) -> bool:
+    return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr") and hasattr(x, "stride")
+
+
+def _describe(x: Any, leaves: list[Any]) -> Any:
+    """The hashable specialization of one runtime argument; appends its runtime leaves to `leaves`."""
+    if _is_torch_tensor(x):
+        strides = tuple(int(s) for s in x.stride())
+        if any(s < 0 for s in strides):
+            raise ValueError("tensors with negative strides are not supported; pass a copy")
+        leaves.append(x)
+        leaves.extend(int(n) for n in x.shape)
+        leaves.extend(strides)
+        return ("T", str(x.dtype).replace("torch.", ""), x.dim(), tuple(s == 1 for s in strides),
+                x.data_ptr() % 16 == 0)
+    if isinstance(x, bool) or x is None:
+        return ("C", x)
+    if isinstance(x, int):
+        leaves.append(x)
+        return ("I", x == 1)
+    if isinstance(x, float) or type(x).__name__ in ("float32", "float64", "float16"):
+        leaves.append(float(x))
+        return ("F",)
+    if isinstance(x, (tuple, list)):
+        return ("()", tuple(_describe(e, leaves) for e in x))
+    try:
+        hash(x)
+    except TypeError:
+        raise TypeError(f"cannot pass {type(x).__name__} to a kernel: use a torch tensor, a number, a tuple, "
+                        "or annotate the parameter tc.Constexpr") from None
+    return ("C", x)
+
+
+def _build(t: Trace, name: str, spec: Any, leaf: Iterator[int]) -> Any:
+    """The kernel-side value of one argument: runtime leaves become parameters (see module docstring)."""
+    kind = spec[0]
+    if kind == "C":
+        return spec[1]
+    if kind == "()":
+        return tuple(_build(t, f"{name}_{i}", s, leaf) for i, s in enumerate(spec[1]))
+    if kind == "I":
+        i = next(leaf)
+        if spec[1]:
+            return 1
+        return _param(t, name, "int", "int", i)
+    if kind == "F":
+        return _param(t, name, "float", "float", next(leaf))
+    _, dtype_name, ndim, unit, aligned = spec
+    dt = as_dtype(dtype_name)
+    v = t.new_var(name, temp=False)
+    p = Param(v, "ptr", dt.ctype, next(leaf))
+    t.params.append(p)
+    shape = tuple(_param(t, f"{name}_shape_{d}", "int", "int", next(leaf)) for d in range(ndim))
+    stride = []
+    for d in range(ndim):
+        i = next(leaf)  # a unit stride still occupies its leaf
+        stride.append(1 if unit[d] else _param(t, f"{name}_stride_{d}", "int", "int", i))
+    eng = PointerEngine(v, dt, "gmem", 16 if aligned else dt.bits // 8, p)
+    if ndim == 1:
+        return Tensor(eng, _L.Layout(shape[0], stride[0]))
+    return Tensor(eng, _L.Layout(shape, stride))
+
+
+def _param(t: Trace, name: str, kind: str, ctype: str, index: int) -> Any:
+    v = t.new_var(name, temp=False)
+    t.params.append(Param(v, kind, ctype, index))
+    return var_expr(v, ctype)
+
+
+@dataclass
+class Specialization:
+    """One traced kernel: its C++ source, the runtime leaves its signature takes (indices into the
+    call's leaves), dynamic shared memory bytes, and the declared block size bound."""
+
+    name: str
+    source: str
+    used: tuple[int, ...]
+    smem_bytes: int
+    max_threads: int | None
+
+
+class Kernel:
+    """A traced kernel. ``k[grid, block](*args)`` or ``k.launch(*args, grid=..., block=..., stream=None)``
+    launch it; ``k.source(*args)`` returns the generated C++ and ``k.compile(*args, arch=...)`` the
+    runtime kernel (resources included), both without a GPU."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self.signature = inspect.signature(fn)
+        for pname in self.signature.parameters:
+            if pname in _LAUNCH_KEYS:
+                raise TypeError(f"kernel parameter name {pname!r} is reserved for launch settings")
+        self.constexpr = {n for n, p in self.signature.parameters.items() if _is_constexpr(p.annotation)}
+        self._specs: dict[Any, Specialization] = {}
+        self._compiled: dict[tuple[Any, str], Any] = {}
+
+    # -- specialization
+    def _key(self, args: tuple, kwargs: dict) -> tuple[Any, list[Any], dict[str, Any]]:
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.__name__}: {e}") from None
+        bound.apply_defaults()
+        leaves: list[Any] = []
+        key = []
+        for name, value in bound.arguments.items():
+            if name in self.constexpr:
+                try:
+                    hash(value)
+                except TypeError:
+                    raise TypeError(f"{self.__name__}: Constexpr argument {name}={value!r} is not hashable") from None
+                key.append((name, ("C", value)))
+            else:
+                key.append((name, _describe(value, leaves)))
+        return tuple(key), leaves, dict(bound.arguments)
+
+    def specialize(self, *args: Any, **kwargs: Any) -> Specialization:
+        """Trace (or fetch) the specialization for these arguments."""
+        key, _, _ = self._key(args, kwargs)
+        return self._specialization(key)
+
+    def _specialization(self, key: Any) -> Specialization:
+        spec = self._specs.get(key)
+        if spec is None:
+            spec = self._trace(key)
+            self._specs[key] = spec
+        return spec
+
+    def _trace(self, key: Any) -> Specialization:
+        t = Trace(self.__name__, self.fn.__code__)
+        leaf = itertools.count()
+        values = {name: _build(t, name, s, leaf) for name, s in key}
+        pos, kw = [], {}
+        for name, p in self.signature.parameters.items():
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                pos.append(values[name])
+            elif p.kind == p.KEYWORD_ONLY:
+                kw[name] = values[name]
+            else:
+                raise TypeError(f"{self.__name__}: *args/**kwargs parameters are not supported in kernels")
+        t.run(self.fn, tuple(pos), kw)
+        if len(t.stack) != 1:
+            raise TraceError(f"{self.__name__}: a tc.range / tc.if_ block was left open (a `break` or `return` "
+                             "inside a runtime loop or branch is not supported)")
+        return _render(t, self.fn)
+
+    # -- outputs
+    def source(self, *args: Any, **kwargs: Any) -> str:
+        """The generated CUDA C++ for these arguments (torch tensors may be on the CPU)."""
+        return self.specialize(*args, **kwargs).source
+
+    def compile(self, *args: Any, arch: str | None = None, **kwargs: Any) -> Any:
+        """The compiled runtime kernel (``tilecraft.runtime.Kernel``) for these arguments and arch
+        (default: the current GPU's); ``.resources`` has ptxas's registers, smem and spills."""
+        key, _, _ = self._key(args, kwargs)
+        return self._compile(key, arch)
+
+    def _compile(self, key: Any, arch: str | None) -> Any:
+        from tilecraft import runtime as rt
+        from tilecraft.runtime.compiler import default_arch
+
+        arch = rt.normalize_arch(arch) if arch is not None else default_arch()
+        k = self._compiled.get((key, arch))
+        if k is None:
+            spec = self._specialization(key)
+            module = rt.compile(spec.source, arch=arch, name=f"{spec.name}.cu")
+            k = module.kernel(spec.name)
+            self._compiled[(key, arch)] = k
+        return k
+
+    def launch(self, *args: Any, grid: Any, block: Any, stream: Any = None, **kwargs: Any) -> None:
+        """Launch on `grid` blocks of `block` threads (ints or tuples) on `stream` (default: torch's current)."""
+        key, leaves, _ = self._key(args, kwargs)
+        spec = self._specialization(key)
+        if spec.max_threads is not None:
+            b = (block,) if isinstance(block, int) else tuple(block)
+            n = 1
+            for d in b:
+                n *= d
+            if n > spec.max_threads:
+                raise ValueError(f"{self.__name__}: block {block} has {n} threads, more than the kernel's "
+                                 f"launch_bounds({spec.max_threads})")
+        k = self._compile(key, None)
+        k(*[leaves[i] for i in spec.used], grid=grid, block=block, smem=spec.smem_bytes, stream=stream)
+
+    def __getitem__(self, config: tuple) -> Callable[..., None]:
+        """``kernel[grid, block](*args)`` (or ``kernel[grid, block, stream]``)."""
+        if not isinstance(config, tuple) or len(config) not in (2, 3):
+            raise TypeError("use kernel[grid, block](*args) or kernel[grid, block, stream](*args)")
+        grid, block, stream = (config + (None,))[:3]
+
+        def launcher(*args: Any, **kwargs: Any) -> None:
+            self.launch(*args, grid=grid, block=block, stream=stream, **kwargs)
+        return launcher
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"launch a kernel with {self.__name__}[grid, block](...) or {self.__name__}.launch(...)")
+
+    def __repr__(self) -> str:
+        return f"<tilecraft kernel {self.__name__}{self.signature}>"
+
+
+def kernel(fn: Callable[..., Any]) -> Kernel:
+    """Decorator: make fn a kernel of the tilecraft language (see the module docstring)."""
+    return Kernel(fn)
+
+
+def _render(t: Trace, fn: Callable[..., Any]) -> Specialization:
+    t.finish_names()
+    body = t.render_body()
+    # shared memory: static arrays, or one dynamic buffer past 48 KB
+    total, offsets = 0, []
+    for a in t.smem:
+        total = -(-total // a.align) * a.align
+        offsets.append(total)
+        total += a.n * a.dtype.bits // 8
+    dynamic = total > _STATIC_SMEM_LIMIT
+    prologue: list[str] = []
+    if dynamic:
+        align = max(a.align for a in t.smem)
+        prologue.append(f"    extern __shared__ __align__({align}) unsigned char tc_smem[];")
+        for a, off in zip(t.smem, offsets):
+            prologue.append(f"    {a.dtype.ctype}* {a.var.ph} = reinterpret_cast<{a.dtype.ctype}*>(tc_smem + {off});")
+    else:
+        for a in t.smem:
+            prologue.append(f"    __shared__ __align__({a.align}) {a.dtype.ctype} {a.var.ph}[{a.n}];")
+    text = "\n".join(prologue + body)
+    used = [p for p in t.params if p.var.ph in text]
+    for p in t.params:
+        p.const_q.name = "" if p.written else "const "
+    bounds = f"__launch_bounds__({t.max_threads}) " if t.max_threads else ""
+    params = ",\n    ".join(p.decl() for p in used)
+    file = inspect.getsourcefile(fn) or "?"
+    line = fn.__code__.co_firstlineno
+    src = (f"// Generated by tilecraft.dsl from {fn.__name__} ({os.path.basename(file)}:{line}).\n"
+           f"extern \"C\" __global__ void {bounds}{fn.__name__}(\n    {params})\n{{\n{text}\n}}\n")
+    src = resolve(src)
+    spec = Specialization(fn.__name__, src, tuple(p.index for p in used), total if dynamic else 0, t.max_threads)
+    dump = os.environ.get("TILECRAFT_DUMP")
+    if dump:
+        os.makedirs(dump, exist_ok=True)
+        h = hashlib.sha256(src.encode()).hexdigest()[:12]
+        with open(os.path.join(dump, f"{fn.__name__}-{h}.cu"), "w") as f:
+            f.write(src)
+    return spec
+
