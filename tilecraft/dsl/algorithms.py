@@ -144,11 +144,14 @@ def copy_if(pred: Any, src: Tensor, dst: Tensor, zfill: bool = False) -> None:
             t.emit(f"if ({render(p)}) {_store_text(dst, i, _element(src, i))}")
 
 
-def _operand(t: Tensor, coord: Any) -> Any:
+def _operand(t: Tensor, coord: Any, hint: str) -> Any:
     """An operand value for gemm: memory is loaded into a named temporary, registers are used directly."""
+    off = _add(t.offset, t.layout(coord))
     if isinstance(t.engine, RegisterEngine):
-        return t.engine.load(_add(t.offset, t.layout(coord)))
-    return t(coord)
+        return t.engine.load(off)
+    if isinstance(t.engine, PointerEngine):
+        return t.engine.read(off, hint)
+    return t.engine.read(off)
 
 
 def gemm(A: Tensor, B: Tensor, C: Tensor) -> None:
@@ -170,8 +173,8 @@ def gemm(A: Tensor, B: Tensor, C: Tensor) -> None:
     if _L.size(A.layout[0]) != M or _L.size(B.layout[0]) != N or not isinstance(M * N, int):
         raise TraceError(f"gemm: shapes do not match: A {A.layout}, B {B.layout}, C {C.layout}")
     for k in ks:
-        a = [_operand(A, m if k is None else (m, k)) for m in range(M)]
-        b = [_operand(B, n if k is None else (n, k)) for n in range(N)]
+        a = [_operand(A, m if k is None else (m, k), "a") for m in range(M)]
+        b = [_operand(B, n if k is None else (n, k), "b") for n in range(N)]
         for n in range(N):
             for m in range(M):
                 t.emit(_store_text(C, _index_of(C, m, n), a[m] * b[n], "+="))

@@ -38,12 +38,13 @@ class Var:
     finished.
     """
 
-    __slots__ = ("name", "temp", "ph", "__weakref__")
+    __slots__ = ("name", "temp", "soft", "ph", "__weakref__")
     _count = 0
 
     def __init__(self, name: str, temp: bool = False):
         Var._count += 1
         self.name, self.temp = name, temp
+        self.soft = False  # a made-up parameter name (shape_MNK_0) that the first local holding it replaces
         self.ph = f"\x01{Var._count}\x02"
         _VARS[self.ph] = self
 
@@ -512,7 +513,11 @@ def render(e: Any, ctype: str = "") -> str:
     p = _PREC[op]
     ty = _promote(args[0], args[1]) if op in _CMP else e.ctype
     sym = "/" if op == "//" else op
-    return f"{_wrap(args[0], p, ty)} {sym} {_wrap(args[1], p - 1, ty)}"
+    right = args[1]
+    # integer + and * associate, so x + (y + z) prints as x + y + z (floats keep their parentheses)
+    flat = isinstance(e, IntExpr) and isinstance(right, Expr) and right.bound is None and \
+        ((op == "+" and right.op in ("+", "-")) or (op == "*" and right.op == "*"))
+    return f"{_wrap(args[0], p, ty)} {sym} {_wrap(right, p if flat else p - 1, ty)}"
 
 
 def _wrap(x: Any, limit: int, ctype: str) -> str:

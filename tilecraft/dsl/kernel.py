@@ -67,7 +67,7 @@ def _describe(x: Any, leaves: list[Any]) -> Any:
         return ("T", str(x.dtype).replace("torch.", ""), x.dim(), tuple(s == 1 for s in strides),
                 x.data_ptr() % 16 == 0)
     if isinstance(x, bool) or x is None:
-        return ("C", x)
+        return ("C", x, _typed(x))
     if isinstance(x, int):
         leaves.append(x)
         return ("I", x == 1)
@@ -81,41 +81,49 @@ def _describe(x: Any, leaves: list[Any]) -> Any:
     except TypeError:
         raise TypeError(f"cannot pass {type(x).__name__} to a kernel: use a torch tensor, a number, a tuple, "
                         "or annotate the parameter tc.Constexpr") from None
-    return ("C", x)
+    return ("C", x, _typed(x))
 
 
-def _build(t: Trace, name: str, spec: Any, leaf: Iterator[int]) -> Any:
+def _typed(x: Any) -> Any:
+    """x's types, so that compile-time True, 1 and 1.0 (equal in Python) specialize apart."""
+    if isinstance(x, (tuple, list)):
+        return tuple(_typed(e) for e in x)
+    return type(x).__name__
+
+
+def _build(t: Trace, name: str, spec: Any, leaf: Iterator[int], top: str = "") -> Any:
     """The kernel-side value of one argument: runtime leaves become parameters (see module docstring)."""
     kind = spec[0]
     if kind == "C":
         return spec[1]
     if kind == "()":
-        return tuple(_build(t, f"{name}_{i}", s, leaf) for i, s in enumerate(spec[1]))
+        return tuple(_build(t, f"{name}_{i}", s, leaf, top or name) for i, s in enumerate(spec[1]))
     if kind == "I":
         i = next(leaf)
         if spec[1]:
             return 1
-        return _param(t, name, "int", "int", i)
+        return _param(t, name, "int", "int", i, soft=name != top)
     if kind == "F":
-        return _param(t, name, "float", "float", next(leaf))
+        return _param(t, name, "float", "float", next(leaf), soft=name != top)
     _, dtype_name, ndim, unit, aligned = spec
     dt = as_dtype(dtype_name)
     v = t.new_var(name, temp=False)
     p = Param(v, "ptr", dt.ctype, next(leaf))
     t.params.append(p)
-    shape = tuple(_param(t, f"{name}_shape_{d}", "int", "int", next(leaf)) for d in range(ndim))
+    shape = tuple(_param(t, f"{name}_shape_{d}", "int", "int", next(leaf), soft=True) for d in range(ndim))
     stride = []
     for d in range(ndim):
         i = next(leaf)  # a unit stride still occupies its leaf
-        stride.append(1 if unit[d] else _param(t, f"{name}_stride_{d}", "int", "int", i))
+        stride.append(1 if unit[d] else _param(t, f"{name}_stride_{d}", "int", "int", i, soft=True))
     eng = PointerEngine(v, dt, "gmem", 16 if aligned else dt.bits // 8, p)
     if ndim == 1:
         return Tensor(eng, _L.Layout(shape[0], stride[0]))
     return Tensor(eng, _L.Layout(shape, stride))
 
 
-def _param(t: Trace, name: str, kind: str, ctype: str, index: int) -> Any:
+def _param(t: Trace, name: str, kind: str, ctype: str, index: int, soft: bool = False) -> Any:
     v = t.new_var(name, temp=False)
+    v.soft = soft
     t.params.append(Param(v, kind, ctype, index))
     return var_expr(v, ctype)
 
@@ -165,7 +173,7 @@ class Kernel:
                     hash(value)
                 except TypeError:
                     raise TypeError(f"{self.__name__}: Constexpr argument {name}={value!r} is not hashable") from None
-                key.append((name, ("C", value)))
+                key.append((name, ("C", value, _typed(value))))
             else:
                 key.append((name, _describe(value, leaves)))
         return tuple(key), leaves, dict(bound.arguments)
@@ -185,7 +193,7 @@ class Kernel:
     def _trace(self, key: Any) -> Specialization:
         t = Trace(self.__name__, self.fn.__code__)
         leaf = itertools.count()
-        values = {name: _build(t, name, s, leaf) for name, s in key}
+        values = {name: _build(t, name, s, leaf, name if s[0] != "()" else "") for name, s in key}
         pos, kw = [], {}
         for name, p in self.signature.parameters.items():
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):

@@ -18,7 +18,8 @@ from tilecraft.dsl.trace import Trace, current
 from tilecraft.layout import is_static, is_tuple
 from tilecraft.layout.inttuple import flatten
 from tilecraft.tensor import Tensor
-from tilecraft.tensor.engine import Engine
+from tilecraft.layout import ArithTuple, ScaledBasis
+from tilecraft.tensor.engine import CoordEngine, Engine
 
 __all__ = ["DType", "float32", "float64", "int32", "int64", "int8", "uint8", "uint32", "bool_", "as_dtype",
            "PointerEngine", "RegisterEngine", "MapEngine", "Param", "smem_tensor", "make_gmem_ptr",
@@ -121,9 +122,9 @@ class PointerEngine(Engine):
         _check_int_offset(offset)
         return make("load", (self, offset), self.dtype.ctype)
 
-    def read(self, offset: Any) -> Any:
+    def read(self, offset: Any, hint: str = "v") -> Any:
         t = current()
-        v = t.new_var("v")
+        v = t.new_var(hint)
         e = self.load(offset)
         t.emit(f"const {self.dtype.ctype} {v.ph} = {render(e)};")
         return var_expr(v, self.dtype.ctype)
@@ -168,7 +169,10 @@ class RegisterEngine(Engine):
         self.n, self.dtype = n, dtype
         self.var = t.new_var("frag")
         self.versions = [0] * n
-        align = "alignas(16) " if (n * dtype.bits // 8) % 16 == 0 else ""
+        nbytes = n * dtype.bits // 8
+        # aligned like the widest vector access that fits (so copies may use it), at most 16 bytes
+        self.align = min(16, nbytes & -nbytes) if nbytes else 1
+        align = f"alignas({self.align}) " if self.align > dtype.bits // 8 else ""
         self.decl = t.emit(f"{align}{dtype.ctype} {self.var.ph}[{n}];")
 
     def __len__(self) -> int:
@@ -179,10 +183,6 @@ class RegisterEngine(Engine):
 
     def describe(self) -> str:
         return f"rmem[{self.dtype.bits}b]({self.var.name})"
-
-    @property
-    def align(self) -> int:
-        return 16 if (self.n * self.dtype.bits // 8) % 16 == 0 else self.dtype.bits // 8
 
     def _index(self, offset: Any) -> int:
         if not isinstance(offset, int):
@@ -317,30 +317,41 @@ def elem_less(a: Any, b: Any) -> Any:
 
 # ----------------------------------------------------------------------------- naming locals
 
+def _bind_expr(t: Trace, name: str, val: Expr) -> None:
+    """Declare `const T name = val;` and print val as `name` until the enclosing block closes."""
+    v = t.new_var(name, temp=False)
+    t.emit(f"const {val.ctype} {v.ph} = {render(val, val.ctype)};")
+    val.bound = v
+
+    def unbind() -> None:
+        val.bound = None
+    t.on_block_exit(unbind)
+
+
 def bind_local(t: Trace, name: str, val: Any) -> bool:
     """Give a kernel local's runtime value the local's name (see trace's module docstring).
     Returns True when val needs no further attention."""
     if isinstance(val, Expr):
         if val.op == "var":
             v = val.args[0]
-            if v.temp:
-                t.claim(v, name)
+            if v.temp or v.soft:
+                t.rename(v, name)
             return True
-        if val.bound is not None or val.op == "raw":
-            return True
-        v = t.new_var(name, temp=False)
-        t.emit(f"const {val.ctype} {v.ph} = {render(val, val.ctype)};")
-        val.bound = v
-
-        def unbind() -> None:
-            val.bound = None
-        t.on_block_exit(unbind)
+        if val.bound is None and val.op != "raw":
+            _bind_expr(t, name, val)
         return True
     if isinstance(val, Tensor):
         eng = val.engine
         if isinstance(eng, RegisterEngine):
             if eng.var.temp:
                 t.claim(eng.var, name)
+            return True
+        if isinstance(eng, CoordEngine):
+            off = val.offset
+            leaves = flatten(ArithTuple.of(off).value if isinstance(off, ScaledBasis) else getattr(off, "value", off))
+            for i, c in enumerate(leaves if is_tuple(leaves) else (leaves,)):
+                if isinstance(c, IntExpr) and c.op != "var" and c.bound is None:
+                    _bind_expr(t, f"{name}_{i}", c)
             return True
         if isinstance(eng, PointerEngine):
             if eng.var.temp:

@@ -86,7 +86,7 @@ class Trace:
         self.seen: dict[int, Any] = {}  # id(local value) -> value, for locals already handled
         self.scoped: list[list[Callable[[], None]]] = [[]]  # undo actions per open block
         self.last_closed_if: Stmt | None = None
-        self.unroll_guard = 0
+        self.special: dict[str, IntExpr] = {}  # threadIdx.x etc., one leaf each
 
     # -- names
     def new_var(self, hint: str, temp: bool = True) -> Var:
@@ -109,6 +109,13 @@ class Trace:
             i += 1
         self.names.add(cand)
         v.name, v.temp = cand, False
+
+    def rename(self, v: Var, name: str) -> None:
+        """Replace a temporary or made-up name with a kernel local's name."""
+        if v.soft:
+            self.names.discard(v.name)
+            v.soft = False
+        self.claim(v, name)
 
     def finish_names(self) -> None:
         counters: dict[str, int] = {}
@@ -261,9 +268,12 @@ class _Dim3:
         if self._name == "blockDim" and t.max_threads is not None:
             mag = t.max_threads + 1
         key = f"{self._name}.{axis}"
-        v = Var(f"int({key})")
-        v.temp = False
-        return var_expr(v, "int", mag)
+        e = t.special.get(key)
+        if e is None:
+            v = Var(f"int({key})")
+            t.vars.append(v)
+            e = t.special[key] = var_expr(v, "int", mag)
+        return e
 
     @property
     def x(self) -> IntExpr:
@@ -352,8 +362,12 @@ class range:  # noqa: A001 - the kernel language's loop, named like Python's
         elif isinstance(self.stop, IntExpr) and isinstance(self.start, int) and self.stop.mag is not None:
             mag = max(abs(self.start) + 1, self.stop.mag)
         i = var_expr(v, "int", mag)
-        pragma = {None: "", True: "#pragma unroll"}.get(self.unroll, f"#pragma unroll {self.unroll}") \
-            if not isinstance(self.unroll, bool) or self.unroll else "#pragma unroll 1"
+        if self.unroll is None:
+            pragma = ""
+        elif isinstance(self.unroll, bool):
+            pragma = "#pragma unroll" if self.unroll else "#pragma unroll 1"
+        else:
+            pragma = f"#pragma unroll {self.unroll}"
         step = "++" + v.ph if self.step == 1 else f"{v.ph} += {render(self.step)}"
         s = t.emit(pragma)
         s.text = pragma

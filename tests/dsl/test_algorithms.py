@@ -1,0 +1,113 @@
+"""copy (vectorized), copy_if, gemm, axpby, clear, fill: the C++ they generate. CPU only."""
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+import tilecraft as tc
+from tilecraft import dsl
+from tilecraft.dsl import Constexpr, blockIdx, threadIdx
+
+
+@dsl.kernel
+def tile_copy(x, y, vec: Constexpr):
+    gx = tc.local_tile(x, (128,), (blockIdx.x,))                          # (128)
+    gy = tc.local_tile(y, (128,), (blockIdx.x,))                          # (128)
+    tx = tc.local_tile(gx, (vec,), (threadIdx.x,))                        # (VEC)
+    ty = tc.local_tile(gy, (vec,), (threadIdx.x,))                        # (VEC)
+    r = tc.make_fragment_like(tx)                                         # (VEC)
+    dsl.copy(tx, r)
+    dsl.copy(r, ty)
+
+
+def test_copy_is_vectorized_when_both_sides_allow():
+    x, y = torch.zeros(1024), torch.zeros(1024)
+    src = tile_copy.source(x, y, 4)
+    assert "*reinterpret_cast<uint4*>(r) = *reinterpret_cast<const uint4*>(tx);" in src
+    assert "*reinterpret_cast<uint4*>(ty) = *reinterpret_cast<const uint4*>(r);" in src
+    src8 = tile_copy.source(x, y, 8)  # 8 floats: two 16-byte accesses
+    assert "*reinterpret_cast<const uint4*>(tx + 4);" in src8
+    src2 = tile_copy.source(x, y, 2)  # 8 bytes
+    assert "*reinterpret_cast<uint2*>(r) = *reinterpret_cast<const uint2*>(tx);" in src2
+
+
+def test_copy_falls_back_to_elements_when_alignment_is_unknown():
+    x, y = torch.zeros(1025), torch.zeros(1024)
+    src = tile_copy.source(x[1:], y, 4)  # x's data pointer is only 4-byte aligned
+    assert "reinterpret_cast<const uint4*>(tx)" not in src
+    assert re.search(r"r\[3\] = tx\[3\];", src)
+    assert "*reinterpret_cast<uint4*>(ty) = *reinterpret_cast<const uint4*>(r);" in src
+
+
+@dsl.kernel
+def strided_copy(x, y):
+    gx = tc.local_tile(x, (4, 1), (threadIdx.x % 2, 0))                   # (4,1)
+    r = tc.make_fragment_like(gx)
+    dsl.copy(gx, r)
+    dsl.copy(r, tc.local_tile(y, (4, 1), (threadIdx.x % 2, 0)))
+
+
+def test_copy_of_a_runtime_stride_is_elementwise():
+    x = torch.zeros(64, 8).t()  # (8, 64) with strides (1, 8): the column is contiguous
+    y = torch.zeros(8, 64)      # (8, 64) with strides (64, 1): the column has the runtime stride 64
+    src = strided_copy.source(x, y)
+    assert "uint4" in src.split("dsl.copy(r,")[0]  # x's column: vectorized
+    assert "y_stride_0 * 3] = r[3];" in src
+
+
+@dsl.kernel
+def predicated(x, y, n):
+    cx = tc.make_identity_tensor((n,))                                    # (n) -> (i)
+    tx = tc.local_tile(x, (4,), (threadIdx.x,))                          # (4)
+    ty = tc.local_tile(y, (4,), (threadIdx.x,))                          # (4)
+    tc_ = tc.local_tile(cx, (4,), (threadIdx.x,))                        # (4)
+    r = tc.make_fragment_like(tx)
+    dsl.copy_if(dsl.elem_less(tc_, (n,)), tx, r, zfill=True)
+    dsl.copy_if(dsl.elem_less(tc_, (n,)), r, ty)
+
+
+def test_copy_if_predicates_each_element():
+    src = predicated.source(torch.zeros(64), torch.zeros(64), 37)
+    assert "const int tc__0 = int(threadIdx.x) * 4;" in src
+    assert "r[1] = tc__0 + 1 < n ? tx[1] : 0.0f;" in src
+    assert "if (tc__0 + 3 < n) ty[3] = r[3];" in src
+
+
+@dsl.kernel
+def register_gemm(x, y, m: Constexpr, n: Constexpr, k: Constexpr):
+    a = dsl.make_rmem_tensor(dsl.float32, (m, k))
+    b = dsl.make_rmem_tensor(dsl.float32, (n, k))
+    c = dsl.make_rmem_tensor(dsl.float32, (m, n))
+    dsl.fill(a, 1.0)
+    dsl.fill(b, 2.0)
+    dsl.clear(c)
+    dsl.gemm(a, b, c)                                                     # (M,N) += (M,K) * (N,K)
+    dsl.axpby(1, c, 0, tc.local_tile(y, (m * n,), (threadIdx.x,)))
+
+
+def test_gemm_is_one_fma_per_product():
+    src = register_gemm.source(torch.zeros(4), torch.zeros(64), 2, 3, 4)
+    assert len(re.findall(r"\n *c\[\d+\] \+= ", src)) == 2 * 3 * 4
+    assert "c[0] += a[0] * b[0];" in src and "c[5] += a[7] * b[11];" in src
+    assert src.count("a[0] = 1.0f;") == 1 and src.count("b[11] = 2.0f;") == 1
+    # axpby with static alpha 1 and beta 0 stores c without reading y
+    assert "y[4] = c[4];" in src.replace("y[int(threadIdx.x) * 6 + 4]", "y[4]") or re.search(r"\] = c\[4\];", src)
+    assert "beta" not in src
+
+
+@dsl.kernel
+def epilogue(c, alpha, beta):
+    r = dsl.make_rmem_tensor(dsl.float32, 2)
+    dsl.clear(r)
+    dsl.axpby(alpha, r, beta, tc.local_tile(c, (2,), (threadIdx.x,)))     # (2)
+
+
+def test_axpby_does_not_read_y_when_beta_is_zero():
+    src = epilogue.source(torch.zeros(8), 1.5, 0.5)
+    body = src.split("if (beta == 0.0f) {")[1]
+    body = re.sub(r"//[^\n]*", "", body)
+    then, other = body.split("} else {")
+    assert "= alpha * r[1];" in then and "beta" not in then
+    assert "c[int(threadIdx.x) * 2 + 1] = alpha * r[1] + beta * c[int(threadIdx.x) * 2 + 1];" in other

@@ -1,0 +1,194 @@
+"""Tracing kernels into C++: signatures, names, comments, control flow, memory, errors. CPU only."""
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+import tilecraft as tc
+from tilecraft import _, dsl
+from tilecraft.dsl import Constexpr, TraceError, blockIdx, threadIdx
+
+
+@dsl.kernel
+def axpy(x, y, a, n):
+    i = blockIdx.x * 256 + threadIdx.x                                  # global index
+    with dsl.if_(i < n):
+        y[i] = a * x[i] + y[i]
+
+
+def test_signature_names_and_comments():
+    x, y = torch.zeros(10), torch.zeros(10)
+    src = axpy.source(x, y, 2.0, 10)
+    assert 'extern "C" __global__ void axpy(' in src
+    # read-only pointers are const; every pointer is __restrict__; scalars keep their Python names
+    assert "const float* __restrict__ x," in src and "    float* __restrict__ y," in src
+    assert "float a," in src and "int n)" in src
+    # the unused shape/stride parameters of x and y do not appear; the unit stride is static
+    assert "x_shape_0" not in src and "stride" not in src
+    # a local integer expression is declared under its Python name, with the line's comment
+    assert "const int i = int(blockIdx.x) * 256 + int(threadIdx.x);  // global index" in src
+    assert "if (i < n) {" in src
+    # one statement per operation: the read of x is a named temporary of the line
+    assert re.search(r"const float v\d* = x\[i\];", src)
+
+
+@dsl.kernel
+def loops(x, n, unroll: Constexpr):
+    acc = dsl.make_rmem_tensor(dsl.float32, 4)                            # (4)
+    dsl.clear(acc)
+    for k in dsl.range(n, unroll=unroll):
+        for j in range(4):                                                # unrolled by Python
+            acc[j] = acc[j] + x[k * 4 + j]
+    with dsl.if_(threadIdx.x < 1):
+        x[0] = acc[0]
+    with dsl.else_():
+        x[1] = acc[1]
+
+
+@pytest.mark.parametrize("unroll,pragma", [(None, None), (1, "#pragma unroll 1"), (4, "#pragma unroll 4"),
+                                           (True, "#pragma unroll")])
+def test_runtime_loop_and_branches(unroll, pragma):
+    src = loops.source(torch.zeros(8), 7, unroll)
+    assert "for (int k = 0; k < n; ++k) {" in src
+    if pragma:
+        assert pragma + "\n" in src
+    else:
+        assert "#pragma" not in src
+    assert "alignas(16) float acc[4];  // (4)" in src
+    assert src.count("acc[0] = ") == 2 and src.count("acc[3] = ") == 2  # clear + loop body
+    assert "if (int(threadIdx.x) < 1) {" in src and "} else {" in src
+    # a memory read is a named temporary (it runs where it is written); a register read is not
+    assert re.search(r"const float (v\d+) = x\[k \* 4 \+ 1\];\n *acc\[1\] = acc\[1\] \+ \1;", src)
+
+
+@dsl.kernel
+def python_if(x, n):
+    if threadIdx.x < n:
+        x[0] = 1.0
+
+
+def test_python_if_on_a_runtime_value_names_the_line():
+    with pytest.raises(TraceError, match=r"(?s)test_kernel.py:\d+: Python `if`.*`int\(threadIdx.x\) < n`.*"
+                                         r"if threadIdx.x < n:.*tc.if_"):
+        python_if.source(torch.zeros(2), 5)
+
+
+@dsl.kernel
+def python_range(x, n):
+    for i in range(n):
+        x[i] = 0.0
+
+
+def test_python_range_over_a_runtime_value_says_use_tc_range():
+    with pytest.raises(TraceError, match=r"(?s)test_kernel.py:\d+:.*for i in range\(n\):.*tc.range"):
+        python_range.source(torch.zeros(2), 5)
+
+
+@dsl.kernel
+def bad_else(x):
+    x[0] = 1.0
+    with dsl.else_():
+        x[1] = 1.0
+
+
+@dsl.kernel
+def loop_break(x, n):
+    for k in dsl.range(n):
+        x[k] = 0.0
+        break
+
+
+@dsl.kernel
+def runtime_register_index(x, n):
+    r = dsl.make_rmem_tensor(dsl.float32, 8)
+    dsl.clear(r)
+    for k in dsl.range(n):
+        x[k] = r[k]
+
+
+@dsl.kernel
+def stale_register_read(x):
+    r = dsl.make_rmem_tensor(dsl.float32, 2)
+    dsl.clear(r)
+    old = [r.engine.load(0)]  # a list: the tracer does not snapshot it into a variable
+    r[0] = 5.0
+    x[0] = old[0]
+
+
+def test_language_misuse_errors():
+    with pytest.raises(TraceError, match="must directly follow"):
+        bad_else.source(torch.zeros(2))
+    with pytest.raises(TraceError, match="left open"):
+        loop_break.source(torch.zeros(2), 4)
+    with pytest.raises(TraceError, match="compile-time indices"):
+        runtime_register_index.source(torch.zeros(2), 4)
+    with pytest.raises(TraceError, match="after r\\[0\\] was overwritten"):
+        stale_register_read.source(torch.zeros(2))
+
+
+@dsl.kernel
+def smem_kernel(x, n_elems: Constexpr):
+    dsl.launch_bounds(128)
+    s = dsl.smem_tensor(dsl.float32, tc.make_layout(n_elems))              # (N)
+    s[threadIdx.x] = x[threadIdx.x]
+    dsl.syncthreads()
+    x[threadIdx.x] = s[127 - threadIdx.x]
+
+
+def test_shared_memory_static_and_dynamic():
+    src = smem_kernel.source(torch.zeros(4), 1024)
+    assert "__launch_bounds__(128)" in src
+    assert "__shared__ __align__(128) float s[1024];  // (N)" not in src  # declarations sit in the prologue
+    assert "    __shared__ __align__(128) float s[1024];" in src
+    assert "__syncthreads();" in src
+    spec = smem_kernel.specialize(torch.zeros(4), 1024)
+    assert spec.smem_bytes == 0 and spec.max_threads == 128
+    big = smem_kernel.specialize(torch.zeros(4), 16384)  # 64 KB: dynamic shared memory
+    assert "extern __shared__ __align__(128) unsigned char tc_smem[];" in big.source
+    assert "float* s = reinterpret_cast<float*>(tc_smem + 0);" in big.source
+    assert big.smem_bytes == 65536
+
+
+def test_specializations_are_cached_and_keyed():
+    x = torch.zeros(4)
+    s1 = smem_kernel.specialize(x, 1024)
+    assert smem_kernel.specialize(torch.zeros(9), 1024) is s1  # shapes are runtime
+    assert smem_kernel.specialize(x, 512) is not s1  # Constexpr values are compile-time
+    a = axpy.specialize(x, x, 1.0, 10)
+    assert axpy.specialize(x, x, 3.0, 11) is a
+    b = axpy.specialize(x, x, 1.0, 1)  # an int equal to 1 is compiled as the static 1
+    assert b is not a and "int n" not in b.source and "if (i < 1)" in b.source
+    # an unaligned data pointer is a different specialization (alignment enables vector accesses)
+    assert axpy.specialize(x[1:], x, 1.0, 10) is not a
+
+
+def test_dump_writes_the_source(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILECRAFT_DUMP", str(tmp_path))
+    src = loops.source(torch.zeros(8), 3, 2)
+    files = list(tmp_path.glob("loops-*.cu"))
+    assert len(files) == 1 and files[0].read_text() == src
+
+
+def test_kernel_call_requires_a_launch_configuration():
+    with pytest.raises(TypeError, match=r"axpy\[grid, block\]"):
+        axpy(torch.zeros(2), torch.zeros(2), 1.0, 2)
+    with pytest.raises(TypeError, match="axpy: missing"):
+        axpy.source(torch.zeros(2))
+
+
+@dsl.kernel
+def strided(x, y):
+    # a 2-D tensor argument: shape and strides are runtime, except the unit stride
+    y[threadIdx.x, 1] = x[1, threadIdx.x]
+
+
+def test_tensor_arguments_use_their_strides():
+    x = torch.zeros(3, 5)          # strides (5, 1)
+    y = torch.zeros(5, 3).t()      # (3, 5) with strides (1, 3)
+    src = strided.source(x, y)
+    assert "int x_stride_0" in src and "x_stride_1" not in src
+    assert "int y_stride_1" in src and "y_stride_0" not in src
+    assert "x[x_stride_0 + int(threadIdx.x)]" in src
+    assert "y[int(threadIdx.x) + y_stride_1]" in src
