@@ -17,11 +17,20 @@ from tilecraft.tensor import *  # noqa: F401,F403
 from tilecraft.tensor import __all__ as _tensor_all
 
 _LAZY_SUBMODULES = ("runtime", "bench", "dsl", "atoms", "gemm")
+# The kernel language (tilecraft.dsl), reachable as tc.kernel, tc.range, ... without importing it eagerly.
+# Its thread-level gemm stays tc.dsl.gemm: tc.gemm is the GEMM library.
+_DSL_NAMES = frozenset({
+    "kernel", "Constexpr", "TraceError", "range", "if_", "else_", "where", "syncthreads", "launch_bounds",
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "smem_tensor", "make_rmem_tensor", "make_gmem_ptr",
+    "make_smem_ptr", "elem_less", "copy", "copy_if", "axpby", "clear", "fill",
+})
 
 
 def __getattr__(name: str):
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"tilecraft.{name}")
+    if name in _DSL_NAMES:
+        return getattr(importlib.import_module("tilecraft.dsl"), name)
     raise AttributeError(f"module 'tilecraft' has no attribute {name!r}")
 
 

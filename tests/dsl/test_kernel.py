@@ -192,3 +192,14 @@ def test_tensor_arguments_use_their_strides():
     assert "int y_stride_1" in src and "y_stride_0" not in src
     assert "x[x_stride_0 + int(threadIdx.x)]" in src
     assert "y[int(threadIdx.x) + y_stride_1]" in src
+
+
+def test_top_level_names_reach_the_language_lazily():
+    import subprocess
+    import sys
+
+    code = ("import sys, tilecraft as tc; assert 'tilecraft.dsl' not in sys.modules and 'torch' not in sys.modules; "
+            "assert tc.kernel is __import__('tilecraft.dsl').dsl.kernel and tc.range is tc.dsl.range; "
+            "assert tc.copy_if is tc.dsl.copy_if and tc.threadIdx is tc.dsl.threadIdx")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
