@@ -203,3 +203,19 @@ def test_top_level_names_reach_the_language_lazily():
             "assert tc.copy_if is tc.dsl.copy_if and tc.threadIdx is tc.dsl.threadIdx")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_launch_passes_the_used_leaves_in_signature_order(monkeypatch):
+    calls = []
+    monkeypatch.setattr(dsl.Kernel, "_compile", lambda self, key, arch: lambda *a, **kw: calls.append((a, kw)))
+    x = torch.zeros(3, 5)
+    y = torch.zeros(5, 3).t()
+    strided[(2,), 32](x, y)
+    ((args, kw),) = calls
+    assert args == (x, 5, y, 3)  # x, x_stride_0, y, y_stride_1: the parameters the source declares
+    assert kw == dict(grid=(2,), block=32, smem=0, stream=None)
+    big = torch.zeros(4)
+    smem_kernel.launch(big, 16384, grid=1, block=128)
+    assert calls[-1][1]["smem"] == 65536  # dynamic shared memory is passed by the launch
+    with pytest.raises(ValueError, match="launch_bounds\\(128\\)"):
+        smem_kernel.launch(big, 16384, grid=1, block=256)

@@ -22,7 +22,7 @@ from typing import Any
 
 from tilecraft.layout.inttuple import SymbolicInt
 
-__all__ = ["Expr", "IntExpr", "Value", "BoolExpr", "Var", "TraceError", "as_expr", "eq", "ne", "where",
+__all__ = ["Expr", "IntExpr", "Value", "BoolExpr", "Var", "TraceError", "eq", "ne", "where",
            "lit", "render", "resolve", "user_line"]
 
 
@@ -173,10 +173,6 @@ def make(op: str, args: tuple, ctype: str, mag: int | None = None, div: int = 1)
 
 _INT_TYPES = {"int", "unsigned", "long long", "unsigned long long", "short", "char", "signed char",
               "unsigned char", "unsigned short"}
-
-
-def is_runtime_int(x: Any) -> bool:
-    return isinstance(x, IntExpr)
 
 
 def _ctype_of(x: Any) -> str:
@@ -450,13 +446,6 @@ def where(cond: Any, a: Any, b: Any) -> Any:
     if not isinstance(cond, BoolExpr):
         raise TraceError(f"where needs a condition, got {cond!r}")
     return make("?:", (cond, a, b), _promote(a, b), _max_mag(a, b), math.gcd(_div_of(a), _div_of(b)))
-
-
-def as_expr(x: Any, ctype: str) -> Any:
-    """x converted to ctype: a Python number stays a literal, an expression of another type is cast."""
-    if isinstance(x, Expr):
-        return x if x.ctype == ctype else make("cast", (ctype, x), ctype)
-    return x
 
 
 def lit(v: Any, ctype: str = "") -> str:

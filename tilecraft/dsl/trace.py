@@ -370,7 +370,6 @@ class range:  # noqa: A001 - the kernel language's loop, named like Python's
             pragma = f"#pragma unroll {self.unroll}"
         step = "++" + v.ph if self.step == 1 else f"{v.ph} += {render(self.step)}"
         s = t.emit(pragma)
-        s.text = pragma
         t.open(s, f"for (int {v.ph} = {render(self.start)}; {v.ph} < {render(self.stop)}; {step})")
         depth = len(t.stack)
         yield i
@@ -383,9 +382,8 @@ class range:  # noqa: A001 - the kernel language's loop, named like Python's
 class if_:
     """``with tc.if_(cond):`` — the body runs only where the runtime condition holds (a C++ ``if``).
 
-    A static (Python) condition is allowed too and simply traces or skips nothing special: the body is
-    emitted under ``if (true)``/``if (false)`` so the kernel's structure does not depend on it; prefer a
-    Python ``if`` for static conditions.
+    A Python bool is accepted too (emitted as ``if (true)``/``if (false)``); a Python ``if`` is the
+    better spelling of a static condition.
     """
 
     def __init__(self, cond: Any):
