@@ -11,10 +11,12 @@ python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -2
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 python3 -c "import torch, triton, cuda.core; print('torch', torch.__version__, 'triton', triton.__version__, 'cuda.core', cuda.core.__version__)" | tee -a "$OUT/gpu.txt"
 echo "== GPU tests"
-python3 -m pytest -m gpu -q -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -25
+timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider -rs tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -25
 echo "== runtime numbers"
 python3 benchmarks/bench_runtime.py 2>&1 | tee "$OUT/runtime.log" | tail -20
 echo "== doctor"
 tilecraft doctor 2>&1 | tee "$OUT/doctor.log" | tail -25
+echo "== gemm_device example (seed 003 port)"
+timeout 120 python3 examples/gemm_device.py 2>&1 | tee "$OUT/gemm_device.log" | tail -5
 echo "== anchors"
-python3 benchmarks/bench_anchor.py --out "$OUT/anchor" "$@" 2>&1 | tee "$OUT/anchor.log" | tail -60
+timeout "${ANCHOR_TIMEOUT:-330}" python3 benchmarks/bench_anchor.py --out "$OUT/anchor" "$@" 2>&1 | tee "$OUT/anchor.log" | tail -70
