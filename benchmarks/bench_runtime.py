@@ -215,10 +215,10 @@ def measure_launch() -> dict[str, float]:
         k = rt.compile(src).kernel("empty")
         t = [torch.empty(1024, device="cuda") for _ in range(4)]
         a, b, c, d = t
-        launch = k.launch
         for _ in range(200):
-            launch(a, b, c, d, grid=1, block=32)
+            k.launch(a, b, c, d, grid=1, block=32)
         torch.cuda.synchronize()
+        launch = k.launch  # the signature-specialized launcher that replaced the method on first call
 
         def timed(fn, n=10_000, batch=100):
             ts = []

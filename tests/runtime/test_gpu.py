@@ -124,8 +124,9 @@ def test_tensor_map_as_grid_constant(torch, mod):
 
     src = torch.zeros(64, 64, dtype=torch.float16, device="cuda")
     err, tmap = driver.cuTensorMapEncodeTiled(
-        driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, src.data_ptr(), [64, 64], [64 * 2], [64, 64],
-        [1, 1], driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+        driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, src.data_ptr(),
+        [driver.cuuint64_t(64), driver.cuuint64_t(64)], [driver.cuuint64_t(64 * 2)],
+        [driver.cuuint32_t(64), driver.cuuint32_t(64)], [driver.cuuint32_t(1), driver.cuuint32_t(1)], driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
         driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B, driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,
         driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
     )  # fmt: skip

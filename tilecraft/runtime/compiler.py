@@ -78,7 +78,25 @@ def _nvrtc_identity() -> str:
         found.update(m.group("version") for m in map(_NVRTC_WHEEL.fullmatch, names) if m)
     if len(found) == 1:
         return "wheel-" + found.pop()
-    return nvrtc_version()
+    # Several (or no) NVRTC wheels: ask the library once per environment and remember the answer
+    # in the cache directory, keyed by the wheels present, so fresh processes skip loading it.
+    tag = hashlib.sha256(repr(sorted(found)).encode()).hexdigest()[:16]
+    memo = _disk.cache_dir() / f"nvrtc-identity-{tag}.txt"
+    try:
+        text = memo.read_text()
+        if text.startswith("nvrtc "):
+            return text.strip()
+    except OSError:
+        pass
+    ident = "nvrtc " + nvrtc_version()
+    try:
+        if _disk._usable_dir(_disk.cache_dir()):
+            tmp = memo.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(ident)
+            os.replace(tmp, memo)
+    except OSError:
+        pass
+    return ident
 
 
 def normalize_arch(arch: str | int | tuple[int, int]) -> str:
