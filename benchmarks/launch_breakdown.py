@@ -30,7 +30,7 @@ dev = torch.cuda.current_device()
 hs = torch.cuda.current_stream().cuda_stream
 lib = ctypes.CDLL("libcuda.so.1")
 raw = lib.cuLaunchKernel  # no argtypes: every argument pre-converted
-fn_p, par_p = ctypes.c_void_p(L.fn_address), ctypes.c_void_p(L.params_address)
+fn_p, par_p = ctypes.c_void_p(int(L.cu_kernel)), ctypes.c_void_p(L.params_address)
 hs_p = ctypes.c_void_p(hs)
 one, u32 = ctypes.c_uint(1), ctypes.c_uint(32)
 zero = ctypes.c_uint(0)
@@ -38,7 +38,6 @@ f32 = torch.float32
 rows = {
     "full launcher (4 tensors)": lambda: launch(a, b, c, d, grid=1, block=32),
     "full launcher (4 raw ints)": lambda: launch(a.data_ptr(), b.data_ptr(), c.data_ptr(), d.data_ptr(), grid=1, block=32),
-    "ctypes argtypes call only": lambda: L.c_launch(L.fn_address, 1, 1, 1, 32, 1, 1, 0, hs, L.params_address, None),
     "ctypes preconverted call": lambda: raw(fn_p, one, one, one, u32, one, one, zero, hs_p, par_p, None),
     "cuda.bindings cuLaunchKernel": lambda: L.driver.cuLaunchKernel(L.fn, 1, 1, 1, 32, 1, 1, 0, hs, L.params_address, 0),
     "torch current device+stream": lambda: torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice()),

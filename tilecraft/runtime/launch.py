@@ -173,8 +173,6 @@ class _Launcher:
         self.pointers = (ctypes.c_void_p * max(len(self.params), 1))(*[base + o for o in offsets])
         self.params_address = ctypes.addressof(self.pointers) if self.params else 0
         self.offsets = offsets
-        self.c_launch = _c_launch_kernel()
-        self.fn_address = int(self.cu_kernel)
 
     # -- slow paths, called from the generated function only when the fast checks fail ---------
 
@@ -326,8 +324,6 @@ class _Launcher:
     def fail(self, err: Any, cfg: _Config, dev: int, stream: int) -> None:
         """Raise LaunchError for a failed launch, after one retry if the thread merely had no current context."""
         d = self.driver
-        if not isinstance(err, d.CUresult):
-            err = d.CUresult(int(err))  # the ctypes fast path returns a plain int
         if err == d.CUresult.CUDA_ERROR_INVALID_CONTEXT:
             self.ensure_context(dev)
             err = self.relaunch(cfg, stream)
@@ -499,25 +495,6 @@ def _arg_names(params: tuple[Param, ...]) -> list[str]:
     return names
 
 
-def _c_launch_kernel() -> Any:
-    """libcuda's cuLaunchKernel through ctypes, or None where the driver library cannot be opened.
-
-    cuda.bindings converts every argument of cuLaunchKernel through its Python wrappers (several
-    microseconds a call); a ctypes call with fixed argument types costs well under one.
-    """
-    for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
-        try:
-            lib = ctypes.CDLL(name)
-        except OSError:
-            continue
-        f = lib.cuLaunchKernel
-        u = ctypes.c_uint
-        f.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-        f.restype = ctypes.c_int
-        return f
-    return None
-
-
 def _build_launcher(kernel: Kernel) -> Any:
     """Generate the launch function specialized to `kernel`'s signature (see module docstring)."""
     L = _Launcher(kernel)
@@ -533,8 +510,6 @@ def _build_launcher(kernel: Kernel) -> Any:
         "_fn": L.fn,
         "_params": L.params_address,
         "_launch": L.driver.cuLaunchKernel,
-        "_c_launch": L.c_launch,
-        "_fn_addr": L.fn_address,
         "_launch_ex": L.driver.cuLaunchKernelEx,
         "_struct_error": struct.error,
         "_bf16": _bf16_bits,
@@ -593,8 +568,7 @@ def _build_launcher(kernel: Kernel) -> Any:
         f"            raise L.explain_pack_error(({all_names}{',' if len(names) == 1 else ''}), e) from None",
         *structs,
         "        if cfg.ex is None:",
-        ("            err = _c_launch(_fn_addr, *cfg.dims, cfg.smem, hs, _params, None)" if L.c_launch is not None
-         else "            err, = _launch(_fn, *cfg.dims, cfg.smem, hs, _params, 0)"),
+        "            err, = _launch(_fn, *cfg.dims, cfg.smem, hs, _params, 0)",
         "        else:",
         "            cfg.ex.hStream = hs",
         "            err, = _launch_ex(cfg.ex, _fn, _params, 0)",
