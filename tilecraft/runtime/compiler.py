@@ -212,6 +212,9 @@ def _nvrtc_options(arch: str, opts: dict[str, Any], name: str) -> dict[str, Any]
     kw["name"] = name
     kw.setdefault("std", "c++17")
     kw["ptxas_options"] = ["-v"] + [o for o in as_list(kw.get("ptxas_options")) if o not in ("-v", "--verbose")]
+    # NVRTC's own compile cache answers a repeated compile without running ptxas, so the resource
+    # report (registers, spills) would be missing; our cache sits in front of it anyway.
+    kw.setdefault("no_cache", True)
     includes = [str(include_dir())]
     cuda_inc = _cuda_include_dir()
     if cuda_inc:
