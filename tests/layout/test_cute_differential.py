@@ -9,7 +9,8 @@ ints/layouts) and cotargets. The file holds only literals: it does not need CuTe
 * AGREE: CuTe and tilecraft print the same layout.
 * BOTH_REJECT: CuTe fails to compile (static_assert) and tilecraft raises ValueError.
 * CUTE_WRONG: CuTe compiles, but its result is not A o B as a function; tilecraft refuses on purpose.
-* DISAGREE (xfail, strict): tilecraft differs from CuTe; flip them when tilecraft is fixed.
+* FIXED: cases where tilecraft once differed from CuTe (stride-tie order in the inverses; complements
+  with non-dividing strides that still exist for a small cotarget); now they agree.
 """
 from __future__ import annotations
 
@@ -555,29 +556,19 @@ DISAGREE = [
     # CuTe sorts strides with a non-stable exchange sort (cute/int_tuple.hpp, detail::SortByKey): among
     # equal strides the later mode can come first. tilecraft's stable sort picks the other mode, which
     # only matters for non-injective layouts (two equal non-zero strides).
-    pytest.param("right_inverse", (L((2, 2, 2), (2, 2, 1)),), "(2,2):(4,2)",
-                 marks=pytest.mark.xfail(strict=True, reason="stride-tie order differs from CuTe's exchange sort")),
-    pytest.param("right_inverse", (L((2, 3, 2), (2, 2, 1)),), "(2,3):(6,2)",
-                 marks=pytest.mark.xfail(strict=True, reason="stride-tie order differs from CuTe's exchange sort")),
-    pytest.param("left_inverse", (L((2, 2, 2), (2, 2, 1)),), "(2,2):(4,1)",
-                 marks=pytest.mark.xfail(strict=True, reason="stride-tie order differs from CuTe's exchange sort")),
-    pytest.param("left_inverse", (L((2, 3, 2), (4, 4, 1)),), "(4,2):(6,1)",
-                 marks=pytest.mark.xfail(strict=True, reason="stride-tie order differs from CuTe's exchange sort")),
-    pytest.param("left_inverse", (L((8, 3, 4), (32, 32, 2)),), "(2,16,8):(0,24,1)",
-                 marks=pytest.mark.xfail(strict=True, reason="stride-tie order differs from CuTe's exchange sort")),
+    pytest.param("right_inverse", (L((2, 2, 2), (2, 2, 1)),), "(2,2):(4,2)"),
+    pytest.param("right_inverse", (L((2, 3, 2), (2, 2, 1)),), "(2,3):(6,2)"),
+    pytest.param("left_inverse", (L((2, 2, 2), (2, 2, 1)),), "(2,2):(4,1)"),
+    pytest.param("left_inverse", (L((2, 3, 2), (4, 4, 1)),), "(4,2):(6,1)"),
+    pytest.param("left_inverse", (L((8, 3, 4), (32, 32, 2)),), "(2,16,8):(0,24,1)"),
     # tilecraft refuses a complement whose strides do not divide one another, but when the cotarget is
     # small CuTe's answer (built with truncating division) is still ordered, disjoint from the layout,
     # injective together with it, and covers [0, cotarget).
-    pytest.param("complement", (L((2, 2), (3, 8)), 6), "3:1",
-                 marks=pytest.mark.xfail(strict=True, reason="refuses a complement that exists for this cotarget")),
-    pytest.param("complement", (L((2, 2), (3, 8)), 3), "3:1",
-                 marks=pytest.mark.xfail(strict=True, reason="refuses a complement that exists for this cotarget")),
-    pytest.param("complement", (L((2, 3), (25, 4)), 3), "(4,2):(1,12)",
-                 marks=pytest.mark.xfail(strict=True, reason="refuses a complement that exists for this cotarget")),
-    pytest.param("logical_divide", (L(4, 1), L((2, 2), (3, 8))), "((2,2),3):((3,8),1)",
-                 marks=pytest.mark.xfail(strict=True, reason="refuses a complement that exists for this cotarget")),
-    pytest.param("logical_product", (L((6, 2), (26, 4)), L((1,), (2,))), "((6,2),(1)):((26,4),(8))",
-                 marks=pytest.mark.xfail(strict=True, reason="refuses a complement that exists for this cotarget")),
+    pytest.param("complement", (L((2, 2), (3, 8)), 6), "3:1"),
+    pytest.param("complement", (L((2, 2), (3, 8)), 3), "3:1"),
+    pytest.param("complement", (L((2, 3), (25, 4)), 3), "(4,2):(1,12)"),
+    pytest.param("logical_divide", (L(4, 1), L((2, 2), (3, 8))), "((2,2),3):((3,8),1)"),
+    pytest.param("logical_product", (L((6, 2), (26, 4)), L((1,), (2,))), "((6,2),(1)):((26,4),(8))"),
 ]
 
 
@@ -603,5 +594,5 @@ def test_refuses_where_cute_is_wrong(op, args, cute_prints):
 
 
 @pytest.mark.parametrize("op,args,expected", DISAGREE)
-def test_disagrees_with_cute(op, args, expected):
+def test_fixed_disagreements_with_cute(op, args, expected):
     assert str(_run(op, args)) == expected

@@ -575,23 +575,46 @@ def complement(L: Layout, cotarget: Any = None) -> Layout:
         raise ValueError(f"complement: negative strides are not supported: {L}")
     result_shape: list = []
     result_stride: list = [1]
+    divisible = True
     for _i in range(R - 1):
         min_stride = min(std)
         j = std.index(min_stride)
         last = result_stride[-1]
-        if min_stride % last != 0 or min_stride // last == 0:
+        if min_stride // last == 0:
             raise ValueError(_complement_error(L, min_stride, last))
+        divisible = divisible and min_stride % last == 0
         result_shape.append(min_stride // last)
         result_stride.append(min_stride * shp[j])
         del shp[j], std[j]
     last = result_stride[-1]
-    if is_static(std[0]) and is_static(last) and (std[0] % last != 0 or std[0] // last == 0):
-        raise ValueError(_complement_error(L, std[0], last))
+    if is_static(std[0]) and is_static(last):
+        if std[0] // last == 0:
+            raise ValueError(_complement_error(L, std[0], last))
+        divisible = divisible and std[0] % last == 0
     result_shape.append(_div(std[0], last) if not _is_const(last, 1) else std[0])
     new_stride = _mul(std[0], shp[0])
     rest_shape = _coalesce_shape(ceil_div(cotarget, new_stride))
     rest_stride = compact_col_major(rest_shape, new_stride)
-    return coalesce(Layout((tuple(result_shape), rest_shape), (tuple(result_stride), rest_stride)))
+    result = coalesce(Layout((tuple(result_shape), rest_shape), (tuple(result_stride), rest_stride)))
+    if not divisible:
+        # CuTe divides with truncation here; its answer is still a complement when the cotarget is
+        # small enough. Keep it only where it provably is one.
+        _check_complement(L, F, result, cotarget)
+    return result
+
+
+def _check_complement(L: Layout, F: Layout, C: Layout, cotarget: Any) -> None:
+    """Raise unless (F, C) is injective and covers [0, cotarget): C is then a true complement."""
+    M = product(cotarget)
+    n = product(F.shape) * product(C.shape)
+    if not (is_static(M) and is_static(n)) or n > (1 << 16):
+        raise ValueError(f"complement: the strides of {L} do not divide one another, so no complement "
+                         f"is guaranteed (and it cannot be checked here)")
+    both = make_layout(F, C)
+    image = [both(i) for i in range(n)]
+    if len(set(image)) != n or not set(range(M)) <= set(image):
+        raise ValueError(f"complement: the layout {L} has no complement within {tuple_str(cotarget)}: its strides "
+                         f"do not divide one another and the holes cannot be filled by one layout")
 
 
 def _complement_error(L: Layout, d: int, covered: int) -> str:
@@ -600,6 +623,16 @@ def _complement_error(L: Layout, d: int, covered: int) -> str:
                 f"offsets already covered)")
     return (f"complement: the layout {L} has no complement: stride {d} is not a multiple of {covered}, "
             f"the extent covered by its smaller modes")
+
+
+def _exchange_sort(idx: list, keys: Any) -> list:
+    """Indices ordered by key with CuTe's (unstable) exchange sort, so ties break exactly as in CuTe."""
+    a = list(idx)
+    for i in range(len(a)):
+        for j in range(i + 1, len(a)):
+            if keys[a[j]] < keys[a[i]]:
+                a[i], a[j] = a[j], a[i]
+    return a
 
 
 def right_inverse(L: Layout) -> Layout:
@@ -612,8 +645,7 @@ def right_inverse(L: Layout) -> Layout:
     preprod = [1]
     for s in lshape:
         preprod.append(_mul(preprod[-1], s))
-    idx = [i for i, d in enumerate(lstride) if is_static(d)]
-    idx.sort(key=lambda i: lstride[i])
+    idx = _exchange_sort([i for i, d in enumerate(lstride) if is_static(d)], lstride)
     rshape: list = [1]
     rstride: list = [0]
     curr: Any = 1
@@ -638,7 +670,7 @@ def left_inverse(L: Layout) -> Layout:
     preprod = [1]
     for s in lshape:
         preprod.append(_mul(preprod[-1], s))
-    order = sorted(range(len(lstride)), key=lambda i: lstride[i])
+    order = _exchange_sort(list(range(len(lstride))), lstride)
     rshape: list = []
     rstride: list = [0]
     for i in order:
