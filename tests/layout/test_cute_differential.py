@@ -552,18 +552,16 @@ CUTE_WRONG = [
     ('composition', (L((4, (2, 3, 4), 3), (2, (192, 384, 24), 1152)), L((2, (4, 2)), (8, (4, 4)))), '(2,(4,2)):(384,(192,192))'),
 ]
 
-DISAGREE = [
-    # CuTe sorts strides with a non-stable exchange sort (cute/int_tuple.hpp, detail::SortByKey): among
-    # equal strides the later mode can come first. tilecraft's stable sort picks the other mode, which
-    # only matters for non-injective layouts (two equal non-zero strides).
+FIXED = [
+    # CuTe sorts strides with a non-stable exchange sort: among equal strides the later mode can come
+    # first (only non-injective layouts, with two equal non-zero strides, see the difference).
     pytest.param("right_inverse", (L((2, 2, 2), (2, 2, 1)),), "(2,2):(4,2)"),
     pytest.param("right_inverse", (L((2, 3, 2), (2, 2, 1)),), "(2,3):(6,2)"),
     pytest.param("left_inverse", (L((2, 2, 2), (2, 2, 1)),), "(2,2):(4,1)"),
     pytest.param("left_inverse", (L((2, 3, 2), (4, 4, 1)),), "(4,2):(6,1)"),
     pytest.param("left_inverse", (L((8, 3, 4), (32, 32, 2)),), "(2,16,8):(0,24,1)"),
-    # tilecraft refuses a complement whose strides do not divide one another, but when the cotarget is
-    # small CuTe's answer (built with truncating division) is still ordered, disjoint from the layout,
-    # injective together with it, and covers [0, cotarget).
+    # Strides that do not divide one another: CuTe's answer (truncating division) is still a complement
+    # when the cotarget is small; tilecraft keeps it after checking it, and refuses it otherwise.
     pytest.param("complement", (L((2, 2), (3, 8)), 6), "3:1"),
     pytest.param("complement", (L((2, 2), (3, 8)), 3), "3:1"),
     pytest.param("complement", (L((2, 3), (25, 4)), 3), "(4,2):(1,12)"),
@@ -593,6 +591,6 @@ def test_refuses_where_cute_is_wrong(op, args, cute_prints):
         _run(op, args)
 
 
-@pytest.mark.parametrize("op,args,expected", DISAGREE)
+@pytest.mark.parametrize("op,args,expected", FIXED)
 def test_fixed_disagreements_with_cute(op, args, expected):
     assert str(_run(op, args)) == expected
