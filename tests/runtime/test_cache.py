@@ -63,6 +63,20 @@ def test_hit_in_memory_then_on_disk(cache_dir, nvrtc_calls):
     assert len(entries(cache_dir)) == 1
 
 
+def test_disk_hit_restores_kernel_declarations_without_parsing(cache_dir, monkeypatch):
+    a = rt.compile(SRC, arch="sm_80")
+    sigs = {n: a.kernel(n).signature for n in a.kernel_names}
+    rt.clear_memory_cache()
+    from tilecraft.runtime import module as module_mod
+
+    def no_parse(source):
+        raise AssertionError("a disk-cache hit re-parsed the source")
+
+    monkeypatch.setattr(module_mod, "parse_signatures", no_parse)
+    b = rt.compile(SRC, arch="sm_80")
+    assert {n: b.kernel(n).signature for n in b.kernel_names} == sigs
+
+
 def test_key_covers_source_options_arch_and_name():
     base = compiler.cache_key(SRC, "sm_90a", {}, "k.cu")
     assert base == compiler.cache_key(SRC, "sm_90a", {}, "k.cu")

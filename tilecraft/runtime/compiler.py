@@ -10,6 +10,7 @@ import re
 import sys
 import threading
 from collections.abc import Mapping
+from dataclasses import astuple
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -263,13 +264,27 @@ def _log_from_error(message: str) -> str:
 
 
 def _encode(module: Module) -> bytes:
-    meta = json.dumps({"arch": module.arch, "log": module.log, "name": module.name}).encode()
+    # The parsed kernel declarations travel with the cubin: re-parsing a large generated source
+    # would cost a cache hit more than everything else together.
+    decls = {
+        name: [None if d.params is None else [astuple(p) for p in d.params], d.error]
+        for name, d in module._declarations().items()
+    }
+    meta = json.dumps({"arch": module.arch, "log": module.log, "name": module.name, "decls": decls}).encode()
     return _META_LEN.pack(len(meta)) + meta + module.cubin
 
 
 def _decode(body: bytes, source: str, key: str) -> Module:
+    from tilecraft.runtime.signature import KernelDecl, Param
+
     (n,) = _META_LEN.unpack_from(body)
     meta = json.loads(body[_META_LEN.size : _META_LEN.size + n])
-    return Module(
+    module = Module(
         body[_META_LEN.size + n :], arch=meta["arch"], log=meta["log"], key=key, source=source, name=meta["name"]
     )
+    if "decls" in meta:
+        module._decls = {
+            name: KernelDecl(name, None if ps is None else tuple(Param(*p) for p in ps), err)
+            for name, (ps, err) in meta["decls"].items()
+        }
+    return module
