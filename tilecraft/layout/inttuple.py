@@ -467,41 +467,24 @@ def evenly_divides(shape: IntTuple, tiler: IntTuple) -> bool:
 def slice_(crd: Any, trg: IntTuple) -> IntTuple:
     """Keep the parts of trg paired with ``_`` in crd, flattened one level as CuTe's slice does."""
     if isinstance(crd, tuple):
-        if not isinstance(trg, tuple) or len(crd) != len(trg):
-            raise ValueError(f"slice: coordinate {tuple_str(crd)} does not match {tuple_str(trg)}")
-        return tuple(x for c, t in zip(crd, trg) for x in _lift_slice(c, t))
-    if is_underscore(crd):
-        return trg
-    return ()
-
-
-def _lift_slice(c: Any, t: Any) -> tuple:
-    if isinstance(c, tuple):
-        if not isinstance(t, tuple) or len(c) != len(t):
-            raise ValueError(f"slice: coordinate {tuple_str(c)} does not match {tuple_str(t)}")
-        return tuple(x for ci, ti in zip(c, t) for x in _lift_slice(ci, ti))
-    if is_underscore(c):
-        return (t,)
-    return ()
+        return _filter_by(crd, trg, keep_underscores=True)
+    return trg if is_underscore(crd) else ()
 
 
 def dice(crd: Any, trg: IntTuple) -> IntTuple:
     """Keep the parts of trg paired with integers in crd (the complement of slice_)."""
     if isinstance(crd, tuple):
-        if not isinstance(trg, tuple) or len(crd) != len(trg):
-            raise ValueError(f"dice: coordinate {tuple_str(crd)} does not match {tuple_str(trg)}")
-        return tuple(x for c, t in zip(crd, trg) for x in _lift_dice(c, t))
-    if is_underscore(crd):
-        return ()
-    return trg
+        return _filter_by(crd, trg, keep_underscores=False)
+    return () if is_underscore(crd) else trg
 
 
-def _lift_dice(c: Any, t: Any) -> tuple:
+def _filter_by(c: Any, t: Any, keep_underscores: bool) -> tuple:
+    """The parts of t whose coordinate in c is (or is not) ``_``, each lifted into a 1-tuple and concatenated."""
     if isinstance(c, tuple):
-        return tuple(x for ci, ti in zip(c, t) for x in _lift_dice(ci, ti))
-    if is_underscore(c):
-        return ()
-    return (t,)
+        if not isinstance(t, tuple) or len(c) != len(t):
+            raise ValueError(f"coordinate {tuple_str(c)} does not match {tuple_str(t)}")
+        return tuple(x for ci, ti in zip(c, t) for x in _filter_by(ci, ti, keep_underscores))
+    return (t,) if is_underscore(c) == keep_underscores else ()
 
 
 def tuple_str(a: Any) -> str:

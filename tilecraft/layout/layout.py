@@ -9,6 +9,7 @@ dynamic integers.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Iterator, Sequence
 
 from tilecraft.layout.basis import ScaledBasis
@@ -340,6 +341,17 @@ def slice_and_offset(coord: Any, L: Layout) -> tuple[Layout, Any]:
     return sliced, offset
 
 
+def _acts_on_inner(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """On a ComposedLayout, apply `fn` to its inner layout; the outer function and offset ride along."""
+    @functools.wraps(fn)
+    def wrapper(L: Any, *args: Any) -> Any:
+        from tilecraft.layout.swizzle import ComposedLayout
+        if isinstance(L, ComposedLayout):
+            return L.with_inner(wrapper(L.inner, *args))
+        return fn(L, *args)
+    return wrapper
+
+
 def _transform_layout(L: Layout, tiler: Sequence[Any], f: Callable[[Layout, Any], Layout]) -> Layout:
     """make_layout(f(L[i], tiler[i]) for the modes tiler covers, then L's remaining modes unchanged."""
     modes = _modes(L)
@@ -390,12 +402,10 @@ def _flat(L: Layout) -> tuple[tuple, tuple]:
     return fs, fd
 
 
+@_acts_on_inner
 def coalesce(L: Layout, profile: Any = None) -> Layout:
     """The simplest layout equal to L as a function on [0, size(L)): size-1 modes dropped, contiguous
     modes merged, depth ≤ 1. With a tuple profile, coalesce each mode of L separately."""
-    from tilecraft.layout.swizzle import ComposedLayout
-    if isinstance(L, ComposedLayout):
-        return L.with_inner(coalesce(L.inner, profile))
     if is_tuple(profile):
         return _transform_layout(L, profile, lambda m, p: coalesce(m, p))
     fs, fd = _flat(L)
@@ -761,12 +771,10 @@ def _slice_modes(L: Layout, r0: bool) -> Layout:
 
 # --------------------------------------------------------------------------- divide
 
+@_acts_on_inner
 def logical_divide(L: Any, tiler: Any) -> Any:
     """Split L into (tile, rest): L ∘ (tiler, complement(tiler, shape(L))). A tuple tiler divides
     each mode of L by its element; modes past the tiler are kept."""
-    from tilecraft.layout.swizzle import ComposedLayout
-    if isinstance(L, ComposedLayout):
-        return L.with_inner(logical_divide(L.inner, tiler))
     tiler = _as_tuple(tiler)
     if isinstance(tiler, Layout):
         return composition(L, make_layout(tiler, complement(tiler, coalesce(L).shape)))
@@ -779,38 +787,30 @@ def logical_divide(L: Any, tiler: Any) -> Any:
     raise TypeError(f"logical_divide: bad tiler {tiler!r}")
 
 
+@_acts_on_inner
 def zipped_divide(L: Any, tiler: Any) -> Any:
     """logical_divide gathered into ((tile modes...), (rest modes...))."""
-    from tilecraft.layout.swizzle import ComposedLayout
-    if isinstance(L, ComposedLayout):
-        return L.with_inner(zipped_divide(L.inner, tiler))
     return tile_unzip(logical_divide(L, tiler), tiler)
 
 
+@_acts_on_inner
 def tiled_divide(L: Any, tiler: Any) -> Any:
     """zipped_divide with the rest modes unpacked: ((tile modes...), rest0, rest1, ...)."""
-    from tilecraft.layout.swizzle import ComposedLayout
-    if isinstance(L, ComposedLayout):
-        return L.with_inner(tiled_divide(L.inner, tiler))
     return _slice_modes(zipped_divide(L, tiler), r0=False)
 
 
+@_acts_on_inner
 def flat_divide(L: Any, tiler: Any) -> Any:
     """zipped_divide with both groups unpacked: (tile0, tile1, ..., rest0, rest1, ...)."""
-    from tilecraft.layout.swizzle import ComposedLayout
-    if isinstance(L, ComposedLayout):
-        return L.with_inner(flat_divide(L.inner, tiler))
     return _slice_modes(zipped_divide(L, tiler), r0=True)
 
 
 # --------------------------------------------------------------------------- product
 
+@_acts_on_inner
 def logical_product(block: Any, tiler: Any) -> Any:
     """(block, complement(block, size(block)*cosize(tiler)) ∘ tiler): the block repeated as the tiler
     says. A tuple tiler multiplies mode by mode."""
-    from tilecraft.layout.swizzle import ComposedLayout
-    if isinstance(block, ComposedLayout):
-        return block.with_inner(logical_product(block.inner, tiler))
     tiler = _as_tuple(tiler)
     if isinstance(tiler, Layout):
         return make_layout(block, composition(complement(block, _mul(size(block), cosize(tiler))), tiler))
@@ -823,27 +823,21 @@ def logical_product(block: Any, tiler: Any) -> Any:
     raise TypeError(f"logical_product: bad tiler {tiler!r}")
 
 
+@_acts_on_inner
 def zipped_product(block: Any, tiler: Any) -> Any:
     """logical_product gathered into ((block modes...), (product modes...))."""
-    from tilecraft.layout.swizzle import ComposedLayout
-    if isinstance(block, ComposedLayout):
-        return block.with_inner(zipped_product(block.inner, tiler))
     return tile_unzip(logical_product(block, tiler), tiler)
 
 
+@_acts_on_inner
 def tiled_product(block: Any, tiler: Any) -> Any:
     """zipped_product with the product modes unpacked."""
-    from tilecraft.layout.swizzle import ComposedLayout
-    if isinstance(block, ComposedLayout):
-        return block.with_inner(tiled_product(block.inner, tiler))
     return _slice_modes(zipped_product(block, tiler), r0=False)
 
 
+@_acts_on_inner
 def flat_product(block: Any, tiler: Any) -> Any:
     """zipped_product with both groups unpacked."""
-    from tilecraft.layout.swizzle import ComposedLayout
-    if isinstance(block, ComposedLayout):
-        return block.with_inner(flat_product(block.inner, tiler))
     return _slice_modes(zipped_product(block, tiler), r0=True)
 
 
@@ -851,34 +845,28 @@ def _as_layout(x: Any) -> Layout:
     return x if isinstance(x, Layout) else make_layout(_as_tuple(x))
 
 
+@_acts_on_inner
 def blocked_product(block: Any, tiler: Any) -> Any:
     """The block repeated over the tiler, mode by mode: result mode i is (block_i, tiler_i)."""
-    from tilecraft.layout.swizzle import ComposedLayout
-    if isinstance(block, ComposedLayout):
-        return block.with_inner(blocked_product(block.inner, tiler))
     tiler = _as_layout(tiler)
     R = max(block.rank, tiler.rank)
     result = logical_product(append(block, n=R), append(tiler, n=R))
     return zip_layouts(result[0], result[1])
 
 
+@_acts_on_inner
 def raked_product(block: Any, tiler: Any) -> Any:
     """The block interleaved over the tiler, mode by mode: result mode i is (tiler_i, block_i)."""
-    from tilecraft.layout.swizzle import ComposedLayout
-    if isinstance(block, ComposedLayout):
-        return block.with_inner(raked_product(block.inner, tiler))
     tiler = _as_layout(tiler)
     R = max(block.rank, tiler.rank)
     result = logical_product(append(block, n=R), append(tiler, n=R))
     return zip_layouts(result[1], result[0])
 
 
+@_acts_on_inner
 def tile_to_shape(block: Any, trg_shape: Any, order: Any = LayoutLeft) -> Any:
     """Repeat block (blocked_product) until it has shape trg_shape; `order` says which modes the
     repetitions run along first. Raises ValueError when the block does not divide the target."""
-    from tilecraft.layout.swizzle import ComposedLayout
-    if isinstance(block, ComposedLayout):
-        return block.with_inner(tile_to_shape(block.inner, trg_shape, order))
     trg_shape = _as_tuple(trg_shape)
     R = len(trg_shape) if is_tuple(trg_shape) else 1
     if block.rank > R:

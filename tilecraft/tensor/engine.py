@@ -52,10 +52,8 @@ def _check_offset(engine: Engine, offset: Any) -> int:
     return offset
 
 
-class NumpyEngine(Engine):
-    """A flat 1-D numpy view of an array's memory."""
-
-    kind = "numpy"
+class _FlatArrayEngine(Engine):
+    """A flat 1-D view of an array's memory (numpy or torch); element access goes through the host."""
 
     def __init__(self, flat: Any):
         self.flat = flat
@@ -69,6 +67,19 @@ class NumpyEngine(Engine):
 
     def write(self, offset: Any, value: Any) -> None:
         self.flat[_check_offset(self, offset)] = value
+
+    def _recast_offset(self, offset: int, old_bytes: int, new_bytes: int, new_dtype: Any) -> int:
+        if (offset * old_bytes) % new_bytes:
+            raise ValueError(f"recast: offset {offset} of {self.dtype} is not aligned to {new_dtype}")
+        if (len(self) * old_bytes) % new_bytes:
+            raise ValueError(f"recast: {len(self)} elements of {self.dtype} do not fill whole {new_dtype} elements")
+        return offset * old_bytes // new_bytes
+
+
+class NumpyEngine(_FlatArrayEngine):
+    """A flat 1-D numpy view of an array's memory."""
+
+    kind = "numpy"
 
     def new(self, n: int) -> "NumpyEngine":
         import numpy as np
@@ -80,31 +91,14 @@ class NumpyEngine(Engine):
     def recast(self, new_dtype: Any, offset: int) -> tuple["NumpyEngine", int]:
         import numpy as np
         new_dtype = np.dtype(new_dtype)
-        old_b, new_b = self.flat.dtype.itemsize, new_dtype.itemsize
-        if (offset * old_b) % new_b:
-            raise ValueError(f"recast: offset {offset} of {self.dtype} is not aligned to {new_dtype}")
-        if (len(self) * old_b) % new_b:
-            raise ValueError(f"recast: {len(self)} elements of {self.dtype} do not fill whole {new_dtype} elements")
-        return NumpyEngine(self.flat.view(new_dtype)), offset * old_b // new_b
+        off = self._recast_offset(offset, self.flat.dtype.itemsize, new_dtype.itemsize, new_dtype)
+        return NumpyEngine(self.flat.view(new_dtype)), off
 
 
-class TorchEngine(Engine):
+class TorchEngine(_FlatArrayEngine):
     """A flat 1-D view of a torch tensor's memory (CPU or CUDA; element access goes through the host)."""
 
     kind = "torch"
-
-    def __init__(self, flat: Any):
-        self.flat = flat
-        self.dtype = flat.dtype
-
-    def __len__(self) -> int:
-        return self.flat.shape[0]
-
-    def read(self, offset: Any) -> Any:
-        return self.flat[_check_offset(self, offset)].item()
-
-    def write(self, offset: Any, value: Any) -> None:
-        self.flat[_check_offset(self, offset)] = value
 
     def new(self, n: int) -> "TorchEngine":
         import torch
@@ -116,14 +110,11 @@ class TorchEngine(Engine):
     def recast(self, new_dtype: Any, offset: int) -> tuple["TorchEngine", int]:
         import torch
         new_b = torch.empty((), dtype=new_dtype).element_size()
-        old_b = self.flat.element_size()
-        if (offset * old_b) % new_b:
-            raise ValueError(f"recast: offset {offset} of {self.dtype} is not aligned to {new_dtype}")
-        return TorchEngine(self.flat.view(new_dtype)), offset * old_b // new_b
+        off = self._recast_offset(offset, self.flat.element_size(), new_b, new_dtype)
+        return TorchEngine(self.flat.view(new_dtype)), off
 
     def describe(self) -> str:
-        dev = self.flat.device
-        return f"torch[{str(self.dtype).replace('torch.', '')}, {dev}]"
+        return f"torch[{str(self.dtype).replace('torch.', '')}, {self.flat.device}]"
 
 
 class ListEngine(Engine):
