@@ -10,6 +10,10 @@ Arguments decide the specialization:
   aligned to 16 bytes is known to be (both are part of the specialization);
 - a Python int becomes an ``int`` parameter, except that 1 is compiled as the static 1 (as Triton
   does: unit strides and extents are common and worth knowing);
+- a tensor's runtime stride is known to be a multiple of its largest power-of-two divisor up to 16,
+  which is part of the specialization (Triton's divisibility specialization, for strides only: extents
+  stay one specialization): a leading dimension that is a multiple of 4 floats lets ``copy`` use
+  128-bit accesses along rows;
 - a Python float becomes a ``float`` parameter; tuples and lists of these nest; other objects
   (layouts, dtypes, None, bools) are compile-time.
 
@@ -55,6 +59,11 @@ def _is_torch_tensor(x: Any) -> bool:
     return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr") and hasattr(x, "stride")
 
 
+def _pow2_divisor(n: int) -> int:
+    """The largest power of two dividing n, at most 16 (0 counts as a multiple of 16)."""
+    return min(16, n & -n) if n else 16
+
+
 def _describe(x: Any, leaves: list[Any]) -> Any:
     """The hashable specialization of one runtime argument; appends its runtime leaves to `leaves`."""
     if _is_torch_tensor(x):
@@ -65,7 +74,7 @@ def _describe(x: Any, leaves: list[Any]) -> Any:
         leaves.extend(int(n) for n in x.shape)
         leaves.extend(strides)
         return ("T", str(x.dtype).replace("torch.", ""), x.dim(), tuple(s == 1 for s in strides),
-                x.data_ptr() % 16 == 0)
+                x.data_ptr() % 16 == 0, tuple(_pow2_divisor(s) for s in strides))
     if isinstance(x, bool) or x is None:
         return ("C", x, _typed(x))
     if isinstance(x, int):
@@ -105,7 +114,7 @@ def _build(t: Trace, name: str, spec: Any, leaf: Iterator[int], top: str = "") -
         return _param(t, name, "int", "int", i, soft=name != top)
     if kind == "F":
         return _param(t, name, "float", "float", next(leaf), soft=name != top)
-    _, dtype_name, ndim, unit, aligned = spec
+    _, dtype_name, ndim, unit, aligned, stride_div = spec
     dt = as_dtype(dtype_name)
     v = t.new_var(name, temp=False)
     p = Param(v, "ptr", dt.ctype, next(leaf))
@@ -114,18 +123,19 @@ def _build(t: Trace, name: str, spec: Any, leaf: Iterator[int], top: str = "") -
     stride = []
     for d in range(ndim):
         i = next(leaf)  # a unit stride still occupies its leaf
-        stride.append(1 if unit[d] else _param(t, f"{name}_stride_{d}", "int", "int", i, soft=True))
+        stride.append(1 if unit[d] else _param(t, f"{name}_stride_{d}", "int", "int", i, soft=True,
+                                               div=stride_div[d]))
     eng = PointerEngine(v, dt, "gmem", 16 if aligned else dt.bits // 8, p)
     if ndim == 1:
         return Tensor(eng, _L.Layout(shape[0], stride[0]))
     return Tensor(eng, _L.Layout(shape, stride))
 
 
-def _param(t: Trace, name: str, kind: str, ctype: str, index: int, soft: bool = False) -> Any:
+def _param(t: Trace, name: str, kind: str, ctype: str, index: int, soft: bool = False, div: int = 1) -> Any:
     v = t.new_var(name, temp=False)
     v.soft = soft
     t.params.append(Param(v, kind, ctype, index))
-    return var_expr(v, ctype)
+    return var_expr(v, ctype, div=div)
 
 
 @dataclass
@@ -292,7 +302,9 @@ def _render(t: Trace, fn: Callable[..., Any]) -> Specialization:
     used = [p for p in t.params if p.var.ph in text]
     for p in t.params:
         p.const_q.name = "" if p.written else "const "
-    bounds = f"__launch_bounds__({t.max_threads}) " if t.max_threads else ""
+    bounds = ""
+    if t.max_threads:
+        bounds = f"__launch_bounds__({t.max_threads}{f', {t.min_blocks}' if t.min_blocks else ''}) "
     params = ",\n    ".join(p.decl() for p in used)
     file = inspect.getsourcefile(fn) or "?"
     line = fn.__code__.co_firstlineno

@@ -82,6 +82,7 @@ class Trace:
         self.params: list[Any] = []  # memory.Param, in signature order
         self.smem: list[Any] = []  # memory.SmemAlloc
         self.max_threads: int | None = None
+        self.min_blocks: int | None = None
         self.line: tuple[str, int] | None = None
         self.seen: dict[int, Any] = {}  # id(local value) -> value, for locals already handled
         self.scoped: list[list[Callable[[], None]]] = [[]]  # undo actions per open block
@@ -297,14 +298,18 @@ blockDim = _Dim3("blockDim")
 gridDim = _Dim3("gridDim")
 
 
-def launch_bounds(max_threads: int) -> None:
+def launch_bounds(max_threads: int, min_blocks: int | None = None) -> None:
     """Declare the most threads a block of this kernel has (C++ ``__launch_bounds__``); call it before
     reading threadIdx. ptxas then budgets registers for that many threads, threadIdx.x is known to be
     below it (``threadIdx.x / 32 % 8`` folds to ``threadIdx.x / 32`` for 256 threads), and launching with
-    a larger block raises."""
+    a larger block raises. ``min_blocks`` asks ptxas to fit that many blocks on one SM (it caps the
+    registers per thread at 65536 / (max_threads * min_blocks), rounded down to its allocation unit)."""
     if not isinstance(max_threads, int) or not 0 < max_threads <= 1024:
         raise TraceError(f"launch_bounds needs a static thread count in 1..1024, got {max_threads!r}")
-    current().max_threads = max_threads
+    if min_blocks is not None and (not isinstance(min_blocks, int) or min_blocks < 1):
+        raise TraceError(f"launch_bounds needs a static positive min_blocks, got {min_blocks!r}")
+    t = current()
+    t.max_threads, t.min_blocks = max_threads, min_blocks
 
 
 # ----------------------------------------------------------------------------- statements

@@ -15,7 +15,7 @@ import tilecraft as tc
 from tilecraft import _, dsl
 from tilecraft.dsl import Constexpr, assume, threadIdx, blockIdx
 
-__all__ = ["gemm_device", "SimtTiling", "sgemm", "gemm_device_args"]
+__all__ = ["gemm_device", "SimtTiling", "sgemm", "gemm_device_args", "check_sgemm_operands"]
 
 
 @dsl.kernel
@@ -186,6 +186,44 @@ def gemm_device_args(A: Any, B: Any, C: Any, alpha: float, beta: float,
     return args, grid, (tiling.threads,)
 
 
+def check_sgemm_operands(A: Any, B: Any, C: Any, beta: float, who: str = "sgemm") -> tuple[int, int, int, Any, float]:
+    """(M, N, K, C, beta) for C = alpha * A @ B + beta * C after checking the operands: float32 CUDA
+    tensors on one device, 2-D, matching shapes, C without overlapping elements, 32-bit offsets. A new C
+    (and beta 0) when C is None. Raises TypeError/ValueError saying what is wrong."""
+    import torch
+
+    for name, x in (("A", A), ("B", B)) + ((("C", C),) if C is not None else ()):
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"{who}: {name} must be a torch tensor, got {type(x).__name__}")
+        if x.dtype != torch.float32:
+            raise TypeError(f"{who}: {name} must be float32, got {x.dtype}")
+        if not x.is_cuda:
+            raise ValueError(f"{who}: {name} must be on a CUDA device, got {x.device}")
+        if x.dim() != 2:
+            raise ValueError(f"{who}: {name} must be 2-D, got shape {tuple(x.shape)}")
+    if A.device != B.device:
+        raise ValueError(f"{who}: A is on {A.device} but B on {B.device}")
+    M, K = A.shape
+    if B.shape[0] != K:
+        raise ValueError(f"{who}: A is {tuple(A.shape)} and B is {tuple(B.shape)}: inner dimensions differ")
+    N = B.shape[1]
+    if C is None:
+        C = torch.empty((M, N), dtype=torch.float32, device=A.device)
+        beta = 0.0
+    else:
+        if tuple(C.shape) != (M, N):
+            raise ValueError(f"{who}: C must be ({M}, {N}), got {tuple(C.shape)}")
+        if C.device != A.device:
+            raise ValueError(f"{who}: C is on {C.device} but A on {A.device}")
+        if any(s == 0 and n > 1 for s, n in zip(C.stride(), C.shape)):
+            raise ValueError(f"{who}: C has a zero stride (an expanded view): its elements overlap")
+    for name, x in (("A", A), ("B", B), ("C", C)):
+        span = sum((n - 1) * s for n, s in zip(x.shape, x.stride())) if x.numel() else 0
+        if span >= 2**31:
+            raise ValueError(f"{who}: {name} spans {span} elements; 32-bit offsets allow fewer than 2**31")
+    return M, N, K, C, beta
+
+
 def sgemm(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0,
           tiling: SimtTiling = SimtTiling()) -> Any:
     """C = alpha * A @ B + beta * C with the tutorial SIMT kernel; returns C (new when C is None).
@@ -194,37 +232,7 @@ def sgemm(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0,
     column-major, or views). As in BLAS, C is not read when beta is 0. Raises TypeError/ValueError on
     wrong dtypes, devices, ranks, shapes or overlapping outputs.
     """
-    import torch
-
-    for name, x in (("A", A), ("B", B)) + ((("C", C),) if C is not None else ()):
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"sgemm: {name} must be a torch tensor, got {type(x).__name__}")
-        if x.dtype != torch.float32:
-            raise TypeError(f"sgemm: {name} must be float32, got {x.dtype}")
-        if not x.is_cuda:
-            raise ValueError(f"sgemm: {name} must be on a CUDA device, got {x.device}")
-        if x.dim() != 2:
-            raise ValueError(f"sgemm: {name} must be 2-D, got shape {tuple(x.shape)}")
-    if A.device != B.device:
-        raise ValueError(f"sgemm: A is on {A.device} but B on {B.device}")
-    M, K = A.shape
-    if B.shape[0] != K:
-        raise ValueError(f"sgemm: A is {tuple(A.shape)} and B is {tuple(B.shape)}: inner dimensions differ")
-    N = B.shape[1]
-    if C is None:
-        C = torch.empty((M, N), dtype=torch.float32, device=A.device)
-        beta = 0.0
-    else:
-        if tuple(C.shape) != (M, N):
-            raise ValueError(f"sgemm: C must be ({M}, {N}), got {tuple(C.shape)}")
-        if C.device != A.device:
-            raise ValueError(f"sgemm: C is on {C.device} but A on {A.device}")
-        if any(s == 0 and n > 1 for s, n in zip(C.stride(), C.shape)):
-            raise ValueError("sgemm: C has a zero stride (an expanded view): its elements overlap")
-    for name, x in (("A", A), ("B", B), ("C", C)):
-        span = sum((n - 1) * s for n, s in zip(x.shape, x.stride())) if x.numel() else 0
-        if span >= 2**31:
-            raise ValueError(f"sgemm: {name} spans {span} elements; 32-bit offsets allow fewer than 2**31")
+    M, N, K, C, beta = check_sgemm_operands(A, B, C, beta)
     if M == 0 or N == 0:
         return C
     args, grid, block = gemm_device_args(A, B, C, alpha, beta, tiling)

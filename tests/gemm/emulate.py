@@ -1,0 +1,125 @@
+"""Run a generated kernel on the CPU, for correctness tests on a machine without a GPU.
+
+The kernel's CUDA C++ is compiled with the host's g++ (C++20) after a small prelude maps CUDA's
+vocabulary onto the host: each block's threads are std::threads, ``__syncthreads()`` is a
+std::barrier, ``__shared__`` arrays are static (blocks run one after another), ``uint4``/``uint2`` are
+plain structs. Pointer arguments are CPU torch tensors (their data pointers), so a kernel computes on
+host memory exactly the addresses it would compute on the GPU. Slow (a thread per CUDA thread): meant
+for small problems that cover every code path, not for timing.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from typing import Any
+
+_PRELUDE = r"""
+#include <algorithm>
+#include <barrier>
+#include <thread>
+#include <vector>
+struct uint4 { unsigned x, y, z, w; };
+struct uint2 { unsigned x, y; };
+struct Dim3 { unsigned x = 0, y = 0, z = 0; };
+thread_local Dim3 threadIdx;
+static Dim3 blockIdx, blockDim, gridDim;
+static std::barrier<>* tc_barrier;
+#define __syncthreads() tc_barrier->arrive_and_wait()
+#define __global__
+#define __launch_bounds__(...)
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+using std::min;
+using std::max;
+"""
+
+_CACHE: dict[str, Any] = {}
+
+
+def available() -> bool:
+    """True when a C++20 host compiler (g++) is on the PATH."""
+    return shutil.which("g++") is not None
+
+
+def _params(source: str, name: str) -> list[str]:
+    """The C++ types of the kernel's parameters, in order: 'ptr', 'int' or 'float'."""
+    m = re.search(rf"{name}\(\s*(.*?)\)\s*\{{", source, re.S)
+    if m is None:
+        raise ValueError(f"no kernel {name} in the source")
+    kinds = []
+    for decl in (d.strip() for d in m.group(1).split(",") if d.strip()):
+        kinds.append("ptr" if "*" in decl else decl.split()[0])
+    return kinds
+
+
+def _library(source: str, name: str) -> Any:
+    key = hashlib.sha256(source.encode()).hexdigest()[:16]
+    if key in _CACHE:
+        return _CACHE[key]
+    kinds = _params(source, name)
+    call_args = []  # each parameter read from args[i] (pointers arrive as void* and are cast back)
+    body_src = source.replace("extern \"C\" ", "static ")
+    decl = re.search(rf"{name}\(\s*(.*?)\)\s*\{{", source, re.S).group(1)
+    ptypes = [d.strip().rsplit(" ", 1)[0] for d in decl.split(",") if d.strip()]
+    for i, (k, t) in enumerate(zip(kinds, ptypes)):
+        call_args.append(f"({t.replace('__restrict__', '').strip()})(*(void**)args[{i}])" if k == "ptr"
+                         else f"*({k}*)args[{i}]")
+    runner = f"""
+extern "C" void tc_run(void** args, unsigned gx, unsigned gy, unsigned gz, unsigned threads) {{
+    gridDim = Dim3{{gx, gy, gz}};
+    blockDim = Dim3{{threads, 1, 1}};
+    std::barrier<> bar(threads);
+    tc_barrier = &bar;
+    for (unsigned z = 0; z < gz; ++z) for (unsigned y = 0; y < gy; ++y) for (unsigned x = 0; x < gx; ++x) {{
+        blockIdx = Dim3{{x, y, z}};
+        std::vector<std::thread> pool;
+        for (unsigned t = 0; t < threads; ++t)
+            pool.emplace_back([=] {{ threadIdx = Dim3{{t, 0, 0}}; {name}({", ".join(call_args)}); }});
+        for (auto& th : pool) th.join();
+    }}
+}}
+"""
+    d = tempfile.mkdtemp(prefix="tc_emu_")
+    src = os.path.join(d, "k.cpp")
+    lib = os.path.join(d, "k.so")
+    with open(src, "w") as f:
+        f.write(_PRELUDE + body_src + runner)
+    r = subprocess.run(["g++", "-std=c++20", "-O1", "-fno-strict-aliasing", "-shared", "-fPIC", "-pthread",
+                        "-w", src, "-o", lib], capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"g++ failed on the emulated kernel:\n{r.stderr[-4000:]}")
+    handle = ctypes.CDLL(lib)
+    handle.tc_run.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
+                              ctypes.c_uint]
+    _CACHE[key] = (handle, kinds)
+    return _CACHE[key]
+
+
+def launch(kernel: Any, grid: Any, block: Any, *args: Any, **kwargs: Any) -> None:
+    """Run ``kernel[grid, block](*args)`` on the CPU (tensors must be CPU torch tensors)."""
+    key, leaves, _ = kernel._key(args, kwargs)
+    spec = kernel._specialization(key)
+    handle, kinds = _library(spec.source, spec.name)
+    values = [leaves[i] for i in spec.used]
+    keep = []
+    ptrs = (ctypes.c_void_p * len(values))()
+    for i, (k, v) in enumerate(zip(kinds, values)):
+        if k == "ptr":
+            c = ctypes.c_void_p(v.data_ptr())
+        elif k == "int":
+            c = ctypes.c_int(int(v))
+        elif k == "float":
+            c = ctypes.c_float(float(v))
+        else:
+            raise TypeError(f"unsupported parameter type {k}")
+        keep.append(c)
+        ptrs[i] = ctypes.cast(ctypes.pointer(c), ctypes.c_void_p)
+    g = (grid,) if isinstance(grid, int) else tuple(grid)
+    g = g + (1,) * (3 - len(g))
+    b = block if isinstance(block, int) else int(block[0])
+    handle.tc_run(ptrs, g[0], g[1], g[2], b)

@@ -1,0 +1,322 @@
+"""A tuned SIMT SGEMM in the kernel language: C = alpha * A @ B + beta * C in IEEE fp32 with FFMA.
+
+The tutorial's ``gemm_device`` (simt.py) reads shared memory one float at a time, keeps one smem buffer
+(two barriers per k-tile) and waits for global loads before computing. This kernel keeps its shape
+(full tensors -> CTA tiles -> thread partitions -> main loop -> epilogue) and changes what makes the
+difference on the hardware:
+
+* **Register tiling with 128-bit smem reads.** Each thread owns a (THR_M_VALS, THR_N_VALS) block of C
+  (8x8 for a 128x128 tile and 256 threads) made of 4x4 groups 64 rows / columns apart. A permutation of
+  the tile's m and n coordinates (CuTe's TiledMMA permutation) makes the plain raked ``local_partition``
+  hand each thread 4 contiguous elements per group, so every operand fragment load is one LDS.128; a
+  warp's lanes cover 4x8 (or 8x4) threads, so its LDS.128 read 4 (8) distinct 16-byte words: broadcast,
+  no bank conflicts.
+* **smem holds both operands m/n-contiguous** ((BLK_M, BLK_K) with the m stride 1), whatever their global
+  major; a K-major operand is transposed on its way in (4 STS.32 per 128-bit global load), and its rows
+  are padded by 4 floats so those transposing stores are conflict-free too.
+* **Double buffering** (CUTLASS's pipelined SIMT main loop): two smem stages, the next k-tile's global
+  loads (LDG.128) issued at the first k-step and stored to the other stage at the last one, the operand
+  fragments double-buffered in registers so the first fragment of the next tile is read across the one
+  barrier per k-tile while the last k-step's FFMAs run.
+* ``__launch_bounds__(threads, min_blocks)`` keeps ptxas at the register budget of 2 CTAs per SM (128
+  registers) for the 8x8 tiles; the CTA order can be rasterized in groups of n-tiles.
+
+Predication: with ``full`` (the host checks M, N, K are multiples of the CTA tile, 16-byte aligned
+pointers and leading dimensions that are multiples of 4) the kernel has no predicates at all. Otherwise
+the same kernel is traced with CuTe's identity-tensor predicates: global loads outside A or B become
+zeros (scalar loads), stores outside C are skipped; the smem -> register -> FFMA core is unchanged.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import tilecraft as tc
+from tilecraft import _, dsl
+from tilecraft.dsl import Constexpr, assume, blockIdx, threadIdx
+from tilecraft.layout.inttuple import imin
+from tilecraft.tensor import Tensor
+
+__all__ = ["SgemmConfig", "CONFIGS", "DEFAULT", "sgemm_tuned_kernel", "sgemm_tuned_args", "sgemm_tuned", "is_full"]
+
+VEC = 4  # floats per 128-bit access
+
+
+@dataclass(frozen=True)
+class SgemmConfig:
+    """A tiling of the tuned SGEMM.
+
+    CTA tile (blk_m, blk_n, blk_k); a warp's 32 lanes arranged lanes_m x lanes_n over the threads'
+    (m, n) grid, warps arranged warps_m x warps_n; each thread computes
+    (blk_m / thr_m) x (blk_n / thr_n) elements of C in 4x4 groups. ``min_blocks`` is the second
+    ``__launch_bounds__`` argument; ``pad`` floats pad each smem k-row; ``raster`` > 1 launches a 1-D
+    grid in which consecutive CTAs take ``raster`` neighbouring n-tiles of one m-tile before moving on
+    in m (1: a 2-D grid, m fastest).
+    """
+
+    blk_m: int = 128
+    blk_n: int = 128
+    blk_k: int = 8
+    lanes_m: int = 4
+    lanes_n: int = 8
+    warps_m: int = 4
+    warps_n: int = 2
+    min_blocks: int = 2
+    pad: int = 4
+    raster: int = 1
+
+    @property
+    def thr_m(self) -> int:
+        """Threads along m."""
+        return self.lanes_m * self.warps_m
+
+    @property
+    def thr_n(self) -> int:
+        """Threads along n."""
+        return self.lanes_n * self.warps_n
+
+    @property
+    def threads(self) -> int:
+        """Threads per CTA."""
+        return self.thr_m * self.thr_n
+
+    @property
+    def name(self) -> str:
+        """A short label: tile, lane arrangement, launch bound, raster."""
+        s = f"{self.blk_m}x{self.blk_n}x{self.blk_k}_w{self.lanes_m}x{self.lanes_n}_t{self.threads}_b{self.min_blocks}"
+        return s + (f"_r{self.raster}" if self.raster > 1 else "")
+
+    def validate(self) -> None:
+        """Raise ValueError naming the divisibility condition a tiling breaks."""
+        if self.lanes_m * self.lanes_n != 32:
+            raise ValueError(f"{self}: lanes_m * lanes_n must be 32")
+        for what, blk, thr in (("blk_m", self.blk_m, self.thr_m), ("blk_n", self.blk_n, self.thr_n)):
+            if blk % (thr * VEC):
+                raise ValueError(f"{self}: {what}={blk} must be a multiple of {VEC} x its {thr} threads")
+        for what, blk in (("blk_m", self.blk_m), ("blk_n", self.blk_n)):
+            for c, o in ((blk, self.blk_k), (self.blk_k, blk)):  # both global majors
+                thr_c = c // VEC
+                if c % VEC or self.threads % thr_c or o % (self.threads // thr_c):
+                    raise ValueError(f"{self}: the {what} x blk_k tile cannot be split into {VEC}-float "
+                                     f"vectors among {self.threads} threads")
+
+
+#: The tilings the benchmark compares (names are SgemmConfig.name). Why each:
+CONFIGS: dict[str, SgemmConfig] = {c.name: c for c in (
+    SgemmConfig(),                                            # 128x128x8, 8x8 per thread, 2 CTAs/SM
+    SgemmConfig(lanes_m=8, lanes_n=4),                        # the other lane arrangement
+    SgemmConfig(blk_k=16),                                    # half the barriers, twice the loads in flight
+    SgemmConfig(raster=8),                                    # L2-friendlier CTA order
+    SgemmConfig(blk_n=256, min_blocks=1),                     # 8x16 per thread (more FFMA per LDS), 1 CTA/SM
+    SgemmConfig(blk_m=256, lanes_m=8, lanes_n=4, warps_m=2, warps_n=4, min_blocks=1),  # 16x8 per thread
+    SgemmConfig(blk_m=64, blk_n=128, warps_m=2, warps_n=2, min_blocks=4),  # 128 threads, 8x8, 4 CTAs/SM
+    SgemmConfig(blk_m=128, blk_n=64, lanes_m=8, lanes_n=4, warps_m=2, warps_n=2, min_blocks=4),
+)}
+DEFAULT = SgemmConfig()
+
+
+def vector_permutation(threads: int, extent: int) -> Any:
+    """The permutation of [0, extent) under which raked partitioning among ``threads`` threads gives
+    each thread runs of VEC contiguous elements: index t + threads * (v + VEC * r) -> VEC * t + v +
+    threads * VEC * r (thread t, element v of its run r). CuTe's TiledMMA/TiledCopy permutation tile."""
+    return tc.make_layout((threads, VEC, extent // (threads * VEC)), (VEC, 1, threads * VEC))
+
+
+def _modes(x: Tensor, *modes: int) -> Tensor:
+    """The same tensor with its modes reordered (a view)."""
+    return Tensor(x.engine, tc.select(x.layout, *modes), x.offset)
+
+
+def _copy_partition(x: Tensor, contiguous: int, threads: int) -> Tensor:
+    """Thread threadIdx.x's part of a (BLK_MN, BLK_K, ...) tile in a global->smem copy: runs of VEC
+    elements along the mode `contiguous` (0 or 1), threads arranged contiguous-mode-first, so a warp's
+    128-bit accesses are adjacent. Result: (VEC, REPS, ...) with the run first (what copy vectorizes)."""
+    rest = tuple(range(2, x.rank))
+    view = _modes(x, contiguous, 1 - contiguous, *rest)                      # (C, O, ...)
+    c, o = tc.size(view, 0), tc.size(view, 1)
+    thr = tc.make_layout((c // VEC, threads // (c // VEC)))                  # (THR_C, THR_O) -> thread
+    assume(o % tc.size(thr, 1) == 0, "the other mode must split evenly among the threads")
+    perm = (vector_permutation(c // VEC, c),) + (None,) * (view.rank - 1)
+    return tc.local_partition(tc.composition(view, perm), thr, threadIdx.x)  # (VEC, REPS, ...)
+
+
+def _contiguous_mode(x: Tensor) -> int:
+    """0 or 1: the mode of a 2-D global tensor with the static unit stride (1, K-major, when neither)."""
+    return 0 if x.stride[0] == 1 and isinstance(x.stride[0], int) else 1
+
+
+@dsl.kernel
+def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
+    """C (M,N) = alpha * A (M,K) @ B^T + beta * C with B given as (N,K); see the module docstring."""
+    dsl.launch_bounds(cfg.threads, cfg.min_blocks)                       # __launch_bounds__(THREADS, MIN_BLOCKS)
+    bM, bN, bK = cfg.blk_m, cfg.blk_n, cfg.blk_k
+    cta_tiler = (bM, bN, bK)                                              # (BLK_M, BLK_N, BLK_K)
+    M, K = A.shape
+    N = B.shape[0]
+
+    #
+    # CTA tiles
+    #
+    if cfg.raster > 1:
+        # consecutive CTAs: `raster` neighbouring n-tiles of one m-tile, then the next m-tile
+        raster = tc.make_layout((cfg.raster, tc.ceil_div(M, bM), tc.ceil_div(N, bN) // cfg.raster))
+        n_lo, m_tile, n_hi = tc.idx2crd(blockIdx.x, raster.shape)        # (r, m, n/r)
+        cta_coord = (m_tile, n_lo + cfg.raster * n_hi, _)                  # (m,n,k)
+    else:
+        cta_coord = (blockIdx.x, blockIdx.y, _)                           # (m,n,k)
+    gA = tc.local_tile(A, cta_tiler, cta_coord, (1, None, 1))             # (BLK_M,BLK_K,k)
+    gB = tc.local_tile(B, cta_tiler, cta_coord, (None, 1, 1))             # (BLK_N,BLK_K,k)
+    gC = tc.local_tile(C, cta_tiler, cta_coord, (1, 1, None))             # (BLK_M,BLK_N)
+
+    # Two smem stages per operand, m (n) contiguous, k-rows padded so transposing stores miss each other
+    sA = dsl.smem_tensor(dsl.float32, tc.make_layout((bM, bK, 2), (1, bM + cfg.pad, bK * (bM + cfg.pad))))  # (BLK_M,BLK_K,2)
+    sB = dsl.smem_tensor(dsl.float32, tc.make_layout((bN, bK, 2), (1, bN + cfg.pad, bK * (bN + cfg.pad))))  # (BLK_N,BLK_K,2)
+
+    #
+    # Global -> register -> smem copies: 128-bit runs along each operand's contiguous mode
+    #
+    a_c, b_c = _contiguous_mode(A), _contiguous_mode(B)
+    tAgA = _copy_partition(gA, a_c, cfg.threads)                          # (VEC,REPS,k)
+    tAsA = _copy_partition(sA, a_c, cfg.threads)                          # (VEC,REPS,2)
+    tBgB = _copy_partition(gB, b_c, cfg.threads)                          # (VEC,REPS,k)
+    tBsB = _copy_partition(sB, b_c, cfg.threads)                          # (VEC,REPS,2)
+    tArA = tc.make_fragment_like(tAsA(_, _, 0))                           # (VEC,REPS) prefetch registers
+    tBrB = tc.make_fragment_like(tBsB(_, _, 0))                           # (VEC,REPS) prefetch registers
+    if not full:
+        # Predicates: the same partitions of identity tensors give each element's (m,k) / (n,k)
+        cA = tc.local_tile(tc.make_identity_tensor((M, K)), cta_tiler, cta_coord, (1, None, 1))  # (BLK_M,BLK_K,k)
+        cB = tc.local_tile(tc.make_identity_tensor((N, K)), cta_tiler, cta_coord, (None, 1, 1))  # (BLK_N,BLK_K,k)
+        tAcA = _copy_partition(cA, a_c, cfg.threads)                      # (VEC,REPS,k) -> (m,k)
+        tBcB = _copy_partition(cB, b_c, cfg.threads)                      # (VEC,REPS,k) -> (n,k)
+
+    def load_tile(k_tile: Any) -> None:
+        """Global k-tile -> prefetch registers (zeros outside A and B when not full)."""
+        if full:
+            dsl.copy(tAgA(_, _, k_tile), tArA)
+            dsl.copy(tBgB(_, _, k_tile), tBrB)
+        else:
+            dsl.copy_if(dsl.elem_less(tAcA(_, _, k_tile), (M, K)), tAgA(_, _, k_tile), tArA, zfill=True)
+            dsl.copy_if(dsl.elem_less(tBcB(_, _, k_tile), (N, K)), tBgB(_, _, k_tile), tBrB, zfill=True)
+
+    #
+    # Thread partitions of the FFMA core: 4x4 groups, contiguous in smem, so fragments load as LDS.128
+    #
+    tC = tc.make_layout(((cfg.lanes_m, cfg.warps_m), (cfg.lanes_n, cfg.warps_n)),
+                        ((1, 32), (cfg.lanes_m, 32 * cfg.warps_m)))      # (THR_M,THR_N) -> thread: lanes, then warps
+    perm_m = vector_permutation(cfg.thr_m, bM)                            # (THR_M,VEC,REP_M) -> m
+    perm_n = vector_permutation(cfg.thr_n, bN)                            # (THR_N,VEC,REP_N) -> n
+    tCsA = tc.local_partition(tc.composition(sA, (perm_m, None, None)), tC, threadIdx.x, (1, None))  # (THR_M_VALS,BLK_K,2)
+    tCsB = tc.local_partition(tc.composition(sB, (perm_n, None, None)), tC, threadIdx.x, (None, 1))  # (THR_N_VALS,BLK_K,2)
+    tCgC = tc.local_partition(tc.composition(gC, (perm_m, perm_n)), tC, threadIdx.x)                # (THR_M_VALS,THR_N_VALS)
+    vals_m, vals_n = tc.size(tCsA, 0), tc.size(tCsB, 0)
+    tCrA = dsl.make_rmem_tensor(dsl.float32, (vals_m, 2))                 # (THR_M_VALS,2) double-buffered fragment
+    tCrB = dsl.make_rmem_tensor(dsl.float32, (vals_n, 2))                 # (THR_N_VALS,2) double-buffered fragment
+    # accumulators ordered like C's contiguous mode, so the epilogue stores 128 bits at a time
+    c_c = _contiguous_mode(C)
+    tCrC = dsl.make_rmem_tensor(dsl.float32, tc.make_layout((vals_m, vals_n), tc.LayoutLeft if c_c == 0 else tc.LayoutRight))  # (THR_M_VALS,THR_N_VALS)
+    dsl.clear(tCrC)
+
+    #
+    # Main loop: compute on stage k_tile % 2 while the next k-tile travels global -> registers -> the other stage
+    #
+    k_tile_max = K // bK if full else tc.ceil_div(K, bK)
+    load_tile(0)                                                          # prologue: k-tile 0 -> stage 0
+    dsl.copy(tArA, tAsA(_, _, 0))
+    dsl.copy(tBrB, tBsB(_, _, 0))
+    dsl.syncthreads()
+    dsl.copy(tCsA(_, 0, 0), tCrA(_, 0))                                   # first fragments
+    dsl.copy(tCsB(_, 0, 0), tCrB(_, 0))
+    for k_tile in dsl.range(k_tile_max):
+        read = k_tile % 2                                                 # the stage holding this k-tile
+        write = 1 - read                                                  # the stage the next k-tile goes to
+        for k in range(bK):
+            if k == bK - 1:
+                # every thread is past its last read of stage `write` (the barrier of the previous k-tile)
+                dsl.copy(tArA, tAsA(_, _, write))
+                dsl.copy(tBrB, tBsB(_, _, write))
+                dsl.syncthreads()
+            k_next, stage = (k + 1, read) if k + 1 < bK else (0, write)
+            dsl.copy(tCsA(_, k_next, stage), tCrA(_, (k + 1) % 2))        # fragments of step k+1 ...
+            dsl.copy(tCsB(_, k_next, stage), tCrB(_, (k + 1) % 2))
+            if k == 0:
+                # the last k-tile reloads itself (a wasted load, but no branch in the loop)
+                load_tile(imin(k_tile + 1, k_tile_max - 1))
+            dsl.gemm(tCrA(_, k % 2), tCrB(_, k % 2), tCrC)                # ... while step k computes: (THR_M_VALS,THR_N_VALS) += outer product
+
+    #
+    # Epilogue
+    #
+    if full:
+        tCrD = dsl.make_rmem_tensor(dsl.float32, tCrC.layout)             # (THR_M_VALS,THR_N_VALS) C, ordered like tCrC
+        order = (0, 1) if c_c == 0 else (1, 0)                           # C's contiguous mode first: 128-bit stores
+        with dsl.if_(dsl.eq(beta, 0.0)):
+            dsl.axpby(alpha, tCrC, 0, tCrC)                              # C is not read (it may hold NaN)
+            dsl.copy(_modes(tCrC, *order), _modes(tCgC, *order))
+        with dsl.else_():
+            dsl.copy(_modes(tCgC, *order), _modes(tCrD, *order))
+            dsl.axpby(alpha, tCrC, beta, tCrD)
+            dsl.copy(_modes(tCrD, *order), _modes(tCgC, *order))
+    else:
+        cC = tc.local_tile(tc.make_identity_tensor((M, N)), cta_tiler, cta_coord, (1, 1, None))  # (BLK_M,BLK_N)
+        tCcC = tc.local_partition(tc.composition(cC, (perm_m, perm_n)), tC, threadIdx.x)        # (THR_M_VALS,THR_N_VALS) -> (m,n)
+        dsl.axpby(alpha, tCrC, beta, tCgC, pred=dsl.elem_less(tCcC, (M, N)))  # C = alpha A B + beta C inside (M,N)
+
+
+# ----------------------------------------------------------------------------- host side
+
+def _aligned_for_vectors(x: Any) -> bool:
+    """x (2-D) has a unit-stride mode, a 16-byte aligned data pointer and an other stride that is a
+    multiple of 4 floats: every 4-float run the kernel reads or writes is one 128-bit access."""
+    s = x.stride()
+    unit = [i for i in (0, 1) if s[i] == 1 or x.shape[i] == 1]
+    if not unit:
+        return False
+    other = s[1 - unit[0]] if x.shape[1 - unit[0]] > 1 else 0
+    return x.data_ptr() % 16 == 0 and other % VEC == 0
+
+
+def is_full(A: Any, Bt: Any, C: Any, cfg: SgemmConfig) -> bool:
+    """True when the unpredicated kernel applies: M, N, K multiples of the CTA tile and every operand
+    laid out for 128-bit accesses (see _aligned_for_vectors). Bt is B as (N,K)."""
+    (M, K), N = A.shape, Bt.shape[0]
+    if M % cfg.blk_m or N % cfg.blk_n or K % cfg.blk_k or K == 0:
+        return False
+    return all(_aligned_for_vectors(x) for x in (A, Bt, C))
+
+
+def sgemm_tuned_args(A: Any, B: Any, C: Any, alpha: float, beta: float,
+                     cfg: SgemmConfig = DEFAULT) -> tuple[tuple, tuple, tuple]:
+    """(args, grid, block) to launch sgemm_tuned_kernel for C = alpha * A @ B + beta * C, with A (M,K),
+    B (K,N), C (M,N) torch tensors of any strides. The rasterized grid is used only when the n-tiles
+    split into whole groups (else the 2-D grid)."""
+    import numpy as np
+
+    cfg.validate()
+    Bt = B.t()  # the kernel takes B as (N,K)
+    M, N = C.shape
+    tiles_m, tiles_n = -(-M // cfg.blk_m), -(-N // cfg.blk_n)
+    if cfg.raster > 1 and tiles_n % cfg.raster:
+        cfg = replace(cfg, raster=1)
+    full = is_full(A, Bt, C, cfg)
+    grid = (tiles_m * tiles_n,) if cfg.raster > 1 else (tiles_m, tiles_n)
+    args = (A, Bt, C, np.float32(alpha), np.float32(beta), cfg, full)
+    return args, grid, (cfg.threads,)
+
+
+def sgemm_tuned(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0,
+                config: SgemmConfig = DEFAULT) -> Any:
+    """C = alpha * A @ B + beta * C with the tuned SIMT kernel; returns C (new when C is None).
+
+    A (M,K), B (K,N) and C (M,N) are float32 CUDA tensors on one device with any strides. Shapes that
+    are multiples of the CTA tile with 128-bit-ready layouts run the unpredicated kernel, all others
+    its predicated trace (see the module docstring). As in BLAS, C is not read when beta is 0. Raises
+    TypeError/ValueError on wrong dtypes, devices, ranks, shapes or overlapping outputs.
+    """
+    from tilecraft.gemm.simt import check_sgemm_operands
+
+    M, N, K, C, beta = check_sgemm_operands(A, B, C, beta, "sgemm_tuned")
+    if M == 0 or N == 0:
+        return C
+    args, grid, block = sgemm_tuned_args(A, B, C, alpha, beta, config)
+    sgemm_tuned_kernel[grid, block](*args)
+    return C
