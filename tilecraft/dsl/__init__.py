@@ -13,6 +13,7 @@ from tilecraft.dsl.memory import (
     DType, as_dtype, bool_, elem_less, float32, float64, int8, int32, int64, make_gmem_ptr, make_rmem_tensor,
     make_smem_ptr, smem_tensor, uint8, uint32,
 )
+from tilecraft.dsl.partition import permute_modes, vector_permutation
 from tilecraft.dsl.trace import (
     assume, blockDim, blockIdx, declare, else_, gridDim, if_, launch_bounds, range, syncthreads, threadIdx,
 )
@@ -24,5 +25,5 @@ __all__ = [
     "DType", "as_dtype", "bool_", "elem_less", "float32", "float64", "int8", "int32", "int64", "make_gmem_ptr",
     "make_rmem_tensor", "make_smem_ptr", "smem_tensor", "uint8", "uint32",
     "assume", "blockDim", "blockIdx", "declare", "else_", "gridDim", "if_", "launch_bounds", "range",
-    "syncthreads", "threadIdx",
+    "syncthreads", "threadIdx", "permute_modes", "vector_permutation",
 ]

@@ -34,6 +34,7 @@ from typing import Any
 import tilecraft as tc
 from tilecraft import _, dsl
 from tilecraft.dsl import Constexpr, assume, blockIdx, threadIdx
+from tilecraft.dsl.partition import permute_modes, vector_permutation
 from tilecraft.layout.inttuple import imin
 from tilecraft.tensor import Tensor
 
@@ -115,24 +116,12 @@ CONFIGS: dict[str, SgemmConfig] = {c.name: c for c in (
 DEFAULT = SgemmConfig()
 
 
-def vector_permutation(threads: int, extent: int) -> Any:
-    """The permutation of [0, extent) under which raked partitioning among ``threads`` threads gives
-    each thread runs of VEC contiguous elements: index t + threads * (v + VEC * r) -> VEC * t + v +
-    threads * VEC * r (thread t, element v of its run r). CuTe's TiledMMA/TiledCopy permutation tile."""
-    return tc.make_layout((threads, VEC, extent // (threads * VEC)), (VEC, 1, threads * VEC))
-
-
-def _modes(x: Tensor, *modes: int) -> Tensor:
-    """The same tensor with its modes reordered (a view)."""
-    return Tensor(x.engine, tc.select(x.layout, *modes), x.offset)
-
-
 def _copy_partition(x: Tensor, contiguous: int, threads: int) -> Tensor:
     """Thread threadIdx.x's part of a (BLK_MN, BLK_K, ...) tile in a global->smem copy: runs of VEC
     elements along the mode `contiguous` (0 or 1), threads arranged contiguous-mode-first, so a warp's
     128-bit accesses are adjacent. Result: (VEC, REPS, ...) with the run first (what copy vectorizes)."""
     rest = tuple(range(2, x.rank))
-    view = _modes(x, contiguous, 1 - contiguous, *rest)                      # (C, O, ...)
+    view = permute_modes(x, contiguous, 1 - contiguous, *rest)               # (C, O, ...)
     c, o = tc.size(view, 0), tc.size(view, 1)
     thr = tc.make_layout((c // VEC, threads // (c // VEC)))                  # (THR_C, THR_O) -> thread
     assume(o % tc.size(thr, 1) == 0, "the other mode must split evenly among the threads")
@@ -251,11 +240,11 @@ def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
         order = (0, 1) if c_c == 0 else (1, 0)                           # C's contiguous mode first: 128-bit stores
         with dsl.if_(dsl.eq(beta, 0.0)):
             dsl.axpby(alpha, tCrC, 0, tCrC)                              # C is not read (it may hold NaN)
-            dsl.copy(_modes(tCrC, *order), _modes(tCgC, *order))
+            dsl.copy(permute_modes(tCrC, *order), permute_modes(tCgC, *order))
         with dsl.else_():
-            dsl.copy(_modes(tCgC, *order), _modes(tCrD, *order))
+            dsl.copy(permute_modes(tCgC, *order), permute_modes(tCrD, *order))
             dsl.axpby(alpha, tCrC, beta, tCrD)
-            dsl.copy(_modes(tCrD, *order), _modes(tCgC, *order))
+            dsl.copy(permute_modes(tCrD, *order), permute_modes(tCgC, *order))
     else:
         cC = tc.local_tile(tc.make_identity_tensor((M, N)), cta_tiler, cta_coord, (1, 1, None))  # (BLK_M,BLK_N)
         tCcC = tc.local_partition(tc.composition(cC, (perm_m, perm_n)), tC, threadIdx.x)        # (THR_M_VALS,THR_N_VALS) -> (m,n)
