@@ -35,7 +35,8 @@ class MMAAtom:
     ``layout_a_tv``: (thread, value) -> index of A's element in the M×K tile (column-major, so
     index m + M*k); ``layout_b_tv``: into the N×K tile; ``layout_c_tv``: into the M×N tile.
     ``thr_id``: logical thread -> thread index within the instruction's threads (a warp, or a
-    warpgroup for wgmma). ``ptx`` is the instruction, ``cxx`` the atoms.cuh wrapper that issues it.
+    warpgroup for wgmma). ``ptx`` is the instruction, ``cxx`` the atoms.cuh wrapper that issues it
+    ("" for wgmma, described here ahead of its wrappers).
     """
 
     name: str
@@ -159,8 +160,7 @@ def wgmma_atom(n: int, a_type: str = "f16", b_type: str | None = None, c_type: s
     ptx = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.{c_type}.{a_type}.{b_type}"
     name = f"SM90_64x{n}x{k}_{c_type.upper()}{a_type.upper()}{b_type.upper()}_{operands.upper()}"
     return MMAAtom(name, ptx, (64, n, k), Layout(128), a, _wgmma_smem_layout(n, k), _wgmma_c_layout(n),
-                   a_type, b_type, c_type, "sm_90a", f"tc::wgmma_m64n{n}k{k}_{c_type}_{a_type}_{operands}",
-                   operands, major_a, major_b)
+                   a_type, b_type, c_type, "sm_90a", "", operands, major_a, major_b)
 
 
 # ----------------------------------------------------------------------------------- tiled MMA

@@ -1,0 +1,151 @@
+// atoms.cuh: the instructions behind tilecraft.atoms, as thin inline-PTX wrappers.
+//
+// Each Python atom (tilecraft/atoms) names the wrapper that issues it in its `cxx` field; which
+// thread holds which element is the atom's layouts' business, not this header's. Like
+// tilecraft.cuh (which it includes, and whose cp_async_16 / ldmatrix_x4 / fences it keeps), no CUDA
+// or C++ standard headers: fragments are passed as 32-bit registers (two 16-bit or four 8-bit
+// elements each, packed as the PTX ISA's fragment tables say) and shared-memory operands as
+// 32-bit shared-window addresses (tc::smem_u32).
+#pragma once
+
+#include <tilecraft/tilecraft.cuh>
+
+namespace tc {
+
+// ------------------------------------------------------------------ universal (vectorized) copies
+// One thread moves 1..16 contiguous bytes with one load and one store; both addresses must be
+// aligned to the width (the layouts guarantee it when they vectorize).
+struct alignas(8) b64_t { u32 x, y; };
+struct alignas(16) b128_t { u32 x, y, z, w; };
+
+TC_DEVICE void copy_b8(const void* src, void* dst) { *static_cast<u8*>(dst) = *static_cast<const u8*>(src); }
+TC_DEVICE void copy_b16(const void* src, void* dst) { *static_cast<u16*>(dst) = *static_cast<const u16*>(src); }
+TC_DEVICE void copy_b32(const void* src, void* dst) { *static_cast<u32*>(dst) = *static_cast<const u32*>(src); }
+TC_DEVICE void copy_b64(const void* src, void* dst) { *static_cast<b64_t*>(dst) = *static_cast<const b64_t*>(src); }
+TC_DEVICE void copy_b128(const void* src, void* dst) {
+    *static_cast<b128_t*>(dst) = *static_cast<const b128_t*>(src);
+}
+
+// ------------------------------------------------------------------ cp.async (sm80): global -> shared
+// .ca caches in L1 (4, 8 or 16 bytes), .cg only in L2 (16 bytes). The _zfill forms copy src_bytes
+// (0 for a false predicate) and zero-fill the rest: how a ragged tile edge is guarded.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+#define TC_CP_ASYNC(NAME, LEVEL, N)                                                                     \
+    TC_DEVICE void NAME(u32 smem_addr, const void* gmem) {                                             \
+        asm volatile("cp.async." LEVEL ".shared.global [%0], [%1], " #N ";" ::"r"(smem_addr), "l"(gmem) \
+                     : "memory");                                                                      \
+    }                                                                                                  \
+    TC_DEVICE void NAME##_zfill(u32 smem_addr, const void* gmem, u32 src_bytes) {                      \
+        asm volatile("cp.async." LEVEL ".shared.global [%0], [%1], " #N ", %2;" ::"r"(smem_addr),       \
+                     "l"(gmem), "r"(src_bytes)                                                         \
+                     : "memory");                                                                      \
+    }
+TC_CP_ASYNC(cp_async_ca_4, "ca", 4)
+TC_CP_ASYNC(cp_async_ca_8, "ca", 8)
+TC_CP_ASYNC(cp_async_ca_16, "ca", 16)
+TC_CP_ASYNC(cp_async_cg_16, "cg", 16)
+#undef TC_CP_ASYNC
+#endif
+
+// ------------------------------------------------------------------ ldmatrix (sm75): shared -> registers
+// Threads 8i..8i+7 give the row addresses of matrix i (16 bytes each); thread t receives 32 bits of
+// every matrix: row t/4, elements 2(t%4) and 2(t%4)+1 (with .trans: column t/4, rows 2(t%4), +1).
+TC_DEVICE void ldmatrix_x1(u32 smem_addr, u32& r0) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r0) : "r"(smem_addr));
+}
+TC_DEVICE void ldmatrix_x2(u32 smem_addr, u32& r0, u32& r1) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];" : "=r"(r0), "=r"(r1) : "r"(smem_addr));
+}
+TC_DEVICE void ldmatrix_x1_trans(u32 smem_addr, u32& r0) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];" : "=r"(r0) : "r"(smem_addr));
+}
+TC_DEVICE void ldmatrix_x2_trans(u32 smem_addr, u32& r0, u32& r1) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                 : "=r"(r0), "=r"(r1)
+                 : "r"(smem_addr));
+}
+TC_DEVICE void ldmatrix_x4_trans(u32 smem_addr, u32& r0, u32& r1, u32& r2, u32& r3) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(smem_addr));
+}
+
+// ------------------------------------------------------------------ stmatrix (sm90): registers -> shared
+// ldmatrix in reverse: the same thread <-> element assignment, written to the row addresses.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+TC_DEVICE void stmatrix_x1(u32 smem_addr, u32 r0) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x1.shared.b16 [%0], {%1};" ::"r"(smem_addr), "r"(r0) : "memory");
+}
+TC_DEVICE void stmatrix_x2(u32 smem_addr, u32 r0, u32 r1) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};" ::"r"(smem_addr), "r"(r0), "r"(r1)
+                 : "memory");
+}
+TC_DEVICE void stmatrix_x4(u32 smem_addr, u32 r0, u32 r1, u32 r2, u32 r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(smem_addr), "r"(r0),
+                 "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+}
+TC_DEVICE void stmatrix_x1_trans(u32 smem_addr, u32 r0) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x1.trans.shared.b16 [%0], {%1};" ::"r"(smem_addr), "r"(r0) : "memory");
+}
+TC_DEVICE void stmatrix_x2_trans(u32 smem_addr, u32 r0, u32 r1) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};" ::"r"(smem_addr), "r"(r0),
+                 "r"(r1)
+                 : "memory");
+}
+TC_DEVICE void stmatrix_x4_trans(u32 smem_addr, u32 r0, u32 r1, u32 r2, u32 r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(smem_addr),
+                 "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+}
+#endif
+
+// ------------------------------------------------------------------ mma.sync (sm80 / sm89)
+// d = a * b + c for one warp; A row-major (M×K), B column-major (K×N), as the .row.col forms require.
+// a: 4 registers, b: 2 registers, c/d: 4 accumulators (2 packed f16x2 registers for f16 accumulation).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+#define TC_MMA_F32(NAME, SHAPE_TYPES)                                                                       \
+    TC_DEVICE void NAME(f32* d, const u32* a, const u32* b, const f32* c) {                                \
+        asm volatile("mma.sync.aligned." SHAPE_TYPES " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "     \
+                     "{%10, %11, %12, %13};"                                                               \
+                     : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])                                      \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), \
+                       "f"(c[2]), "f"(c[3]));                                                              \
+    }
+TC_MMA_F32(mma_m16n8k16_f32_f16, "m16n8k16.row.col.f32.f16.f16.f32")
+TC_MMA_F32(mma_m16n8k16_f32_bf16, "m16n8k16.row.col.f32.bf16.bf16.f32")
+TC_MMA_F32(mma_m16n8k8_f32_tf32, "m16n8k8.row.col.f32.tf32.tf32.f32")
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 890
+TC_MMA_F32(mma_m16n8k32_f32_e4m3, "m16n8k32.row.col.f32.e4m3.e4m3.f32")
+#endif
+#undef TC_MMA_F32
+
+TC_DEVICE void mma_m16n8k16_f16_f16(u32* d, const u32* a, const u32* b, const u32* c) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};"
+                 : "=r"(d[0]), "=r"(d[1])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]));
+}
+
+TC_DEVICE void mma_m16n8k32_s32_s8(i32* d, const u32* a, const u32* b, const i32* c) {
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%10, %11, %12, %13};"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]),
+                   "r"(c[3]));
+}
+#endif
+
+// ------------------------------------------------------------------ wgmma ordering (sm90a)
+// The warpgroup MMAs themselves come with issue 8; these order them against register and
+// shared-memory traffic: fence before the first wgmma that reads registers written since, commit
+// the issued wgmmas as a group, and wait until at most N groups are pending.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+TC_DEVICE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+TC_DEVICE void wgmma_commit_group() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+TC_DEVICE void wgmma_wait_group() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+#endif
+
+}  // namespace tc
