@@ -319,3 +319,12 @@ def test_like_layouts_with_symbolic_strides_are_column_major():
     assert tc.flatten(frag.shape) == (8, 8) and tc.flatten(frag.stride) == (1, 8)
     # static strides keep their order
     assert tc.make_layout_like(tc.Layout((4, 8), (8, 1))) == tc.Layout((4, 8), (8, 1))
+
+
+def test_make_fragment_like_of_swizzled_smem_is_laid_out_like_the_inner_layout():
+    # CuTe: make_fragment_like(Swizzle o L) == make_fragment_like(L); registers are never swizzled
+    sw = tc.composition(tc.Swizzle(3, 3, 3), tc.Layout(((2, 4), 8, 2), ((8, 64), 1, 512)))
+    t = tc.make_tensor(np.zeros(1024, dtype=np.float16), sw)
+    frag = tc.make_fragment_like(t)
+    assert frag.layout == tc.make_fragment_like(sw.inner) == tc.make_fragment_like(sw)
+    assert frag.layout == tc.Layout(((2, 4), 8, 2), ((1, 2), 8, 64)) and frag.dtype == np.float16

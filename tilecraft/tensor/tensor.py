@@ -200,11 +200,13 @@ def _zero_strides_to_ones(m0: Layout) -> Any:
 
 def make_fragment_like(x: Any, dtype: Any = None) -> Any:
     """Fresh storage shaped like x (a Tensor or a Layout): mode 0 compact column-major (CuTe's choice,
-    since mode 0 is the value mode of copy/MMA atoms), other modes ordered like x's strides."""
-    if isinstance(x, Layout):
-        return _fragment_with_zero_strides(x)
-    lay = _fragment_with_zero_strides(x.layout)
-    return _alloc_like(x, lay, dtype)
+    since mode 0 is the value mode of copy/MMA atoms), other modes ordered like x's strides. A swizzled
+    x (Swizzle o layout) is laid out like its inner layout: registers are not swizzled."""
+    from tilecraft.layout import ComposedLayout
+    if isinstance(x, (Layout, ComposedLayout)):
+        return _fragment_with_zero_strides(x.inner if isinstance(x, ComposedLayout) else x)
+    lay = x.layout.inner if isinstance(x.layout, ComposedLayout) else x.layout
+    return _alloc_like(x, _fragment_with_zero_strides(lay), dtype)
 
 
 def _fragment_with_zero_strides(L: Layout) -> Layout:
