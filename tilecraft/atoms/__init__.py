@@ -12,6 +12,7 @@ from tilecraft.atoms.mma import (
     SM80_16x8x16_F32F16F16F32_TN, SM80_16x8x32_S32S8S8S32_TN, SM80_ATOMS, SM89_16x8x32_F32E4M3E4M3F32_TN, MMAAtom,
     ThrMMA, TiledMMA, make_tiled_mma, partition_shape_A, partition_shape_B, partition_shape_C, wgmma_atom,
 )
+from tilecraft.atoms.picture import draw_tiled_copy, draw_tiled_mma, tv_owners
 from tilecraft.atoms.smem import (
     GmmaDescriptor, gmma_layout_atom, make_gmma_desc, shared_memory_wavefronts, smem_swizzle_atom,
 )
@@ -23,5 +24,6 @@ __all__ = [
     "SM80_16x8x16_F32F16F16F32_TN", "SM80_16x8x32_S32S8S8S32_TN", "SM80_ATOMS", "SM89_16x8x32_F32E4M3E4M3F32_TN",
     "MMAAtom", "ThrMMA", "TiledMMA", "make_tiled_mma", "partition_shape_A", "partition_shape_B",
     "partition_shape_C", "wgmma_atom",
+    "draw_tiled_copy", "draw_tiled_mma", "tv_owners",
     "GmmaDescriptor", "gmma_layout_atom", "make_gmma_desc", "shared_memory_wavefronts", "smem_swizzle_atom",
 ]

@@ -137,7 +137,8 @@ def _stride(L: Layout, *path: int) -> int:
 
 def make_gmma_desc(smem_layout: Any, major: str, elem: str | int, start_address: int = 0) -> GmmaDescriptor:
     """The wgmma descriptor of a rank-2 (MN, K) operand tile with the given shared-memory layout (a
-    swizzled ComposedLayout or a plain Layout, in elements) starting at byte `start_address`.
+    swizzled ComposedLayout, possibly a slice with an offset, or a plain Layout, in elements) of a
+    buffer starting at byte `start_address`.
 
     As CuTe's make_gmma_desc: the layout is re-expressed in 16-byte units and divided into the
     canonical form of its swizzling mode, K-major ((8,m),(2,...)) or MN-major ((W,m),(8,k)); the
@@ -146,10 +147,13 @@ def make_gmma_desc(smem_layout: Any, major: str, elem: str | int, start_address:
     """
     bits = bits_of(elem)
     if isinstance(smem_layout, ComposedLayout):
-        if not isinstance(smem_layout.outer, Swizzle) or smem_layout.offset != 0:
-            raise ValueError(f"make_gmma_desc: expected Swizzle o 0 o layout, got {smem_layout}")
+        if not isinstance(smem_layout.outer, Swizzle) or not isinstance(smem_layout.offset, int):
+            raise ValueError(f"make_gmma_desc: expected Swizzle o offset o layout, got {smem_layout}")
         sw_bytes = _swizzle_bytes_of(smem_layout.outer, bits)
         inner = smem_layout.inner
+        # A slice of a larger tile (one k-block) starts `offset` elements in, before swizzling: the
+        # hardware applies the swizzle to the addresses it forms, as the layout does to offsets.
+        start_address += smem_layout.offset * bits // 8
     else:
         sw_bytes, inner = 0, smem_layout
     if inner.rank != 2:
