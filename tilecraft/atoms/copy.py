@@ -69,14 +69,17 @@ class CopyAtom:
 
     @property
     def num_threads(self) -> int:
+        """The threads one instruction takes (1, or a warp for ldmatrix/stmatrix)."""
         return size(self.thr_id)
 
     @property
     def num_val_src(self) -> int:
+        """Source elements per thread per instruction."""
         return size(self.layout_src[1])
 
     @property
     def num_val_dst(self) -> int:
+        """Destination elements per thread per instruction."""
         return size(self.layout_dst[1])
 
     def with_value_bits(self, val: str | int) -> "CopyAtom":

@@ -58,6 +58,7 @@ class MMAAtom:
 
     @property
     def num_threads(self) -> int:
+        """The threads one instruction takes (32, or 128 for a wgmma warpgroup)."""
         return size(self.thr_id)
 
     def __str__(self) -> str:
@@ -213,6 +214,7 @@ class TiledMMA:
 
     @property
     def tile_shape(self) -> tuple[int, int, int]:
+        """(M, N, K) covered by one application of the tiled MMA."""
         return (self.tile_size_mnk(0), self.tile_size_mnk(1), self.tile_size_mnk(2))
 
     # -- (M,N,...) -> ((ThrV,(ThrM,ThrN)),(FrgV,(RestM,RestN,...)))
