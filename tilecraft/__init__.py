@@ -26,11 +26,25 @@ _DSL_NAMES = frozenset({
 })
 
 
+# Copy and MMA atoms (tilecraft.atoms), reachable as tc.make_tiled_mma, tc.ldmatrix, ...
+_ATOM_NAMES = frozenset({
+    "CopyAtom", "GmmaDescriptor", "MMAAtom", "SM80_16x8x16_F16F16F16F16_TN", "SM80_16x8x16_F32BF16BF16F32_TN",
+    "SM80_16x8x16_F32F16F16F32_TN", "SM80_16x8x32_S32S8S8S32_TN", "SM80_16x8x8_F32TF32TF32F32_TN", "SM80_ATOMS",
+    "SM89_16x8x32_F32E4M3E4M3F32_TN", "ThrCopy", "ThrMMA", "TiledCopy", "TiledMMA", "cp_async", "draw_tiled_copy",
+    "draw_tiled_mma", "gmma_layout_atom", "ldmatrix", "make_gmma_desc", "make_tiled_copy", "make_tiled_copy_A",
+    "make_tiled_copy_B", "make_tiled_copy_C", "make_tiled_mma", "partition_shape_A", "partition_shape_B",
+    "partition_shape_C", "shared_memory_wavefronts", "smem_swizzle_atom", "stmatrix", "tv_owners",
+    "universal_copy", "wgmma_atom",
+})
+
+
 def __getattr__(name: str):
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"tilecraft.{name}")
     if name in _DSL_NAMES:
         return getattr(importlib.import_module("tilecraft.dsl"), name)
+    if name in _ATOM_NAMES:
+        return getattr(importlib.import_module("tilecraft.atoms"), name)
     raise AttributeError(f"module 'tilecraft' has no attribute {name!r}")
 
 
