@@ -1,0 +1,50 @@
+"""SASS of a compiled kernel through cuobjdump, where one is installed (CUDA toolkit or Triton's copy)."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+
+def cuobjdump() -> str | None:
+    """Path of a cuobjdump, or None."""
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    try:
+        import triton
+    except Exception:
+        return None
+    path = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+    return path if os.path.exists(path) else None
+
+
+def sass(cubin: bytes) -> str:
+    """The disassembly of a cubin."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        return subprocess.run([cuobjdump(), "-sass", f.name], capture_output=True, text=True, check=True).stdout
+
+
+def count(text: str, opcode: str, prefix: bool = False) -> int:
+    """How many instructions of the SASS are exactly `opcode` with its modifiers (e.g. 'LDS.128',
+    'LDS' for the 32-bit one), or, with prefix, start with it ('LDL' counts LDL.LU too)."""
+    end = r"[\s.]" if prefix else r"\s"
+    return len(re.findall(rf"\*/\s+(?:@!?U?P\w+\s+)?{re.escape(opcode)}{end}", text))
+
+
+def hottest_loop(text: str) -> tuple[int, int]:
+    """(instructions, FFMA) of the backward-branch loop with the most FFMA (NOPs not counted)."""
+    code = [(int(a, 16), ins) for a, ins in re.findall(r"/\*([0-9a-f]{4,})\*/\s+([^;]*);", text)]
+    best = (0, 0)
+    for a, ins in code:
+        m = re.search(r"BRA (0x[0-9a-f]+)", ins)
+        if m and int(m.group(1), 16) < a:
+            body = [x for b, x in code if int(m.group(1), 16) <= b <= a and not x.strip().startswith("NOP")]
+            ffma = sum(bool(re.match(r"(?:@!?P\w+\s+)?FFMA\b", x.strip())) for x in body)
+            if ffma > best[1]:
+                best = (len(body), ffma)
+    return best

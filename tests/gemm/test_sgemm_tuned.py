@@ -1,0 +1,223 @@
+"""The tuned SIMT SGEMM (tilecraft.gemm.simt_tuned): every tiling compiled for sm_80 and sm_90a without
+spills within its launch bound, SASS made of LDS.128 / LDG.128 / FFMA, the generated source's
+structure; results on the CPU (the generated C++ run by the host compiler, see emulate.py) and on a GPU
+against float64 on random odd shapes."""
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+import torch
+
+import emulate
+import sass
+from tilecraft.gemm import CONFIGS, DEFAULT, SgemmConfig, sgemm_tuned, sgemm_tuned_args, sgemm_tuned_kernel
+
+NAMES = list(CONFIGS)
+MAJORS = [("k", "k", "n"), ("m", "n", "m"), ("m", "k", "n"), ("k", "n", "m")]  # contiguous modes of A, B, C
+
+
+def operands(M: int, N: int, K: int, majors: tuple[str, str, str], device: str = "cpu", fill=torch.zeros):
+    """A (M,K), B (K,N), C (M,N) float32 with the given contiguous modes."""
+    a, b, c = majors
+    A = fill(K, M, device=device).t() if a == "m" else fill(M, K, device=device)
+    B = fill(K, N, device=device) if b == "n" else fill(N, K, device=device).t()
+    C = fill(N, M, device=device).t() if c == "m" else fill(M, N, device=device)
+    return A, B, C
+
+
+def full_args(cfg: SgemmConfig, majors=("k", "k", "n")):
+    A, B, C = operands(2 * cfg.blk_m, 2 * cfg.blk_n, 4 * cfg.blk_k, majors)
+    args, grid, block = sgemm_tuned_args(A, B, C, 1.0, 0.0, cfg)
+    assert args[-1] is True
+    return args
+
+
+def odd_args(cfg: SgemmConfig):
+    A, B, C = operands(1000, 999, 77, ("k", "k", "n"))
+    args, _, _ = sgemm_tuned_args(A, B, C, 1.0, 0.0, cfg)
+    assert args[-1] is False
+    return args
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    out = {}
+    for name, cfg in CONFIGS.items():
+        for trace, args in (("full", full_args(cfg)), ("odd", odd_args(cfg))):
+            for arch in ("sm_80", "sm_90a"):
+                out[name, trace, arch] = (sgemm_tuned_kernel.source(*args), sgemm_tuned_kernel.compile(*args, arch=arch))
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("trace", ["full", "odd"])
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_compiles_within_the_launch_bound_without_spills(compiled, name, trace, arch):
+    cfg = CONFIGS[name]
+    _, kernel = compiled[name, trace, arch]
+    res = kernel.resources
+    assert not res.spills and res.stack_frame_bytes == 0
+    min_blocks = cfg.min_blocks if trace == "full" else 1  # the predicated trace asks for 1 CTA/SM's budget
+    assert res.registers <= min(255, 65536 // (cfg.threads * min_blocks))
+    # two stages of padded k-rows per operand (the last row's pad is not allocated), B 128-byte aligned
+    a_bytes = (2 * cfg.blk_k * (cfg.blk_m + cfg.pad) - cfg.pad) * 4
+    b_bytes = (2 * cfg.blk_k * (cfg.blk_n + cfg.pad) - cfg.pad) * 4
+    assert res.smem_bytes == -(-a_bytes // 128) * 128 + b_bytes
+
+
+@pytest.mark.skipif(sass.cuobjdump() is None, reason="no cuobjdump")
+@pytest.mark.parametrize("name", NAMES)
+def test_sass_main_loop_is_ffma_fed_by_128_bit_loads(compiled, name):
+    cfg = CONFIGS[name]
+    text = sass.sass(compiled[name, "full", "sm_90a"][1].module.cubin)
+    vals_m, vals_n = cfg.blk_m // cfg.thr_m, cfg.blk_n // cfg.thr_n
+    ffma_per_tile = vals_m * vals_n * cfg.blk_k
+    n, ffma = sass.hottest_loop(text)
+    assert ffma == ffma_per_tile  # the k-tile loop: every FFMA of the tile, unrolled, once
+    assert ffma / n > 0.85  # ... and little else (LDS.128, 8 STS, 2 LDG.128, one barrier, addresses)
+    # operand fragments: one LDS.128 per 4 values per k-step; no scalar smem loads, no local memory
+    assert sass.count(text, "LDS.128") >= (vals_m + vals_n) // 4 * cfg.blk_k
+    assert sass.count(text, "LDS") == 0 and sass.count(text, "LDL", prefix=True) == 0
+    assert sass.count(text, "LDG.E.128.CONSTANT") >= 2 and sass.count(text, "LDG.E.CONSTANT") == 0
+    assert sass.count(text, "BAR.SYNC.DEFER_BLOCKING") == 2  # prologue + one per k-tile
+    assert sass.count(text, "STG.E.128") == 2 * vals_m * vals_n // 4  # epilogue, beta == 0 and beta != 0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_source_structure(compiled, name):
+    cfg = CONFIGS[name]
+    src, _ = compiled[name, "full", "sm_80"]
+    vals_m, vals_n = cfg.blk_m // cfg.thr_m, cfg.blk_n // cfg.thr_n
+    assert f"__launch_bounds__({cfg.threads}, {cfg.min_blocks}) sgemm_tuned_kernel(" in src
+    assert src.count("for (int k_tile = 0; k_tile < k_tile_max; ++k_tile) {") == 1
+    assert src.count("__syncthreads();") == 2
+    assert f"const int k_tile_max = K / {cfg.blk_k};" in src
+    for comment in ("(BLK_M,BLK_K,k)", "(BLK_N,BLK_K,k)", "(BLK_M,BLK_N)", "(VEC,REPS,k)", "(VEC,REPS,2)",
+                    "(THR_M_VALS,BLK_K,2)", "(THR_N_VALS,BLK_K,2)", "(THR_M_VALS,THR_N_VALS)"):
+        assert f"// {comment}" in src, comment
+    assert f"float tCrC[{vals_m * vals_n}];" in src
+    # every operand fragment load is a 128-bit smem read; every FFMA one accumulator
+    frag_loads = re.findall(r"\*reinterpret_cast<uint4\*>\(tCr[AB][^)]*\) = \*reinterpret_cast<const uint4\*>\(tCs[AB]", src)
+    assert len(frag_loads) == (vals_m + vals_n) // 4 * (cfg.blk_k + 1)
+    assert len(re.findall(r"tCrC\[\d+\] \+= tCrA\[\d+\] \* tCrB\[\d+\];", src)) == vals_m * vals_n * cfg.blk_k
+    # no predicates in the full trace; the odd trace predicates every load and store
+    assert "?" not in src and " < M" not in src
+    odd, _ = compiled[name, "odd", "sm_80"]
+    assert "? " in odd and "< M" in odd and "const int k_tile_max = (K + " in odd
+
+
+@pytest.mark.parametrize("majors", MAJORS, ids=["".join(m) for m in MAJORS])
+def test_full_trace_vectorizes_every_major(majors):
+    src = sgemm_tuned_kernel.source(*full_args(DEFAULT, majors))
+    a, b, c = majors
+    loads = re.findall(r"\*reinterpret_cast<uint4\*>\(t[AB]r[AB]\) = \*reinterpret_cast<const uint4\*>\(t[AB]g[AB]", src)
+    assert len(loads) == 4  # prologue + loop, A and B: one LDG.128 each per k-tile
+    # an m/n-major operand lands in smem as one 128-bit store, a k-major one as 4 transposing stores
+    for op, major in (("A", a), ("B", b)):
+        vec_store = f"*reinterpret_cast<uint4*>(t{op}s{op}" in src
+        assert vec_store == (major in "mn")
+    assert src.count("*reinterpret_cast<uint4*>(tCgC") == 2 * 64 // 4  # beta == 0 and beta != 0
+
+
+def test_configs_validate_and_reject_bad_tilings():
+    for cfg in CONFIGS.values():
+        cfg.validate()
+    with pytest.raises(ValueError, match="lanes_m"):
+        SgemmConfig(lanes_m=4, lanes_n=4).validate()
+    with pytest.raises(ValueError, match="multiple"):
+        SgemmConfig(blk_m=96).validate()
+
+
+def test_sgemm_tuned_checks_its_inputs():
+    A, B, C = operands(4, 5, 6, ("k", "k", "n"))
+    with pytest.raises(ValueError, match="CUDA device"):
+        sgemm_tuned(A, B)
+    with pytest.raises(TypeError, match="float32"):
+        sgemm_tuned(A.double(), B)
+
+
+# ----------------------------------------------------------------------------- results on the CPU
+
+def _run_emulated(cfg, M, N, K, majors, alpha, beta, seed=0):
+    torch.manual_seed(seed)
+    A, B, C = operands(M, N, K, majors, fill=torch.randn)
+    C0 = C.clone()
+    args, grid, block = sgemm_tuned_args(A, B, C, alpha, beta, cfg)
+    emulate.launch(sgemm_tuned_kernel, grid, block, *args)
+    _check(A, B, C0, C, alpha, beta)
+    return args[-1]
+
+
+@pytest.mark.skipif(not emulate.available(), reason="no host C++ compiler")
+@pytest.mark.parametrize("majors", MAJORS, ids=["".join(m) for m in MAJORS])
+def test_emulated_default_tiling_all_majors(majors):
+    assert _run_emulated(DEFAULT, 256, 128, 24, majors, 1.5, 0.5) is True
+    assert _run_emulated(DEFAULT, 130, 67, 13, majors, 1.0, 0.0) is False
+
+
+@pytest.mark.skipif(not emulate.available(), reason="no host C++ compiler")
+@pytest.mark.parametrize("name", NAMES)
+def test_emulated_every_tiling(name):
+    cfg = CONFIGS[name]
+    n_tiles = cfg.raster if cfg.raster > 1 else 1  # a rasterized grid needs whole groups of n-tiles
+    assert _run_emulated(cfg, cfg.blk_m, n_tiles * cfg.blk_n, 3 * cfg.blk_k, ("k", "k", "n"), 1.0, -1.0) is True
+    assert _run_emulated(cfg, cfg.blk_m + 1, cfg.blk_n - 3, 2 * cfg.blk_k + 5, ("m", "k", "n"), 1.0, 0.0) is False
+
+
+# ----------------------------------------------------------------------------- GPU
+
+def _check(A, B, C0, C, alpha, beta):
+    ref = alpha * (A.double() @ B.double()) + (beta * C0.double() if beta else 0)
+    K = A.shape[1]
+    # the float32 error bound of a K-term dot product: (K + 2) u sum |a||b| (plus the beta term)
+    bound = (K + 2) * 2.0**-24 * (abs(alpha) * (A.double().abs() @ B.double().abs()) + abs(beta) * C0.double().abs())
+    err = (C.double() - ref).abs()
+    assert torch.isfinite(C).all()
+    assert (err <= bound + 1e-30).all(), f"max error {err.max().item():.3e}, bound {bound.max().item():.3e}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", NAMES)
+def test_gpu_random_odd_shapes(name):
+    cfg = CONFIGS[name]
+    rng = random.Random(name)
+    shapes = [(1, 1, 1), (1000, 1, 3), (1, 999, 1000)] + [(rng.randint(1, 1000), rng.randint(1, 1000),
+                                                          rng.randint(1, 1000)) for _ in range(5)]
+    torch.manual_seed(0)
+    for i, (M, N, K) in enumerate(shapes):
+        majors = MAJORS[i % 4]
+        A, B, C = operands(M, N, K, majors, "cuda", torch.randn)
+        C0 = C.clone()
+        alpha, beta = (1.5, -0.5) if i % 2 else (1.0, 0.0)
+        assert sgemm_tuned(A, B, C, alpha, beta, config=cfg) is C
+        _check(A, B, C0, C, alpha, beta)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", NAMES)
+def test_gpu_full_tiles_every_major(name):
+    cfg = CONFIGS[name]
+    torch.manual_seed(1)
+    for majors in MAJORS:
+        M, N, K = 2 * cfg.blk_m, 2 * cfg.raster * cfg.blk_n, 64 * cfg.blk_k
+        A, B, C = operands(M, N, K, majors, "cuda", torch.randn)
+        assert sgemm_tuned_args(A, B, C, 1.0, 0.0, cfg)[0][-1] is True
+        C0 = C.clone()
+        sgemm_tuned(A, B, C, 2.0, 0.5, config=cfg)
+        _check(A, B, C0, C, 2.0, 0.5)
+
+
+@pytest.mark.gpu
+def test_gpu_beta_zero_ignores_nan_and_views():
+    M, N, K = 300, 257, 131
+    A = torch.randn(M + 1, K + 3, device="cuda")[1:, 3:]  # an unaligned view: the predicated trace
+    B = torch.randn(K, N, device="cuda")
+    C = torch.full((M, N), float("nan"), device="cuda")
+    sgemm_tuned(A, B, C, 1.0, 0.0)
+    _check(A, B, torch.zeros_like(C), C, 1.0, 0.0)
+    A2, B2 = torch.randn(512, 64, device="cuda"), torch.randn(64, 256, device="cuda")
+    C2 = torch.full((512, 256), float("nan"), device="cuda")  # the full trace
+    sgemm_tuned(A2, B2, C2, 1.0, 0.0)
+    _check(A2, B2, torch.zeros_like(C2), C2, 1.0, 0.0)
