@@ -132,6 +132,20 @@ def time_transposes(configs: list[Any], n: int, timer: Timer) -> list[dict[str, 
     return rows
 
 
+def best_lines(records: list[Any]) -> list[str]:
+    """Per shape: the fastest correct tilecraft tiling and its ratio to cuBLAS."""
+    lines = []
+    for shape in dict.fromkeys(r.shape for r in records):
+        ours = [r for r in records if r.shape == shape and r.contender != "cublas" and r.ok and r.ratio]
+        if ours:
+            b = max(ours, key=lambda r: r.ratio)
+            lines.append(f"best at {shape}: {b.contender.removeprefix('tc_')} {b.tflops:.1f} TFLOP/s, "
+                         f"{b.ratio:.3f}x cuBLAS")
+        else:
+            lines.append(f"best at {shape}: no tilecraft tiling ran correctly")
+    return lines
+
+
 def _table(headers: list[str], rows: list[list[Any]]) -> str:
     cells = [[str(h) for h in headers]] + [[str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
@@ -203,8 +217,9 @@ def main(argv: list[str] | None = None) -> int:
                      f"{r.ratio:.3f}x" if r.ratio else "-", f"{r.rel_err:.1e}" if r.rel_err is not None else "-",
                      "" if r.ok else r.detail[:60]])
     md += ["#### fp32 SGEMM vs cuBLAS (TF32 off), same run", "",
-           _table(["shape", "contender", "status", "ms", "TFLOP/s", "x cuBLAS", "rel err", "note"], rows), ""]
-    print("\n".join(md[-4:]), f"\n({time.time() - t0:.0f} s)", flush=True)
+           _table(["shape", "contender", "status", "ms", "TFLOP/s", "x cuBLAS", "rel err", "note"], rows), "",
+           *(f"- {line}" for line in best_lines(sweep.records)), ""]
+    print("\n".join(md[-(5 + len(shapes)):]), f"\n({time.time() - t0:.0f} s)", flush=True)
     dump()
 
     # 3b. transpose
