@@ -212,6 +212,7 @@ def test_draw_svg_and_png(tmp_path):
     assert (tmp_path / "l.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     tv = tc.draw_tv(L((4, 2), (2, 1)), (8, 1))
     assert tv.svg.count("T3") == 2
+    assert tc.draw(L((4, 2), (2, 1)), tile=(8, 1)).svg == tv.svg
 
 
 

@@ -121,12 +121,16 @@ def _grid(L: Any) -> tuple[int, int, Callable[[int, int], Any]]:
     return int(size(L[0])), int(size(L[1])), lambda m, n: L(m, n)
 
 
-def draw(x: Any, path: str | os.PathLike | None = None, *, color_by: str = "value") -> Picture:
+def draw(x: Any, path: str | os.PathLike | None = None, *, tile: Any = None) -> Picture:
     """Draw a layout (or a host tensor) as a colored grid: cell (m, n) shows L(m, n).
 
-    For a Layout the color follows the offset (cells 8 apart share a color, so bank-like patterns show).
-    A tensor draws its values. Writes `path` when given (.svg, or .png with matplotlib).
+    For a Layout the color follows the offset (cells 16 apart share a color, so bank-like patterns show).
+    With ``tile=(M, N)`` the layout is read as a thread-value layout (thread, value) -> index of an M×N
+    tile and drawn as CuTe's print_latex draws it (see :func:`draw_tv`). A tensor draws its values.
+    Writes `path` when given (.svg, or .png with matplotlib).
     """
+    if tile is not None:
+        return draw_tv(x, tile, path)
     if hasattr(x, "layout") and hasattr(x, "engine"):
         from tilecraft.tensor import draw_tensor
         return draw_tensor(x, path)
