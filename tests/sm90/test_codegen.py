@@ -1,0 +1,49 @@
+"""The generated wgmma header is what the generator makes, and other N are emitted on demand."""
+from __future__ import annotations
+
+import pytest
+
+import sm90_tools as tools
+import tilecraft.runtime as rt
+from tilecraft.atoms.sm90_codegen import HEADER_N, header_path, header_text, wgmma_name, wgmma_wrappers
+
+
+def test_checked_in_header_is_the_generators_output():
+    assert header_path().read_text() == header_text(), "run: python -m tilecraft.atoms.sm90_codegen"
+
+
+def test_names():
+    assert wgmma_name(128, "f16", "f16", "ss") == "wgmma_m64n128k16_f32_f16_f16_ss"
+    assert wgmma_name(256, "e4m3", "e5m2", "rs") == "wgmma_m64n256k32_f32_e4m3_e5m2_rs"
+    for bad in [(0, "f16", "f16", "ss"), (12, "f16", "f16", "ss"), (264, "f16", "f16", "ss"),
+                (64, "f16", "bf16", "ss"), (64, "tf32", "tf32", "ss"), (64, "f16", "f16", "sr")]:
+        with pytest.raises(ValueError, match="wgmma"):
+            wgmma_name(*bad)
+
+
+EXTRA = r"""
+#include <tilecraft/sm90.cuh>
+extern "C" __global__ void __launch_bounds__(128, 1) extra(float* out, const tc::u64* desc) {
+    tc::f32 d48[24], d64[32];
+    tc::wgmma_fence();
+    tc::wgmma_m64n48k16_f32_bf16_bf16_ss(d48, desc[0], desc[1], 0);
+    tc::wgmma_m64n64k16_f32_f16_f16_ss(d64, desc[0], desc[1], 0);
+    tc::wgmma_commit_group();
+    tc::wgmma_wait_group<0>();
+    for (int i = 0; i < 24; ++i) out[56 * threadIdx.x + i] = d48[i];
+    for (int i = 0; i < 32; ++i) out[56 * threadIdx.x + 24 + i] = d64[i];
+}
+"""
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_other_n_emitted_at_compile_time(before):
+    assert 48 not in HEADER_N and 64 in HEADER_N
+    extra = wgmma_wrappers([48, 64])  # 64 is in the header too: its guard makes the repeat harmless
+    src = extra + EXTRA if before else EXTRA.replace("extern", extra + "\nextern", 1)
+    mod = rt.compile(src, arch="sm_90a", cache=False)
+    assert not mod.resources["extra"].spills
+    if tools.nvdisasm() is None:
+        pytest.skip("no nvdisasm")
+    ops = tools.opcodes(tools.sass(mod.cubin))
+    assert ops["HGMMA.64x48x16.F32.BF16"] == 1 and ops["HGMMA.64x64x16.F32"] == 1, ops
