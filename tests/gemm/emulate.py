@@ -3,7 +3,9 @@
 The kernel's CUDA C++ is compiled with the host's g++ (C++20) after a small prelude maps CUDA's
 vocabulary onto the host: each block's threads are std::threads, ``__syncthreads()`` is a
 std::barrier, ``__shared__`` arrays are static (blocks run one after another), ``uint4``/``uint2`` are
-plain structs. Pointer arguments are CPU torch tensors (their data pointers), so a kernel computes on
+plain structs. Kernels that use atoms (``#include <tilecraft/atoms.cuh>``) get the host stand-ins in
+``tests/gemm/emu/tilecraft/atoms.cuh``: warp-wide instructions (ldmatrix, mma.sync) meet at a per-warp
+barrier, cp.async copies land at cp.async.wait_group. Pointer arguments are CPU torch tensors (their data pointers), so a kernel computes on
 host memory exactly the addresses it would compute on the GPU. Slow (a thread per CUDA thread): meant
 for small problems that cover every code path, not for timing.
 """
@@ -21,6 +23,7 @@ from typing import Any
 _PRELUDE = r"""
 #include <algorithm>
 #include <barrier>
+#include <deque>
 #include <thread>
 #include <vector>
 struct uint4 { unsigned x, y, z, w; };
@@ -30,6 +33,10 @@ thread_local Dim3 threadIdx;
 static Dim3 blockIdx, blockDim, gridDim;
 static std::barrier<>* tc_barrier;
 #define __syncthreads() tc_barrier->arrive_and_wait()
+static std::vector<std::barrier<>*> tc_warp_barriers;
+static std::vector<unsigned char> tc_scratch;
+std::barrier<>* tc_warp_barrier() { return tc_warp_barriers[threadIdx.x / 32]; }
+void* tc_warp_scratch() { return tc_scratch.data() + threadIdx.x / 32 * 32 * 64; }
 #define __global__
 #define __launch_bounds__(...)
 #define __shared__ static
@@ -64,6 +71,9 @@ def _library(source: str, name: str) -> Any:
     kinds = _params(source, name)
     call_args = []  # each parameter read from args[i] (pointers arrive as void* and are cast back)
     body_src = source.replace("extern \"C\" ", "static ")
+    # dynamic shared memory (kernels past 48 KB): one static buffer as large as an SM's
+    body_src = re.sub(r"extern __shared__ __align__\((\d+)\) unsigned char (\w+)\[\];",
+                      r"alignas(\1) static unsigned char \2[232448];", body_src)
     decl = re.search(rf"{name}\(\s*(.*?)\)\s*\{{", source, re.S).group(1)
     ptypes = [d.strip().rsplit(" ", 1)[0] for d in decl.split(",") if d.strip()]
     for i, (k, t) in enumerate(zip(kinds, ptypes)):
@@ -75,6 +85,13 @@ extern "C" void tc_run(void** args, unsigned gx, unsigned gy, unsigned gz, unsig
     blockDim = Dim3{{threads, 1, 1}};
     std::barrier<> bar(threads);
     tc_barrier = &bar;
+    std::deque<std::barrier<>> warps;  // barriers cannot move: a deque keeps them in place
+    tc_warp_barriers.clear();
+    for (unsigned w = 0; w < (threads + 31) / 32; ++w) {{
+        warps.emplace_back(std::min(threads - 32 * w, 32u));
+        tc_warp_barriers.push_back(&warps.back());
+    }}
+    tc_scratch.assign((threads + 31) / 32 * 32 * 64, 0);
     for (unsigned z = 0; z < gz; ++z) for (unsigned y = 0; y < gy; ++y) for (unsigned x = 0; x < gx; ++x) {{
         blockIdx = Dim3{{x, y, z}};
         std::vector<std::thread> pool;
@@ -89,8 +106,9 @@ extern "C" void tc_run(void** args, unsigned gx, unsigned gy, unsigned gz, unsig
     lib = os.path.join(d, "k.so")
     with open(src, "w") as f:
         f.write(_PRELUDE + body_src + runner)
+    emu_include = os.path.join(os.path.dirname(os.path.abspath(__file__)), "emu")
     r = subprocess.run(["g++", "-std=c++20", "-O1", "-fno-strict-aliasing", "-shared", "-fPIC", "-pthread",
-                        "-w", src, "-o", lib], capture_output=True, text=True)
+                        "-w", "-I", emu_include, src, "-o", lib], capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(f"g++ failed on the emulated kernel:\n{r.stderr[-4000:]}")
     handle = ctypes.CDLL(lib)

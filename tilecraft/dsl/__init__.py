@@ -6,11 +6,14 @@ copy / gemm / axpby / clear / fill are CuTe's thread-level algorithms (algorithm
 
 Tracing never touches the GPU; launching goes through tilecraft.runtime.
 """
-from tilecraft.dsl.algorithms import axpby, clear, copy, copy_if, fill, gemm, vector_width
+from tilecraft.dsl.algorithms import (
+    axpby, clear, copy, copy_if, cp_async_commit, cp_async_wait, fill, gemm, semaphore_release, semaphore_wait,
+    vector_width,
+)
 from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Value, eq, ne, where
 from tilecraft.dsl.kernel import Constexpr, Kernel, Specialization, kernel
 from tilecraft.dsl.memory import (
-    DType, as_dtype, bool_, elem_less, float32, float64, int8, int32, int64, make_gmem_ptr, make_rmem_tensor,
+    DType, as_dtype, bfloat16, bool_, convert, elem_less, float16, float32, float64, int8, int32, int64, make_gmem_ptr, make_rmem_tensor,
     make_smem_ptr, smem_tensor, uint8, uint32,
 )
 from tilecraft.dsl.partition import permute_modes, vector_permutation
@@ -19,10 +22,11 @@ from tilecraft.dsl.trace import (
 )
 
 __all__ = [
-    "axpby", "clear", "copy", "copy_if", "fill", "gemm", "vector_width",
+    "axpby", "clear", "copy", "copy_if", "cp_async_commit", "cp_async_wait", "fill", "gemm", "semaphore_release", "semaphore_wait",
+    "vector_width",
     "BoolExpr", "Expr", "IntExpr", "TraceError", "Value", "eq", "ne", "where",
     "Constexpr", "Kernel", "Specialization", "kernel",
-    "DType", "as_dtype", "bool_", "elem_less", "float32", "float64", "int8", "int32", "int64", "make_gmem_ptr",
+    "DType", "as_dtype", "bfloat16", "bool_", "convert", "elem_less", "float16", "float32", "float64", "int8", "int32", "int64", "make_gmem_ptr",
     "make_rmem_tensor", "make_smem_ptr", "smem_tensor", "uint8", "uint32",
     "assume", "blockDim", "blockIdx", "declare", "else_", "gridDim", "if_", "launch_bounds", "range",
     "syncthreads", "threadIdx", "permute_modes", "vector_permutation",

@@ -1,6 +1,13 @@
-"""CuTe's thread-level algorithms on kernel tensors: copy (vectorized), copy_if (predicated), gemm
-(FMA), axpby, clear, fill. Each unrolls over the tensors' static sizes; element i of one tensor pairs
-with element i of the other (index order), exactly as the C++ loops they replace."""
+"""CuTe's thread-level algorithms on kernel tensors: copy (vectorized, or through a copy atom: cp.async,
+ldmatrix, 128-bit universal copies), copy_if (predicated), gemm (FMA, or a tiled MMA's mma.sync), axpby,
+clear, fill. Each unrolls over the tensors' static sizes; element i of one tensor pairs with element i of
+the other (index order), exactly as the C++ loops they replace.
+
+With an atom, the values of one instruction are the first ``atom values`` indices of mode 0 (the CPY or
+MMA mode the atoms' partitions put first), so block b of a tensor is its indices b*v .. b*v+v-1. Memory
+operands are passed as the address of the block's first element (``tc::smem_u32`` of it for shared
+memory), register operands as ``reinterpret_cast<tc::u32*>`` of the fragment at the block: the checks
+below make sure each block really is one contiguous, aligned run, else the trace fails."""
 from __future__ import annotations
 
 import math
@@ -8,13 +15,14 @@ from typing import Any
 
 from tilecraft import layout as _L
 from tilecraft.dsl.expr import Expr, TraceError, Value, make, render
-from tilecraft.dsl.memory import PointerEngine, RegisterEngine
+from tilecraft.dsl.memory import PointerEngine, RegisterEngine, convert
 from tilecraft.dsl.trace import current, else_, if_
-from tilecraft.layout import Layout, is_static
+from tilecraft.layout import ComposedLayout, Layout, Swizzle, is_static
 from tilecraft.layout.inttuple import _add
 from tilecraft.tensor import Tensor
 
-__all__ = ["copy", "copy_if", "gemm", "axpby", "clear", "fill", "vector_width"]
+__all__ = ["copy", "copy_if", "gemm", "axpby", "clear", "fill", "vector_width", "cp_async_commit", "cp_async_wait",
+           "semaphore_wait", "semaphore_release"]
 
 _VEC_TYPES = {2: "unsigned short", 4: "unsigned", 8: "uint2", 16: "uint4"}
 
@@ -43,6 +51,8 @@ def _element(t: Tensor, i: int) -> Any:
 def _store_text(t: Tensor, i: int, value: Any, op: str = "=") -> str:
     off = _offset(t, i)
     eng = t.engine
+    if isinstance(eng, (RegisterEngine, PointerEngine)):
+        value = convert(value, eng.dtype)
     if isinstance(eng, RegisterEngine):
         k = eng._index(off)
         text = f"{eng.render_access(k)} {op} {render(value, eng.dtype.ctype)};"
@@ -97,8 +107,19 @@ def vector_width(src: Tensor, dst: Tensor) -> int:
     return 1
 
 
-def copy(src: Tensor, dst: Tensor) -> None:
-    """dst(i) = src(i) for every i, with the widest vector accesses both layouts allow (up to 128 bits)."""
+def copy(*args: Any, pred: Any = None) -> None:
+    """``copy(src, dst)``: dst(i) = src(i) for every i, with the widest vector accesses both layouts allow
+    (up to 128 bits). ``copy(atom, src, dst)``: the same through a copy atom (a CopyAtom, TiledCopy or
+    ThrCopy; one instruction per block of the atom's values, see the module docstring), e.g. cp.async
+    from a partition_S of global memory to a partition_D of shared memory, or ldmatrix from shared memory
+    to a retile_D of an MMA fragment. ``pred`` (atoms with a zero-fill form only, i.e. cp.async): a
+    tensor of conditions shaped like src; block b is copied where pred(b*v) holds and zero-filled where not."""
+    if len(args) == 3:
+        _atom_copy(*args, pred=pred)
+        return
+    if len(args) != 2 or pred is not None:
+        raise TraceError("copy takes (src, dst) or (atom, src, dst[, pred=...]); use copy_if for predicates")
+    src, dst = args
     n = _size(src, "copy")
     if _size(dst, "copy") != n:
         raise TraceError(f"copy: source has {n} elements, destination {_size(dst, 'copy')}")
@@ -120,6 +141,235 @@ def copy(src: Tensor, dst: Tensor) -> None:
             src.engine._index(so)
         t.emit(f"*reinterpret_cast<{vt}*>({dst.engine.address(do)}) = "
                f"*reinterpret_cast<const {vt}*>({src.engine.address(so)});")
+
+
+# ----------------------------------------------------------------------------- atoms
+
+def _copy_atom(x: Any) -> Any:
+    from tilecraft.atoms import CopyAtom, ThrCopy, TiledCopy
+    if isinstance(x, ThrCopy):
+        return x.tiled_copy.atom
+    if isinstance(x, TiledCopy):
+        return x.atom
+    if isinstance(x, CopyAtom):
+        return x
+    raise TraceError(f"copy: expected a CopyAtom, TiledCopy or ThrCopy as the first of three arguments, got {x!r}")
+
+
+def _swizzle_unit(L: Any) -> int:
+    """How many consecutive offsets a (possibly swizzled) layout's outer function keeps together."""
+    if isinstance(L, ComposedLayout):
+        outer = L.outer
+        if isinstance(outer, Swizzle):
+            return min(1 << outer.base if outer.bits else 1 << 30, _swizzle_unit(L.inner))
+        raise TraceError(f"atoms address only plain or swizzled layouts, got {L}")
+    return 1 << 30
+
+
+def _inner(L: Any) -> Any:
+    return _inner(L.inner) if isinstance(L, ComposedLayout) else L
+
+
+def _run_start(t: Tensor, start: int, v: int, what: str) -> Any:
+    """The offset of element `start` of t, after checking elements start .. start+v-1 are the contiguous,
+    v-aligned run one instruction moves (so it can be passed as one address or one register group)."""
+    inner = _inner(t.layout)
+    base = inner(start)
+    # a run lies inside mode 0 (v divides its size), so mode 0 alone decides contiguity
+    mode0 = inner[0] if isinstance(inner.shape, tuple) else inner
+    n0 = _L.size(mode0)
+    if not isinstance(n0, int) or n0 % v:
+        raise TraceError(f"{what}: mode 0 of {t.layout} does not hold whole runs of {v} elements")
+    j0 = start % n0
+    for k in range(1, v):
+        d = mode0(j0 + k) - mode0(j0)
+        if not (isinstance(d, int) and d == k):
+            raise TraceError(f"{what}: elements {start}..{start + v - 1} of {t.layout} are not one contiguous run "
+                             f"(element {start + k} is {d} away from element {start}); partition with the atom's "
+                             "tiled copy / MMA")
+    if v > _swizzle_unit(t.layout):
+        raise TraceError(f"{what}: the swizzle of {t.layout} splits runs of {v} elements")
+    off = _offset(t, start)
+    eng = t.engine
+    if isinstance(eng, PointerEngine):
+        full = _add(_add(t.offset, getattr(t.layout, "offset", 0)), base)
+        vbytes = v * eng.dtype.bits // 8
+        if eng.align < min(vbytes, 16) or (_divisor(full) * eng.dtype.bits // 8) % vbytes:
+            raise TraceError(f"{what}: the run at element {start} of {t!r} is not known to be aligned to "
+                             f"{vbytes} bytes (pointer alignment {eng.align}, offset {full}); the host must "
+                             "check alignment and pass aligned leading dimensions")
+    elif isinstance(eng, RegisterEngine):
+        if off % v:
+            raise TraceError(f"{what}: register run at {off} is not aligned to {v} elements")
+    return off
+
+
+def _reg_words(t: Tensor, start: int, v: int, what: str, write: bool) -> list[str]:
+    """C++ lvalues of the 32-bit registers holding elements start .. start+v-1 of a fragment, in order
+    (each register: 32 bits of consecutive elements, e.g. a pair of f16; the registers themselves may
+    lie anywhere in the fragment)."""
+    eng = t.engine
+    if not isinstance(eng, RegisterEngine):
+        raise TraceError(f"{what}: expected a register fragment, got {t!r}")
+    per = 32 // eng.dtype.bits if eng.dtype.bits <= 32 and 32 % eng.dtype.bits == 0 else 0
+    if not per or v % per:
+        raise TraceError(f"{what}: {v} {eng.dtype} elements are not whole 32-bit registers")
+    words = []
+    for w in range(v // per):
+        offs = [_offset(t, start + w * per + k) for k in range(per)]
+        if any(not isinstance(o, int) for o in offs) or offs != list(range(offs[0], offs[0] + per)) \
+                or offs[0] % per:
+            raise TraceError(f"{what}: elements {start + w * per}.. of the fragment {t.layout} at offsets {offs} "
+                             "do not form one 32-bit register")
+        if write:
+            for o in offs:
+                eng.versions[o] += 1
+        words.append(f"reinterpret_cast<tc::u32*>({eng.var.ph})[{offs[0] // per}]")
+    return words
+
+
+def _regs_ptr(t: Tensor, start: int, v: int, what: str) -> str:
+    """A ``const tc::u32*`` to the registers of elements start .. start+v-1, which must be one
+    contiguous run (an MMA operand of one instruction)."""
+    words = _reg_words(t, start, v, what, write=False)
+    first = int(words[0].rsplit("[", 1)[1].rstrip("]"))
+    if words != [w.rsplit("[", 1)[0] + f"[{first + i}]" for i, w in enumerate(words)]:
+        raise TraceError(f"{what}: the operand registers of elements {start}..{start + v - 1} of {t.layout} "
+                         "are not contiguous")
+    base = words[0].rsplit("[", 1)[0]
+    return f"{base} + {first}" if first else base
+
+
+def _smem_addr(t: Tensor, off: Any) -> str:
+    return f"tc::smem_u32({t.engine.address(off)})"
+
+
+def _atom_copy(atom_like: Any, src: Tensor, dst: Tensor, pred: Any = None) -> None:
+    atom = _copy_atom(atom_like)
+    n = _size(src, "copy")
+    if _size(dst, "copy") != n:
+        raise TraceError(f"copy: source has {n} elements, destination {_size(dst, 'copy')}")
+    v = atom.num_val_src
+    if atom.num_val_dst != v or n % v:
+        raise TraceError(f"copy with {atom.name}: {n} elements are not whole instructions of {v} values")
+    es, ed = src.engine, dst.engine
+    if getattr(es, "dtype", None) is not None and getattr(ed, "dtype", None) is not None \
+            and (es.dtype.bits != atom.val_bits or ed.dtype.bits != atom.val_bits):
+        raise TraceError(f"copy with {atom.name}: the atom moves {atom.val_bits}-bit values, the tensors hold "
+                         f"{es.dtype} and {ed.dtype}")
+    t = current()
+    cxx = atom.cxx
+    what = f"copy with {atom.name}"
+    if pred is not None and "cp_async" not in cxx:
+        raise TraceError(f"{what}: only cp.async atoms take a predicate (zero fill)")
+    for b in range(n // v):
+        j = b * v
+        if "cp_async" in cxx:
+            if not (isinstance(es, PointerEngine) and es.space == "gmem" and isinstance(ed, PointerEngine)
+                    and ed.space == "smem"):
+                raise TraceError(f"{what}: cp.async copies global to shared memory, got {src!r} -> {dst!r}")
+            so, do = _run_start(src, j, v, what), _run_start(dst, j, v, what)
+            name = cxx.removesuffix("_zfill")
+            if pred is None:
+                t.emit(f"{name}({_smem_addr(dst, do)}, {es.address(so)});")
+                continue
+            p = pred(j)
+            if isinstance(p, bool):
+                nbytes = v * atom.val_bits // 8 if p else 0
+                t.emit(f"{name}_zfill({_smem_addr(dst, do)}, {es.address(so)}, {nbytes}u);")
+            else:
+                nbytes = v * atom.val_bits // 8
+                t.emit(f"{name}_zfill({_smem_addr(dst, do)}, {es.address(so)}, {render(p)} ? {nbytes}u : 0u);")
+        elif "ldmatrix" in cxx:
+            if not (isinstance(es, PointerEngine) and es.space == "smem"):
+                raise TraceError(f"{what}: ldmatrix reads shared memory, got {src!r}")
+            so = _run_start(src, j, v, what)
+            args = ", ".join(_reg_words(dst, j, v, what, write=True))
+            t.emit(f"{cxx}({_smem_addr(src, so)}, {args});")
+        elif "copy_b" in cxx:
+            so, do = _run_start(src, j, v, what), _run_start(dst, j, v, what)
+            if isinstance(ed, RegisterEngine):
+                for k in range(v):
+                    ed.versions[do + k] += 1
+            if isinstance(ed, PointerEngine) and ed.root is not None:
+                ed.root.written = True
+            t.emit(f"{cxx}({es.address(so)}, {ed.address(do)});")
+        else:
+            raise TraceError(f"copy: the kernel language does not issue {atom.name} ({cxx}) yet")
+
+
+def cp_async_commit() -> None:
+    """Close the group of cp.async copies this thread issued since the last commit
+    (``cp.async.commit_group``; CuTe's cp_async_fence)."""
+    current().emit("tc::cp_async_commit();")
+
+
+def cp_async_wait(n: int) -> None:
+    """Wait until at most n of this thread's committed cp.async groups are still in flight
+    (``cp.async.wait_group n``). Other threads' copies need a barrier after this to be visible."""
+    if not isinstance(n, int) or n < 0:
+        raise TraceError(f"cp_async_wait needs a static count >= 0, got {n!r}")
+    current().emit(f"tc::cp_async_wait<{n}>();")
+
+
+def semaphore_wait(flags: Tensor, coord: Any, value: Any) -> None:
+    """Block until the int flag flags(coord) equals value (thread 0 polls with acquire loads, then the
+    CTA meets at a barrier): CUTLASS's Semaphore::wait, for in-order (serial) split-K."""
+    eng = flags.engine
+    if not isinstance(eng, PointerEngine) or eng.space != "gmem" or eng.dtype.bits != 32:
+        raise TraceError(f"semaphore_wait needs a global int32 tensor, got {flags!r}")
+    current().emit(f"tc::semaphore_wait({eng.address(_add(flags.offset, flags.layout(coord)))}, {render(value, 'int')});")
+
+
+def semaphore_release(flags: Tensor, coord: Any, value: Any) -> None:
+    """After a barrier (every thread's writes issued), thread 0 stores value to flags(coord) with release
+    semantics: the next waiter sees this CTA's writes."""
+    eng = flags.engine
+    if not isinstance(eng, PointerEngine) or eng.space != "gmem" or eng.dtype.bits != 32:
+        raise TraceError(f"semaphore_release needs a global int32 tensor, got {flags!r}")
+    if eng.root is not None:
+        eng.root.written = True
+    current().emit(f"tc::semaphore_release({eng.address(_add(flags.offset, flags.layout(coord)))}, "
+                   f"{render(value, 'int')});")
+
+
+def _mma_gemm(mma: Any, A: Tensor, B: Tensor, C: Tensor) -> None:
+    """C += A B through the tiled MMA's atom: A (V,M,K), B (V,N,K), C (V,M,N) fragments (CuTe's gemm
+    on partition_fragment_A/B/C), one instruction per (m, n, k), n serpentine so that consecutive MMAs
+    share A."""
+    atom = mma.atom
+    if not atom.cxx:
+        raise TraceError(f"gemm: {atom.name} has no mma.sync wrapper (wgmma is issued differently)")
+    if C.rank != 3 or A.rank != B.rank or A.rank not in (2, 3):
+        raise TraceError(f"gemm with {atom.name}: expected fragments A (V,M[,K]), B (V,N[,K]), C (V,M,N), got "
+                         f"A {A.layout}, B {B.layout}, C {C.layout}")
+    va, vb, vc = (_L.size(atom.layout_a_tv[1]), _L.size(atom.layout_b_tv[1]), _L.size(atom.layout_c_tv[1]))
+    M, N = _L.size(C.layout[1]), _L.size(C.layout[2])
+    K = _L.size(A.layout[2]) if A.rank == 3 else 1
+    KB = _L.size(B.layout[2]) if B.rank == 3 else 1
+    if (_L.size(A.layout[0]), _L.size(B.layout[0]), _L.size(C.layout[0])) != (va, vb, vc) \
+            or _L.size(A.layout[1]) != M or _L.size(B.layout[1]) != N or KB != K:
+        raise TraceError(f"gemm with {atom.name}: fragments A {A.layout}, B {B.layout}, C {C.layout} do not "
+                         f"match the atom's ({va}, {vb}, {vc}) values per thread")
+    if C.engine.dtype.bits != 32:
+        raise TraceError(f"gemm with {atom.name}: accumulators must be 32-bit, got {C.engine.dtype}")
+    t = current()
+    what = f"gemm with {atom.name}"
+    ctype = C.engine.dtype.ctype
+    for k in range(K):
+        for m in range(M):
+            for nn in range(N):
+                n = nn if m % 2 == 0 else N - 1 - nn
+                ia = va * (m + M * k)
+                ib = vb * (n + N * k)
+                ic = vc * (m + M * n)
+                ra = _regs_ptr(A, ia, va, what)
+                rb = _regs_ptr(B, ib, vb, what)
+                oc = _run_start(C, ic, vc, what)
+                for q in range(vc):
+                    C.engine.versions[oc + q] += 1
+                c = C.engine.address(oc)
+                t.emit(f"{atom.cxx}({c}, {ra}, {rb}, {c});")
 
 
 def copy_if(pred: Any, src: Tensor, dst: Tensor, zfill: bool = False) -> None:
@@ -154,9 +404,14 @@ def _operand(t: Tensor, coord: Any, hint: str) -> Any:
     return t.engine.read(off)
 
 
-def gemm(A: Tensor, B: Tensor, C: Tensor) -> None:
-    """C += A * B with one FMA per element product: (M,K) x (N,K) -> (M,N), or the outer product
-    (M) x (N) -> (M,N). Operands in memory are loaded once per k."""
+def gemm(*args: Tensor) -> None:
+    """``gemm(A, B, C)``: C += A * B with one FMA per element product: (M,K) x (N,K) -> (M,N), or the
+    outer product (M) x (N) -> (M,N); operands in memory are loaded once per k. ``gemm(tiled_mma, A, B,
+    C)``: the same on a tiled MMA's register fragments, one tensor-core instruction per (m, n, k) block."""
+    if len(args) == 4:
+        _mma_gemm(*args)
+        return
+    A, B, C = args
     t = current()
     if C.rank != 2:
         raise TraceError(f"gemm: C must be rank 2 (M,N), got {C.layout}")

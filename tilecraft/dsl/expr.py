@@ -236,8 +236,25 @@ class IntExpr(Expr, SymbolicInt):
     def __rtruediv__(self, o: Any) -> Any:
         return _arith("/", o, self)
 
+    def split_multiple(self, m: int) -> tuple[Any, Any]:
+        """(rest, multiple): the terms of this sum whose known divisor is a multiple of m, split off."""
+        if self.div % m == 0:
+            return 0, self
+        if self.op == "+" and self.bound is None:
+            ra, wa = _split(self.args[0], m)
+            rb, wb = _split(self.args[1], m)
+            if not (_is_lit(wa, 0) and _is_lit(wb, 0)):
+                return int_op("+", ra, rb), int_op("+", wa, wb)
+        return self, 0
+
     def __pow__(self, o: Any) -> Any:
         raise TraceError("** on runtime integers is not supported")
+
+
+def _split(x: Any, m: int) -> tuple[Any, Any]:
+    if isinstance(x, IntExpr):
+        return x.split_multiple(m)
+    return (0, x) if isinstance(x, int) and x % m == 0 else (x, 0)
 
 
 def int_op(op: str, a: Any, b: Any) -> Any:
@@ -380,9 +397,18 @@ class Value(Expr):
         return make("call", ("fabsf" if self.ctype == "float" else "fabs", self), self.ctype)
 
 
+_HALF_CTYPES = ("tc::f16", "tc::bf16")
+
+
+def _widen(x: Any) -> Any:
+    """A 16-bit float storage value as float (atoms.cuh's tc::to_f32): arithmetic happens in fp32."""
+    return make("call", ("tc::to_f32", x), "float") if isinstance(x, Expr) and x.ctype in _HALF_CTYPES else x
+
+
 def _arith(op: str, a: Any, b: Any) -> Any:
     if not isinstance(a, (int, float, Expr)) or not isinstance(b, (int, float, Expr)):
         return NotImplemented
+    a, b = _widen(a), _widen(b)
     if isinstance(a, IntExpr) and isinstance(b, IntExpr) or (isinstance(a, IntExpr) and isinstance(b, int)) \
             or (isinstance(a, int) and isinstance(b, IntExpr)):
         if op == "/":

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tilecraft import layout as _L
-from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Value, Var, make, render, var_expr
+from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Value, Var, _wrap, make, render, var_expr
 from tilecraft.dsl.trace import Trace, current
 from tilecraft.layout import is_static, is_tuple
 from tilecraft.layout.inttuple import flatten
@@ -21,7 +21,8 @@ from tilecraft.tensor import Tensor
 from tilecraft.layout import ArithTuple, ScaledBasis
 from tilecraft.tensor.engine import CoordEngine, Engine
 
-__all__ = ["DType", "float32", "float64", "int32", "int64", "int8", "uint8", "uint32", "bool_", "as_dtype",
+__all__ = ["DType", "float32", "float64", "float16", "bfloat16", "int32", "int64", "int8", "uint8", "uint32", "bool_",
+           "as_dtype", "convert",
            "PointerEngine", "RegisterEngine", "MapEngine", "Param", "smem_tensor", "make_gmem_ptr",
            "make_smem_ptr", "elem_less", "make_rmem_tensor"]
 
@@ -46,8 +47,14 @@ int8 = DType("int8", "signed char", 8)
 uint8 = DType("uint8", "unsigned char", 8)
 uint32 = DType("uint32", "unsigned", 32)
 bool_ = DType("bool", "bool", 8)
-_BY_NAME = {d.name: d for d in (float32, float64, int32, int64, int8, uint8, uint32, bool_)}
-_BY_NAME.update({"float": float32, "double": float64, "int": int32})
+# 16-bit floats are storage types of atoms.cuh (no cuda_fp16.h: it costs ~1 s of NVRTC front end per
+# kernel): they move through memory, ldmatrix and mma.sync as bits, and become float for arithmetic
+# (see convert), which is what a GEMM epilogue does anyway.
+float16 = DType("float16", "tc::f16", 16)
+bfloat16 = DType("bfloat16", "tc::bf16", 16)
+_BY_NAME = {d.name: d for d in (float32, float64, float16, bfloat16, int32, int64, int8, uint8, uint32, bool_)}
+_BY_NAME.update({"float": float32, "double": float64, "int": int32, "half": float16})
+_HALF_CTYPES = {float16.ctype, bfloat16.ctype}
 
 
 def as_dtype(x: Any) -> DType:
@@ -64,6 +71,22 @@ def as_dtype(x: Any) -> DType:
     if name in _BY_NAME:
         return _BY_NAME[name]
     raise TraceError(f"unsupported element type {x!r}; the kernel language has {sorted(_BY_NAME)}")
+
+
+def convert(value: Any, dtype: Any) -> Any:
+    """value as an element of dtype: a 16-bit float becomes float for arithmetic, a float becomes a
+    16-bit float for storage (round to nearest even, atoms.cuh's tc::to_f16 / tc::to_bf16); other
+    conversions are C++'s."""
+    dt = as_dtype(dtype)
+    src = value.ctype if isinstance(value, Expr) else ("float" if isinstance(value, (int, float)) else "")
+    if src == dt.ctype:
+        return value
+    if dt.ctype in _HALF_CTYPES:
+        fn = "tc::to_f16" if dt is float16 else "tc::to_bf16"
+        return make("call", (fn, convert(value, float32)), dt.ctype)
+    if src in _HALF_CTYPES:
+        return convert(make("call", ("tc::to_f32", value), "float"), dt)
+    return value
 
 
 # ----------------------------------------------------------------------------- parameters
@@ -115,7 +138,9 @@ class PointerEngine(Engine):
         return f"{self.var.ph}[{render(offset, 'int')}]"
 
     def address(self, offset: Any) -> str:
-        return f"{self.var.ph} + {render(offset, 'int')}" if not _is_zero(offset) else self.var.ph
+        if _is_zero(offset):
+            return self.var.ph
+        return f"{self.var.ph} + {_wrap(offset, 4, 'int')}"  # parenthesized below + (e.g. a swizzle's ^)
 
     def load(self, offset: Any) -> Value:
         """The load expression (not yet a statement: the caller decides when it runs)."""
@@ -133,7 +158,7 @@ class PointerEngine(Engine):
         _check_int_offset(offset)
         if self.root is not None:
             self.root.written = True
-        current().emit(f"{self.render_access(offset)} = {render(value, self.dtype.ctype)};")
+        current().emit(f"{self.render_access(offset)} = {render(convert(value, self.dtype), self.dtype.ctype)};")
 
     def new(self, n: int) -> "RegisterEngine":
         return RegisterEngine(n, self.dtype)
@@ -210,7 +235,7 @@ class RegisterEngine(Engine):
 
     def write(self, offset: Any, value: Any) -> None:
         i = self._index(offset)
-        text = f"{self.var.ph}[{i}] = {render(value, self.dtype.ctype)};"
+        text = f"{self.var.ph}[{i}] = {render(convert(value, self.dtype), self.dtype.ctype)};"
         self.versions[i] += 1
         current().emit(text)
 

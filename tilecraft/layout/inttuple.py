@@ -37,6 +37,11 @@ class SymbolicInt:
     def _unop(self, op: str) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def split_multiple(self, m: int) -> tuple[Any, Any]:
+        """(rest, multiple) with self == rest + multiple and multiple known to be a multiple of m (0 when
+        nothing is known). Lets a swizzle of period m act on rest only: sw(r + k*m) == sw(r) + k*m."""
+        return self, 0
+
     def __add__(self, o): return self._binop("+", o, False)
     def __radd__(self, o): return self._binop("+", o, True)
     def __sub__(self, o): return self._binop("-", o, False)

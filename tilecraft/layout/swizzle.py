@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilecraft.layout.inttuple import _add, has_underscore, is_static, product
+from tilecraft.layout.inttuple import SymbolicInt, _add, has_underscore, is_static, product
 from tilecraft.layout.layout import Layout, slice_and_offset
 
 __all__ = ["Swizzle", "ComposedLayout", "make_composed_layout"]
@@ -39,6 +39,12 @@ class Swizzle:
     def __call__(self, offset: Any) -> Any:
         if self.bits == 0:
             return offset
+        if isinstance(offset, SymbolicInt):
+            # the swizzle reads and writes only the bits below its period: whole periods pass through,
+            # so runtime stage or tile offsets stay out of the XOR
+            rest, whole = offset.split_multiple(self.size())
+            if not (isinstance(whole, int) and whole == 0):
+                return _add(self(rest), whole)
         moved = offset & self.yyy_mask
         moved = moved >> self.shift if self.shift >= 0 else moved << -self.shift
         return offset ^ moved

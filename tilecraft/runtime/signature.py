@@ -29,6 +29,7 @@ _NAMED_SCALARS = {
     "double": "d", "f64": "d",
     "__half": "e", "half": "e",
     "__nv_bfloat16": _BF16, "nv_bfloat16": _BF16,
+    "f16": "e", "bf16": _BF16,  # atoms.cuh's 16-bit float storage types (tc::f16, tc::bf16)
 }  # fmt: skip
 # By-value structs whose layout is fixed by CUDA: (size, alignment).
 _KNOWN_STRUCTS = {"CUtensorMap": (128, 64), "CUtensorMap_st": (128, 64)}

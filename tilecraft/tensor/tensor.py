@@ -241,6 +241,8 @@ def _retype(eng: Engine, dtype: Any, n: int) -> tuple[Engine, int]:
     if isinstance(eng, TorchEngine):
         import torch
         return TorchEngine(torch.zeros(n, dtype=dtype, device=eng.flat.device)), 0
+    if hasattr(eng, "retype"):  # the kernel language's register fragments
+        return eng.retype(dtype, n), 0
     return eng, 0
 
 

@@ -12,6 +12,37 @@
 
 namespace tc {
 
+// ------------------------------------------------------------------ 16-bit floats and epilogue math
+// Storage types (cuda_fp16.h would cost ~1 s of NVRTC front end per kernel): kernels move them as
+// bits (copies, ldmatrix, mma.sync operands) and compute in f32 through these conversions.
+struct alignas(2) f16 { u16 bits; };
+struct alignas(2) bf16 { u16 bits; };
+
+TC_DEVICE f32 to_f32(f16 h) {
+    f32 r;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(h.bits));
+    return r;
+}
+TC_DEVICE f32 to_f32(bf16 h) { return __uint_as_float(static_cast<u32>(h.bits) << 16); }
+TC_DEVICE f32 to_f32(f32 x) { return x; }
+TC_DEVICE f16 to_f16(f32 x) {
+    f16 r;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r.bits) : "f"(x));
+    return r;
+}
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+TC_DEVICE bf16 to_bf16(f32 x) {
+    bf16 r;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r.bits) : "f"(x));
+    return r;
+}
+#endif
+
+// Activations of GEMM epilogues, in f32. gelu is the erf form (torch's default), silu x*sigmoid(x).
+TC_DEVICE f32 relu(f32 x) { return fmaxf(x, 0.0f); }
+TC_DEVICE f32 gelu(f32 x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+TC_DEVICE f32 silu(f32 x) { return x / (1.0f + __expf(-x)); }
+
 // ------------------------------------------------------------------ universal (vectorized) copies
 // One thread moves 1..16 contiguous bytes with one load and one store; both addresses must be
 // aligned to the width (the layouts guarantee it when they vectorize).
@@ -134,6 +165,26 @@ TC_DEVICE void mma_m16n8k32_s32_s8(i32* d, const u32* a, const u32* b, const i32
                    "r"(c[3]));
 }
 #endif
+
+// ------------------------------------------------------------------ semaphores (serial split-K)
+// CUTLASS's Semaphore: thread 0 polls a global flag with acquire loads until it holds `value`, then the
+// CTA meets at a barrier; release: a barrier (the CTA's writes are issued), then thread 0 stores the
+// next value with release semantics, so the next waiter's acquire sees those writes.
+TC_DEVICE void semaphore_wait(const int* flag, int value) {
+    if (threadIdx.x == 0) {
+        int v;
+        do {
+            asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+        } while (v != value);
+    }
+    __syncthreads();
+}
+TC_DEVICE void semaphore_release(int* flag, int value) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
+    }
+}
 
 // ------------------------------------------------------------------ wgmma ordering (sm90a)
 // The warpgroup MMAs themselves come with issue 8; these order them against register and

@@ -1,0 +1,409 @@
+"""The portable Tensor Core GEMM (sm80 and later: A100, L40, RTX, Hopper) in the kernel language.
+
+    D (L,M,N) = act(alpha * A (L,M,K) @ B (L,K,N) + beta * C (L,M,N) + bias)
+
+CUTLASS's sm80 multistage GEMM (seed 004), written CuTe's way (the tutorial's ``sgemm_sm80``):
+
+* **Tiles.** A CTA computes a (BLK_M, BLK_N) tile of D; its warps (WARPS_M x WARPS_N) each own a
+  (BLK_M/WARPS_M, BLK_N/WARPS_N) sub-tile, made of m16n8k16 tensor-core instructions (``mma.sync``,
+  fp32 accumulators in registers). The tiled MMA's N permutation gives each warp pairs of n8 atoms, so
+  B's fragments load 16 columns at a time.
+* **Global -> shared without registers.** ``cp.async`` (LDGSTS) moves 16 bytes per thread straight into
+  shared memory, into STAGES buffers (the multistage pipeline: STAGES-1 k-tiles are in flight while one
+  is consumed). Each k-tile's copies are one cp.async group; ``cp.async.wait_group STAGES-2`` plus a
+  barrier make the oldest one visible.
+* **Shared -> registers.** ``ldmatrix`` (LDSM) loads the MMA fragments, ``.trans`` for an MN-major
+  operand, from smem swizzled so that both cp.async's 16-byte writes and ldmatrix's 16-byte row reads
+  are bank-conflict free. The fragments of k-block k+1 load while k-block k computes.
+* **Edges.** With ``full`` (the host checks M, N, K and alignment) nothing is predicated; otherwise the
+  same partitions of identity tensors predicate every 16-byte copy (cp.async zero-fills what lies outside
+  A or B) and every store. Vectors never straddle an edge: the host guarantees the contiguous extents are
+  multiples of 8 elements (padding the operand otherwise).
+* **Rasterization.** CTAs are numbered along M in groups of ``raster`` m-tiles (Triton's grouped order,
+  CUTLASS's threadblock swizzle): CTAs that run together share A and B tiles in L2.
+* **Epilogue.** alpha, beta (C read only when the host says beta != 0), bias along N or M, relu / gelu /
+  silu, cast to D's type, straight from the accumulators (each thread stores pairs of adjacent columns).
+* **Split-K.** ``splits`` > 1 divides the k-tiles among CTAs (grid z). ``parallel``: each split writes its
+  fp32 partial tile to a workspace, a second kernel (``splitk_reduce_kernel``) sums the splits and applies
+  the epilogue. ``serial``: the splits of a tile take turns through a flag in global memory (split s waits
+  for s, adds its partial to an fp32 workspace tile, the last applies the epilogue): in-order, deterministic,
+  one kernel.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import tilecraft as tc
+from tilecraft import _, dsl
+from tilecraft.atoms import (
+    SM80_16x8x8_F32TF32TF32F32_TN, SM80_16x8x16_F32BF16BF16F32_TN, SM80_16x8x16_F32F16F16F32_TN, cp_async,
+    gmma_layout_atom, ldmatrix, make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_mma,
+    smem_swizzle_atom, universal_copy,
+)
+from tilecraft.dsl import Constexpr, blockIdx, threadIdx
+from tilecraft.dsl.expr import make
+from tilecraft.layout.inttuple import imax, imin
+
+__all__ = ["TensorOpConfig", "EpilogueSpec", "tensorop_gemm_kernel", "splitk_reduce_kernel", "ACTIVATIONS",
+           "ELEMENT_TYPES"]
+
+ACTIVATIONS = ("none", "relu", "gelu", "silu")
+#: element type name -> (kernel dtype, MMA atom, bits)
+ELEMENT_TYPES = {
+    "float16": (dsl.float16, SM80_16x8x16_F32F16F16F32_TN),
+    "bfloat16": (dsl.bfloat16, SM80_16x8x16_F32BF16BF16F32_TN),
+    "tf32": (dsl.float32, SM80_16x8x8_F32TF32TF32F32_TN),
+}
+
+
+@dataclass(frozen=True)
+class TensorOpConfig:
+    """One tiling of the tensor-op GEMM.
+
+    CTA tile (blk_m, blk_n, blk_k), warps_m x warps_n warps, ``stages`` smem buffers (2..5), ``raster``
+    m-tiles per CTA group (1: plain m-fastest order), ``splits`` k-slices with ``split_mode`` "serial" or
+    "parallel" (ignored when splits == 1), ``min_blocks`` the second ``__launch_bounds__`` argument.
+    """
+
+    blk_m: int = 128
+    blk_n: int = 128
+    blk_k: int = 32
+    warps_m: int = 2
+    warps_n: int = 2
+    stages: int = 3
+    raster: int = 8
+    splits: int = 1
+    split_mode: str = "parallel"
+    min_blocks: int = 1
+
+    @property
+    def threads(self) -> int:
+        """Threads per CTA (32 per warp)."""
+        return 32 * self.warps_m * self.warps_n
+
+    @property
+    def name(self) -> str:
+        """A short label: tile, warps, stages (and raster, split-K when used)."""
+        s = f"{self.blk_m}x{self.blk_n}x{self.blk_k}_w{self.warps_m}x{self.warps_n}_s{self.stages}"
+        if self.raster != 8:
+            s += f"_r{self.raster}"
+        if self.splits > 1:
+            s += f"_sk{self.splits}{self.split_mode[0]}"
+        return s
+
+    def smem_bytes(self, elem_bytes: int = 2) -> int:
+        """Shared memory of the A and B stages."""
+        return (self.blk_m + self.blk_n) * self.blk_k * self.stages * elem_bytes
+
+    def validate(self, elem_bytes: int = 2) -> None:
+        """Raise ValueError naming the condition a tiling breaks."""
+        k_atom = 16 if elem_bytes == 2 else 8
+        if not 2 <= self.stages <= 6:
+            raise ValueError(f"{self.name}: stages must be 2..6")
+        if self.blk_m % (16 * self.warps_m) or self.blk_n % (16 * self.warps_n):
+            raise ValueError(f"{self.name}: blk_m / blk_n must be multiples of 16 x warps_m / warps_n")
+        if self.blk_k % k_atom or self.blk_k * elem_bytes not in (32, 64, 128):
+            raise ValueError(f"{self.name}: blk_k must be 32, 64 or 128 bytes of elements")
+        if self.split_mode not in ("serial", "parallel") or self.splits < 1:
+            raise ValueError(f"{self.name}: split_mode must be 'serial' or 'parallel' and splits >= 1")
+        vec = 16 // elem_bytes
+        for mn in (self.blk_m, self.blk_n):
+            for c, o in ((self.blk_k, mn), (mn, self.blk_k)):  # both majors: contiguous extent c
+                thr_c = min(c // vec, 64 // 1)
+                if c % vec or self.threads % thr_c or o % (self.threads // thr_c):
+                    raise ValueError(f"{self.name}: a {mn}x{self.blk_k} tile does not split into 16-byte "
+                                     f"copies among {self.threads} threads")
+        if self.smem_bytes(elem_bytes) > 227 * 1024:
+            raise ValueError(f"{self.name}: {self.smem_bytes(elem_bytes)} bytes of smem exceed the 227 KB of an SM")
+
+
+@dataclass(frozen=True)
+class EpilogueSpec:
+    """What the epilogue computes (all compile-time): read C (beta != 0), alpha == 1, the bias ("none",
+    "n": one value per column, "m": one per row), the activation, and the element types of C/D."""
+
+    read_c: bool = False
+    unit_alpha: bool = True
+    bias: str = "none"
+    activation: str = "none"
+
+
+def _smem_layout(dtype: Any, major: str, mn: int, bk: int, stages: int) -> Any:
+    """(MN, BLK_K, STAGES) swizzled smem for one operand: K-major rows of blk_k elements, swizzled so
+    16-byte cp.async writes and ldmatrix row reads avoid bank conflicts, or MN-major 64-element columns."""
+    elem = dtype.bits
+    if major == "K":
+        atom = smem_swizzle_atom(elem, min(128, bk * elem // 8))         # (8, BLK_K) swizzled
+    else:
+        atom = gmma_layout_atom("MN", 128, elem)                          # (64, 8) swizzled
+    return tc.tile_to_shape(atom, (mn, bk, stages))
+
+
+def _g2s_copy(dtype: Any, major: str, mn: int, bk: int, threads: int) -> Any:
+    """The cp.async tiled copy of an (MN, BLK_K) tile: 16 bytes per thread along the contiguous mode,
+    threads contiguous-mode first (a warp's copies cover whole 128-byte lines)."""
+    vec = 128 // dtype.bits
+    atom = cp_async(16, dtype.bits, cache="global")
+    if major == "K":
+        tk = bk // vec
+        return make_tiled_copy(atom, tc.make_layout((threads // tk, tk), (tk, 1)), tc.make_layout((1, vec)))
+    tm = min(mn // vec, threads)
+    return make_tiled_copy(atom, tc.make_layout((tm, threads // tm)), tc.make_layout((vec, 1)))
+
+
+def _s2r_atom(dtype: Any, major: str) -> Any:
+    """ldmatrix (.trans for MN-major 16-bit operands); 32-bit MN-major operands load element by element."""
+    if dtype.bits == 16:
+        return ldmatrix(4, trans=major != "K", val=16)
+    if major == "K":
+        return ldmatrix(4, val=32)
+    return universal_copy(32, val=32)
+
+
+def make_mma(cfg: TensorOpConfig, elem: str) -> Any:
+    """The tiled MMA: warps_m x warps_n atoms, N permuted so each warp covers 16 columns per step."""
+    _, atom = ELEMENT_TYPES[elem]
+    return make_tiled_mma(atom, (cfg.warps_m, cfg.warps_n, 1),
+                          (16 * cfg.warps_m, 16 * cfg.warps_n, atom.shape_mnk[2]))
+
+
+def _activation(x: Any, act: str) -> Any:
+    return x if act == "none" else make("call", (f"tc::{act}", x), "float")
+
+
+def epilogue_value(acc: Any, c: Any, bias: Any, alpha: Any, beta: Any, ep: EpilogueSpec) -> Any:
+    """act(alpha * acc + beta * c + bias) in fp32 (c and bias None when not used)."""
+    x = acc if ep.unit_alpha else alpha * acc
+    if ep.read_c:
+        x = x + beta * c
+    if ep.bias != "none":
+        x = x + bias
+    return _activation(x, ep.activation)
+
+
+def _cta_tile(cfg: TensorOpConfig, M: Any, N: Any) -> tuple[Any, Any]:
+    """(m_tile, n_tile) of this CTA from blockIdx.x: groups of `raster` m-tiles, m fastest in a group."""
+    tiles_m, tiles_n = tc.ceil_div(M, cfg.blk_m), tc.ceil_div(N, cfg.blk_n)
+    if cfg.raster <= 1:
+        return blockIdx.x % tiles_m, blockIdx.x // tiles_m
+    group = cfg.raster * tiles_n                                          # CTAs per group of m-tiles
+    first_m = blockIdx.x // group * cfg.raster
+    rows = imin(tiles_m - first_m, cfg.raster)                            # m-tiles in this group
+    in_group = blockIdx.x % group
+    return first_m + in_group % rows, in_group // rows
+
+
+@dsl.kernel
+def tensorop_gemm_kernel(A, B, C, D, bias, alpha, beta, W, flags, cfg: Constexpr, elem: Constexpr,
+                         ep: Constexpr, full: Constexpr):
+    """D (L,M,N) = epilogue(alpha * A (L,M,K) @ B (L,N,K)^T, C, bias); see the module docstring.
+
+    W is the fp32 workspace of split-K ((S,L,M,N) partials for "parallel", (L,M,N) for "serial") and
+    flags the serial mode's (L, tiles) turn counters; both None without split-K."""
+    dsl.launch_bounds(cfg.threads, cfg.min_blocks)
+    dtype, _atom = ELEMENT_TYPES[elem]
+    bM, bN, bK = cfg.blk_m, cfg.blk_n, cfg.blk_k
+    L, M, K = A.shape
+    N = B.shape[1]
+    a_major = "K" if A.stride[2] == 1 and isinstance(A.stride[2], int) else "M"
+    b_major = "K" if B.stride[2] == 1 and isinstance(B.stride[2], int) else "N"
+
+    #
+    # This CTA's batch, split and tile
+    #
+    S = cfg.splits
+    l_idx = blockIdx.z % L if S > 1 else blockIdx.z                       # z = split * L + batch
+    split = blockIdx.z // L if S > 1 else 0
+    m_tile, n_tile = _cta_tile(cfg, M, N)
+    mA = A(l_idx, _, _)                                                   # (M,K)
+    mB = B(l_idx, _, _)                                                   # (N,K)
+    cta_tiler = (bM, bN, bK)
+    cta_coord = (m_tile, n_tile, _)
+    gA = tc.local_tile(mA, cta_tiler, cta_coord, (1, None, 1))            # (BLK_M,BLK_K,k)
+    gB = tc.local_tile(mB, cta_tiler, cta_coord, (None, 1, 1))            # (BLK_N,BLK_K,k)
+    k_tiles = tc.ceil_div(K, bK)
+    if S > 1:
+        per_split = tc.ceil_div(k_tiles, S)
+        k_begin = split * per_split                                       # first k-tile of this split
+        k_count = imax(imin(per_split, k_tiles - k_begin), 0)             # k-tiles of this split
+    else:
+        k_begin, k_count = 0, k_tiles
+
+    #
+    # Shared memory: STAGES swizzled buffers per operand
+    #
+    sA = dsl.smem_tensor(dtype, _smem_layout(dtype, a_major, bM, bK, cfg.stages), align=1024)  # (BLK_M,BLK_K,PIPE)
+    sB = dsl.smem_tensor(dtype, _smem_layout(dtype, b_major, bN, bK, cfg.stages), align=1024)  # (BLK_N,BLK_K,PIPE)
+
+    #
+    # Global -> shared: cp.async, 16 bytes per thread and copy
+    #
+    g2s_A = _g2s_copy(dtype, a_major, bM, bK, cfg.threads).get_slice(threadIdx.x)
+    g2s_B = _g2s_copy(dtype, b_major, bN, bK, cfg.threads).get_slice(threadIdx.x)
+    tAgA = g2s_A.partition_S(gA)                                          # (CPY,CPY_M,CPY_K,k)
+    tAsA = g2s_A.partition_D(sA)                                          # (CPY,CPY_M,CPY_K,PIPE)
+    tBgB = g2s_B.partition_S(gB)                                          # (CPY,CPY_N,CPY_K,k)
+    tBsB = g2s_B.partition_D(sB)                                          # (CPY,CPY_N,CPY_K,PIPE)
+    if not full:
+        # the same partitions of identity tensors: each copied vector's first (m,k) / (n,k)
+        cA = tc.local_tile(tc.make_identity_tensor((M, K)), cta_tiler, cta_coord, (1, None, 1))  # (BLK_M,BLK_K,k)
+        cB = tc.local_tile(tc.make_identity_tensor((N, K)), cta_tiler, cta_coord, (None, 1, 1))  # (BLK_N,BLK_K,k)
+        tAcA = g2s_A.partition_S(cA)                                      # (CPY,CPY_M,CPY_K,k) -> (m,k)
+        tBcB = g2s_B.partition_S(cB)                                      # (CPY,CPY_N,CPY_K,k) -> (n,k)
+
+    def load_tile(k_tile: Any, stage: Any) -> None:
+        """k-tile k_tile (absolute) of A and B -> smem stage, as one cp.async group."""
+        if full:
+            dsl.copy(g2s_A, tAgA(_, _, _, k_tile), tAsA(_, _, _, stage))
+            dsl.copy(g2s_B, tBgB(_, _, _, k_tile), tBsB(_, _, _, stage))
+        else:
+            dsl.copy(g2s_A, tAgA(_, _, _, k_tile), tAsA(_, _, _, stage),
+                     pred=dsl.elem_less(tAcA(_, _, _, k_tile), (M, K)))
+            dsl.copy(g2s_B, tBgB(_, _, _, k_tile), tBsB(_, _, _, stage),
+                     pred=dsl.elem_less(tBcB(_, _, _, k_tile), (N, K)))
+        dsl.cp_async_commit()
+
+    def clamp_tile(i: Any) -> Any:
+        """The absolute k-tile of this split's i-th, clamped into A and B: past the split's end the
+        pipeline refetches a valid tile that is never read (no branch in the main loop)."""
+        if S == 1:
+            return imin(i, k_tiles - 1)
+        return imax(imin(k_begin + imin(i, k_count - 1), k_tiles - 1), 0)
+
+    #
+    # Thread partitions of the tiled MMA: fragments in registers, ldmatrix views of smem
+    #
+    mma = make_mma(cfg, elem)
+    thr_mma = mma.get_slice(threadIdx.x)
+    tCrA = thr_mma.partition_fragment_A(sA(_, _, 0))                      # (MMA,MMA_M,MMA_K)
+    tCrB = thr_mma.partition_fragment_B(sB(_, _, 0))                      # (MMA,MMA_N,MMA_K)
+    s2r_A = make_tiled_copy_A(_s2r_atom(dtype, a_major), mma).get_slice(threadIdx.x)
+    s2r_B = make_tiled_copy_B(_s2r_atom(dtype, b_major), mma).get_slice(threadIdx.x)
+    tXsA = s2r_A.partition_S(sA)                                          # (CPY,CPY_M,CPY_K,PIPE)
+    tXrA = s2r_A.retile_D(tCrA)                                           # (CPY,CPY_M,CPY_K)
+    tXsB = s2r_B.partition_S(sB)                                          # (CPY,CPY_N,CPY_K,PIPE)
+    tXrB = s2r_B.retile_D(tCrB)                                           # (CPY,CPY_N,CPY_K)
+    gD = tc.local_tile(D(l_idx, _, _), cta_tiler, cta_coord, (1, 1, None))  # (BLK_M,BLK_N)
+    tCrC = thr_mma.partition_fragment_C(gD, dsl.float32)                  # (MMA,MMA_M,MMA_N) fp32 accumulators
+    dsl.clear(tCrC)
+    k_blocks = tc.size(tCrA, 2)
+
+    #
+    # Prologue: STAGES-1 k-tiles in flight, then wait for the first and load its first fragments
+    #
+    for s in range(cfg.stages - 1):
+        load_tile(clamp_tile(s), s)
+    dsl.cp_async_wait(cfg.stages - 2)
+    dsl.syncthreads()
+    dsl.copy(s2r_A, tXsA(_, _, 0, 0), tXrA(_, _, 0))
+    dsl.copy(s2r_B, tXsB(_, _, 0, 0), tXrB(_, _, 0))
+
+    #
+    # Main loop: k-tile i computes from stage i % STAGES while k-tile i + STAGES-1 travels to the stage
+    # freed by k-tile i-1; the fragments of k-block kb+1 load while k-block kb computes
+    #
+    for i in dsl.range(k_count):
+        read = i % cfg.stages                                             # the stage of k-tile i
+        for kb in range(k_blocks):
+            if kb == k_blocks - 1:
+                # the next k-tile's stage must have landed (and every warp be done with stage i-1)
+                dsl.cp_async_wait(cfg.stages - 2)
+                dsl.syncthreads()
+            kb_next = (kb + 1) % k_blocks
+            stage_next = read if kb + 1 < k_blocks else (i + 1) % cfg.stages
+            dsl.copy(s2r_A, tXsA(_, _, kb_next, stage_next), tXrA(_, _, kb_next))
+            dsl.copy(s2r_B, tXsB(_, _, kb_next, stage_next), tXrB(_, _, kb_next))
+            if kb == 0:
+                load_tile(clamp_tile(i + cfg.stages - 1), (i + cfg.stages - 1) % cfg.stages)
+            dsl.gemm(mma, tCrA(_, _, kb), tCrB(_, _, kb), tCrC)           # (MMA,MMA_M,MMA_N) += A_kb B_kb
+
+    #
+    # Epilogue
+    #
+    cD = tc.local_tile(tc.make_identity_tensor((M, N)), cta_tiler, cta_coord, (1, 1, None))  # (BLK_M,BLK_N) -> (m,n)
+    tCcD = thr_mma.partition_C(cD)                                        # (MMA,MMA_M,MMA_N) -> (m,n)
+    if S > 1 and cfg.split_mode == "parallel":
+        # this split's fp32 partial tile -> workspace W(split, l); the reduction kernel does the epilogue
+        tCgW = thr_mma.partition_C(tc.local_tile(W(split, l_idx, _, _), cta_tiler, cta_coord, (1, 1, None)))
+        _store(tCrC, tCgW, tCcD, M, N, full)
+        return
+    tCgD = thr_mma.partition_C(gD)                                        # (MMA,MMA_M,MMA_N)
+    tCgC = thr_mma.partition_C(tc.local_tile(C(l_idx, _, _), cta_tiler, cta_coord, (1, 1, None))) \
+        if ep.read_c else None                                            # (MMA,MMA_M,MMA_N)
+    if S > 1:
+        # serial split-K: wait for this tile's turn, accumulate into the fp32 workspace, pass the turn
+        flag = (l_idx, n_tile * tc.ceil_div(M, bM) + m_tile)             # this tile's turn counter
+        tCgW = thr_mma.partition_C(tc.local_tile(W(l_idx, _, _), cta_tiler, cta_coord, (1, 1, None)))
+        dsl.semaphore_wait(flags, flag, split)
+        with dsl.if_(split > 0):
+            _accumulate(tCgW, tCrC, tCcD, M, N, full)
+        with dsl.if_(split < S - 1):
+            _store(tCrC, tCgW, tCcD, M, N, full)
+        with dsl.else_():
+            _epilogue(tCrC, tCgC, tCgD, tCcD, bias, alpha, beta, ep, M, N, full)
+        dsl.semaphore_release(flags, flag, (split + 1) % S)                      # the last split resets the flag to 0
+        return
+    _epilogue(tCrC, tCgC, tCgD, tCcD, bias, alpha, beta, ep, M, N, full)
+
+
+def _pred(tCcD: Any, i: int, M: Any, N: Any, full: bool) -> Any:
+    """Whether element i of a thread's C partition lies inside (M, N) (True when the trace is full)."""
+    return True if full else dsl.elem_less(tCcD(i), (M, N))
+
+
+def _store(acc: Any, dst: Any, tCcD: Any, M: Any, N: Any, full: bool) -> None:
+    """dst = acc (fp32, inside (M, N))."""
+    if full:
+        dsl.copy(acc, dst)
+    else:
+        dsl.copy_if(dsl.elem_less(tCcD, (M, N)), acc, dst)
+
+
+def _accumulate(src: Any, acc: Any, tCcD: Any, M: Any, N: Any, full: bool) -> None:
+    """acc += src (fp32 memory, zero outside (M, N))."""
+    for i in range(tc.size(acc)):
+        x = src(i)
+        acc[i] = acc(i) + (x if full else dsl.where(_pred(tCcD, i, M, N, full), x, 0.0))
+
+
+def _epilogue(acc: Any, tCgC: Any, tCgD: Any, tCcD: Any, bias: Any, alpha: Any, beta: Any, ep: EpilogueSpec,
+              M: Any, N: Any, full: bool) -> None:
+    """D = act(alpha * acc + beta * C + bias), cast to D's type in registers, then stored (pairs of
+    adjacent columns per access where D's layout allows)."""
+    tCrD = tc.make_fragment_like(tCgD)                                    # (MMA,MMA_M,MMA_N) in D's type
+    for i in range(tc.size(acc)):
+        m, n = tCcD(i)
+        p = _pred(tCcD, i, M, N, full)
+        c = None
+        if ep.read_c:
+            c = tCgC(i) if full else dsl.where(p, tCgC(i), 0.0)
+        b = None
+        if ep.bias != "none":
+            j = n if ep.bias == "n" else m
+            b = bias(j if full else imin(j, (N if ep.bias == "n" else M) - 1))
+        tCrD[i] = epilogue_value(acc(i), c, b, alpha, beta, ep)
+    _store(tCrD, tCgD, tCcD, M, N, full)
+
+
+@dsl.kernel
+def splitk_reduce_kernel(W, C, D, bias, alpha, beta, ep: Constexpr, threads: Constexpr):
+    """D (L,M,N) = epilogue(sum over s of W (S,L,M,N), C, bias): parallel split-K's second kernel. One
+    thread per element of D, consecutive threads along D's contiguous mode (coalesced)."""
+    dsl.launch_bounds(threads)
+    S, L, M, N = W.shape
+    n_major = D.stride[2] == 1 and isinstance(D.stride[2], int)
+    idx = blockIdx.x * threads + threadIdx.x
+    total = L * M * N
+    with dsl.if_(idx < total):
+        if n_major:
+            n, m, l_idx = idx % N, idx // N % M, idx // (M * N)
+        else:
+            m, n, l_idx = idx % M, idx // M % N, idx // (M * N)
+        acc = dsl.make_rmem_tensor(dsl.float32, 1)                        # the running sum over splits
+        acc[0] = W(0, l_idx, m, n)
+        for s in dsl.range(1, S):
+            acc[0] = acc(0) + W(s, l_idx, m, n)
+        c = C(l_idx, m, n) if ep.read_c else None
+        b = bias(n if ep.bias == "n" else m) if ep.bias != "none" else None
+        D[l_idx, m, n] = epilogue_value(acc(0), c, b, alpha, beta, ep)
