@@ -5,7 +5,7 @@ import pytest
 
 import sm90_tools as tools
 import tilecraft.runtime as rt
-from tilecraft.atoms.sm90_codegen import HEADER_N, header_path, header_text, wgmma_name, wgmma_wrappers
+from tilecraft.atoms.sm90_codegen import HEADER_N, WGMMA_TYPE_PAIRS, header_path, header_text, wgmma_name, wgmma_wrappers
 
 
 def test_checked_in_header_is_the_generators_output():
@@ -47,3 +47,15 @@ def test_other_n_emitted_at_compile_time(before):
         pytest.skip("no nvdisasm")
     ops = tools.opcodes(tools.sass(mod.cubin))
     assert ops["HGMMA.64x48x16.F32.BF16"] == 1 and ops["HGMMA.64x64x16.F32"] == 1, ops
+
+
+def test_every_wgmma_atom_names_a_wrapper_in_the_header():
+    from tilecraft.atoms import wgmma_atom
+
+    atoms = [wgmma_atom(n, a, b, operands=ops) for n in HEADER_N for a, b in WGMMA_TYPE_PAIRS for ops in ("ss", "rs")]
+    assert all(atom.cxx.startswith("tc::wgmma_m64n") for atom in atoms)
+    assert wgmma_atom(64, "tf32").cxx == "" and wgmma_atom(64, "f16", c_type="f16").cxx == ""
+    uses = "\n".join(f"    sink[{i}] = (void*)&{atom.cxx}<>;" for i, atom in enumerate(atoms))
+    src = (f"#include <tilecraft/sm90.cuh>\n__device__ void* sink[{len(atoms)}];\n"
+           f"extern \"C\" __global__ void names() {{\n{uses}\n}}\n")
+    assert rt.compile(src, arch="sm_90a", cache=False).kernel_names == ("names",)

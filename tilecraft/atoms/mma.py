@@ -14,6 +14,7 @@ from typing import Any
 
 from tilecraft import layout as _L
 from tilecraft.atoms.types import bits_of
+from tilecraft.atoms.sm90_codegen import WGMMA_TYPE_PAIRS, wgmma_name
 from tilecraft.layout import Layout, make_layout, right_inverse, size
 from tilecraft.tensor import Tensor, make_fragment_like, zipped_divide
 from tilecraft.tensor import composition as _compose
@@ -36,7 +37,7 @@ class MMAAtom:
     index m + M*k); ``layout_b_tv``: into the N×K tile; ``layout_c_tv``: into the M×N tile.
     ``thr_id``: logical thread -> thread index within the instruction's threads (a warp, or a
     warpgroup for wgmma). ``ptx`` is the instruction, ``cxx`` the atoms.cuh wrapper that issues it
-    ("" for wgmma, described here ahead of its wrappers).
+    (for wgmma: the sm90.cuh wrapper, "" for type combinations it has none for).
     """
 
     name: str
@@ -160,8 +161,12 @@ def wgmma_atom(n: int, a_type: str = "f16", b_type: str | None = None, c_type: s
     a = _wgmma_a_register_layout(bits) if operands == "rs" else _wgmma_smem_layout(64, k)
     ptx = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.{c_type}.{a_type}.{b_type}"
     name = f"SM90_64x{n}x{k}_{c_type.upper()}{a_type.upper()}{b_type.upper()}_{operands.upper()}"
+    # The wrapper in tilecraft/sm90.cuh (or emitted by sm90_codegen for N outside its header), where
+    # one exists: f32 accumulation of the f16/bf16/fp8 pairs.
+    has_wrapper = c_type == "f32" and (a_type, b_type) in WGMMA_TYPE_PAIRS
+    cxx = f"tc::{wgmma_name(n, a_type, b_type, operands)}" if has_wrapper else ""
     return MMAAtom(name, ptx, (64, n, k), Layout(128), a, _wgmma_smem_layout(n, k), _wgmma_c_layout(n),
-                   a_type, b_type, c_type, "sm_90a", "", operands, major_a, major_b)
+                   a_type, b_type, c_type, "sm_90a", cxx, operands, major_a, major_b)
 
 
 # ----------------------------------------------------------------------------------- tiled MMA
