@@ -38,7 +38,13 @@ _ATOM_NAMES = frozenset({
 })
 
 
+# The GEMM API (tilecraft.gemm); tc.gemm itself is the (callable) package.
+_GEMM_NAMES = frozenset({"GemmOp", "TensorOpConfig"})
+
+
 def __getattr__(name: str):
+    if name in _GEMM_NAMES:
+        return getattr(importlib.import_module("tilecraft.gemm"), name)
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"tilecraft.{name}")
     if name in _DSL_NAMES:

@@ -471,6 +471,8 @@ def where(cond: Any, a: Any, b: Any) -> Any:
         return a if cond else b
     if not isinstance(cond, BoolExpr):
         raise TraceError(f"where needs a condition, got {cond!r}")
+    if _ctype_of(a) != _ctype_of(b):  # e.g. an f16 load and a literal 0: choose between floats
+        a, b = _widen(a), _widen(b)
     return make("?:", (cond, a, b), _promote(a, b), _max_mag(a, b), math.gcd(_div_of(a), _div_of(b)))
 
 

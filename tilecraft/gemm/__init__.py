@@ -1,19 +1,35 @@
-"""Layer 6: GEMMs written in the kernel language. ``sgemm`` is the CuTe tutorial's SIMT kernel
-(``gemm_device``), ported line for line; ``sgemm_tuned`` is the tuned SIMT SGEMM (simt_tuned.py).
+"""Layer 6: GEMMs written in the kernel language, and the GEMM API.
 
-Importing this package registers ``sgemm_tuned`` as the benchmark's ``tilecraft`` contender for fp32
-(IEEE, no TF32), and ``sgemm_contender(config)`` makes a factory for any other tiling.
+* ``tc.gemm(A, B, C=None, *, alpha, beta, bias, activation, out_dtype)``: one call on torch tensors that
+  picks a configuration (op.py). This package is callable: ``tc.gemm(...)`` is ``tilecraft.gemm.gemm(...)``
+  while ``import tilecraft.gemm`` / ``tc.gemm.GemmOp`` still reach the package (a module cannot be both
+  a function and a package any other way without one shadowing the other after the first import).
+* ``GemmOp``: a configured operation with ``can_implement`` (op.py); ``TensorOpConfig``: its tiling.
+* Kernels: ``tensorop_gemm_kernel`` (the sm80+ multistage tensor-op GEMM, tensorop.py), ``sgemm`` (the
+  CuTe tutorial's SIMT ``gemm_device``, simt.py), ``sgemm_tuned`` (the tuned SIMT SGEMM, simt_tuned.py).
+
+Importing this package registers the benchmark's ``tilecraft`` contender: the tensor-op GEMM for fp16,
+bf16 and tf32, the tuned SIMT SGEMM for IEEE fp32; ``sgemm_contender(config)`` and
+``tensorop_contender(config)`` make factories for other tilings.
 """
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any, Callable
 
+from tilecraft.gemm.op import HEURISTIC_TABLE, GemmOp, Plan, gemm, pick_config
 from tilecraft.gemm.simt import SimtTiling, check_sgemm_operands, gemm_device, gemm_device_args, sgemm
 from tilecraft.gemm.simt_tuned import CONFIGS, DEFAULT, SgemmConfig, sgemm_tuned, sgemm_tuned_args, sgemm_tuned_kernel
+from tilecraft.gemm.tensorop import EpilogueSpec, TensorOpConfig, splitk_reduce_kernel, tensorop_gemm_kernel
 
-__all__ = ["SimtTiling", "check_sgemm_operands", "gemm_device", "gemm_device_args", "sgemm",
+__all__ = ["gemm", "GemmOp", "Plan", "HEURISTIC_TABLE", "pick_config", "TensorOpConfig", "EpilogueSpec",
+           "tensorop_gemm_kernel", "splitk_reduce_kernel",
+           "SimtTiling", "check_sgemm_operands", "gemm_device", "gemm_device_args", "sgemm",
            "CONFIGS", "DEFAULT", "SgemmConfig", "sgemm_tuned", "sgemm_tuned_args", "sgemm_tuned_kernel",
-           "sgemm_contender"]
+           "sgemm_contender", "tensorop_contender"]
+
+_TC_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "tf32": "tf32"}
 
 
 def sgemm_contender(config: SgemmConfig = DEFAULT) -> Callable[[Any], Any]:
@@ -35,10 +51,49 @@ def sgemm_contender(config: SgemmConfig = DEFAULT) -> Callable[[Any], Any]:
     return factory
 
 
+def tensorop_contender(config: TensorOpConfig | None = None) -> Callable[[Any], Any]:
+    """A bench contender factory running the tensor-op GEMM for fp16/bf16/tf32 problems with `config`
+    (None: the heuristic's pick per shape)."""
+    from tilecraft.bench.contenders import Kernel, Missing
+
+    def factory(problem: Any) -> Any:
+        if problem.dtype not in _TC_DTYPES:
+            return Missing(f"tilecraft tensor-op GEMM has no {problem.dtype} kernel")
+        if not problem.device.startswith("cuda"):
+            return Missing("tilecraft tensor-op GEMM runs on CUDA only")
+        tf32 = problem.dtype == "tf32"
+
+        def fn(a: Any, b: Any) -> Any:
+            return gemm(a, b, config=config, allow_tf32=tf32 or None)
+
+        label = f"tilecraft tensor-op {config.name if config else 'heuristic'}"
+        return Kernel(fn=fn, prepare=lambda x: (x.a, x.b), label=label)
+
+    return factory
+
+
 def _register() -> None:
-    from tilecraft.bench.contenders import register_contender
+    from tilecraft.bench.contenders import Missing, register_contender
 
-    register_contender("tilecraft", sgemm_contender(DEFAULT), "tilecraft's tuned SIMT SGEMM (fp32)", replace=True)
+    sgemm, tensorop = sgemm_contender(DEFAULT), tensorop_contender(None)
+
+    def factory(problem: Any) -> Any:
+        if problem.dtype == "fp32":
+            return sgemm(problem)
+        if problem.dtype in _TC_DTYPES:
+            return tensorop(problem)
+        return Missing(f"tilecraft has no {problem.dtype} GEMM yet")
+
+    register_contender("tilecraft", factory, "tilecraft's GEMM (tensor-op fp16/bf16/tf32, tuned SIMT fp32)",
+                       replace=True)
 
 
+class _CallableModule(types.ModuleType):
+    """This package, callable as tc.gemm(A, B, ...)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return gemm(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
 _register()

@@ -90,6 +90,8 @@ class TensorOpConfig:
             s += f"_r{self.raster}"
         if self.splits > 1:
             s += f"_sk{self.splits}{self.split_mode[0]}"
+        if self.min_blocks != 1:
+            s += f"_b{self.min_blocks}"
         return s
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:

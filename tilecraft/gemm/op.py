@@ -1,0 +1,305 @@
+"""The user-facing GEMM: ``GemmOp`` (a configured operation, CUTLASS's device-level ``Gemm``) and
+``gemm`` (one call on torch tensors that picks a configuration).
+
+    D = act(alpha * A @ B + beta * C + bias)      A (..., M, K), B (..., K, N), C / D (..., M, N)
+
+Operands may be row- or column-major (MN- or K-major; detected from strides) and batched through one
+leading dimension (broadcast when one side has none). The tensor-op kernel (tensorop.py) needs 16-byte
+aligned operands whose contiguous extent and strides are multiples of 8 elements; ``gemm`` copies an
+operand that is not into a zero-padded aligned buffer (correct, slower) and says so in
+``GemmOp.plan(...).notes``. fp32 inputs run on tensor cores as tf32 only when asked
+(``allow_tf32=True``, or torch's ``torch.backends.cuda.matmul.allow_tf32``); otherwise the IEEE fp32
+SIMT kernel runs (no batch, no bias or activation there: those fall back to torch for the epilogue).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tilecraft.gemm.tensorop import (
+    ACTIVATIONS, ELEMENT_TYPES, EpilogueSpec, TensorOpConfig, splitk_reduce_kernel, tensorop_gemm_kernel,
+)
+
+__all__ = ["GemmOp", "gemm", "HEURISTIC_TABLE", "pick_config", "Plan"]
+
+_TORCH_ELEMENTS = {"float16": "float16", "bfloat16": "bfloat16", "float32": "tf32"}
+_MIN_ARCH = 80
+
+#: The configurations the heuristic picks from (CI compiles each for sm_80 and sm_90a).
+HEURISTIC_TABLE: dict[str, TensorOpConfig] = {c.name: c for c in (
+    TensorOpConfig(128, 256, 32, 2, 4, stages=3),          # big problems: 64x64 per warp, 8 warps
+    TensorOpConfig(128, 128, 32, 2, 2, stages=4),          # mid-size problems: twice the CTAs
+    TensorOpConfig(128, 128, 64, 2, 2, stages=3),          # fewer barriers per k
+    TensorOpConfig(64, 128, 32, 2, 2, stages=4),           # small problems: more CTAs
+    TensorOpConfig(128, 128, 32, 2, 2, stages=4, splits=2),   # split-K (slices set per problem)
+)}
+_TF32_TABLE = (TensorOpConfig(128, 128, 32, 2, 2, stages=3), TensorOpConfig(128, 256, 32, 2, 4, stages=3))
+
+
+@dataclass
+class Plan:
+    """What one call runs: the kernel config, the element type, the grid, and notes (fallbacks taken)."""
+
+    config: TensorOpConfig
+    elem: str
+    grid: tuple[int, int, int]
+    notes: list[str] = field(default_factory=list)
+
+
+def _sm_count(device: Any) -> int:
+    import torch
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+def pick_config(M: int, N: int, K: int, L: int, elem: str, sms: int) -> TensorOpConfig:
+    """The heuristic: the largest tile that still gives about one wave of CTAs; split-K when even the
+    small tiles leave most SMs idle and K is long (each split keeps >= 8 k-tiles)."""
+    if elem == "tf32":
+        big = _TF32_TABLE[1]
+        return big if math.ceil(M / 128) * math.ceil(N / 256) * L >= sms else _TF32_TABLE[0]
+    big, mid, _, small, sk = HEURISTIC_TABLE.values()
+    if math.ceil(M / big.blk_m) * math.ceil(N / big.blk_n) * L >= sms:
+        return big
+    tiles = math.ceil(M / mid.blk_m) * math.ceil(N / mid.blk_n) * L
+    if tiles >= sms // 2:
+        return mid
+    k_tiles = math.ceil(K / sk.blk_k)
+    splits = min(max(sms // tiles, 1), k_tiles // 8, 32)
+    if splits >= 2:
+        return replace(sk, splits=splits, split_mode="parallel")
+    return small if math.ceil(M / small.blk_m) * math.ceil(N / small.blk_n) * L > tiles else mid
+
+
+def _batched(x: Any, name: str) -> Any:
+    if x.dim() == 2:
+        return x.unsqueeze(0)
+    if x.dim() == 3:
+        return x
+    raise ValueError(f"{name} must be 2-D (M,K)/(K,N) or 3-D with a leading batch dimension, got {tuple(x.shape)}")
+
+
+def _aligned(x: Any) -> bool:
+    """x (L, R, C) is ready for the tensor-op kernel: 16-byte pointer, a unit-stride mode among the last
+    two whose extent is a multiple of 8, and every other stride a multiple of 8."""
+    s = x.stride()
+    unit = [d for d in (1, 2) if s[d] == 1]
+    if not unit or x.data_ptr() % 16:
+        return False
+    d = unit[-1]
+    if x.shape[d] % 8:
+        return False
+    return all(s[i] % 8 == 0 for i in range(3) if i != d and x.shape[i] > 1)
+
+
+def _pad_aligned(x: Any) -> Any:
+    """A copy of x (L, R, C) with its contiguous mode (the last one, or the middle when that one has unit
+    stride) padded with zeros to a multiple of 8, viewed at x's shape."""
+    import torch
+    L, R, C = x.shape
+    if x.stride(1) == 1 and x.stride(2) != 1:
+        buf = torch.zeros(L, C, -(-R // 8) * 8, dtype=x.dtype, device=x.device)
+        buf[:, :, :R] = x.transpose(1, 2)
+        return buf[:, :, :R].transpose(1, 2)
+    buf = torch.zeros(L, R, -(-C // 8) * 8, dtype=x.dtype, device=x.device)
+    buf[:, :, :C] = x
+    return buf[:, :, :C]
+
+
+@dataclass(frozen=True)
+class GemmOp:
+    """A configured GEMM (CUTLASS's device::Gemm): element types, tile/warps/stages/raster and split-K
+    (``config``), epilogue (``activation``: none/relu/gelu/silu; ``bias``: "none", "n" (one value per
+    column) or "m" (per row)). ``element`` is the operand type ("float16", "bfloat16", "tf32");
+    ``out_dtype`` D's type ("float16", "bfloat16", "float32"; default: the operands'). Operand majors
+    and batch come from the tensors at call time (each is its own specialization).
+
+    ``sliced-K`` (warps splitting K inside a CTA) is not offered: on sm80+ the tensor-op tiles keep every
+    warp busy along M and N, and split-K covers the skinny shapes sliced-K was for.
+    """
+
+    element: str = "float16"
+    out_dtype: str | None = None
+    config: TensorOpConfig = field(default_factory=TensorOpConfig)
+    activation: str = "none"
+    bias: str = "none"
+
+    def can_implement(self, A: Any, B: Any, C: Any = None, bias: Any = None) -> tuple[bool, str]:
+        """(True, "") when this op can run on these torch tensors as given, else (False, why). Checks
+        device, arch, dtypes, ranks, shapes, the tile, and the tensor-op kernel's alignment (which
+        ``gemm`` repairs by padding, this op does not)."""
+        try:
+            self._check(A, B, C, bias, need_aligned=True)
+        except (TypeError, ValueError) as e:
+            return False, str(e)
+        return True, ""
+
+    # -- checks
+    def _check(self, A: Any, B: Any, C: Any, bias: Any, need_aligned: bool) -> tuple[Any, Any, Any, Any]:
+        import torch
+        if self.element not in ELEMENT_TYPES:
+            raise ValueError(f"element must be one of {sorted(ELEMENT_TYPES)}, got {self.element!r}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
+        if self.bias not in ("none", "n", "m"):
+            raise ValueError(f"bias must be 'none', 'n' or 'm', got {self.bias!r}")
+        self.config.validate(4 if self.element == "tf32" else 2)
+        for name, x in (("A", A), ("B", B), ("C", C), ("bias", bias)):
+            if x is not None and not isinstance(x, torch.Tensor):
+                raise TypeError(f"{name} must be a torch tensor, got {type(x).__name__}")
+        want = torch.float32 if self.element == "tf32" else getattr(torch, self.element)
+        if A.dtype != want or B.dtype != want:
+            raise TypeError(f"this op takes {want} operands, got A {A.dtype} and B {B.dtype}")
+        self._check_device(A, B)
+        A3, B3 = _batched(A, "A"), _batched(B, "B")
+        if A3.shape[2] != B3.shape[1]:
+            raise ValueError(f"inner dimensions differ: A {tuple(A.shape)} @ B {tuple(B.shape)}")
+        L = max(A3.shape[0], B3.shape[0])
+        if A3.shape[0] not in (1, L) or B3.shape[0] not in (1, L):
+            raise ValueError(f"batch sizes {A3.shape[0]} and {B3.shape[0]} do not broadcast")
+        M, N = A3.shape[1], B3.shape[2]
+        if C is not None:
+            if C.dtype not in (torch.float16, torch.bfloat16, torch.float32) or C.device != A.device:
+                raise TypeError(f"C must be a float tensor on {A.device}, got {C.dtype} on {C.device}")
+            if tuple(C.shape[-2:]) != (M, N) or C.dim() not in (2, 3) or (C.dim() == 3 and C.shape[0] not in (1, L)):
+                raise ValueError(f"C has shape {tuple(C.shape)}, expected (M, N) = ({M}, {N}) or batched")
+        if bias is not None:
+            n = N if self.bias == "n" else M
+            if self.bias == "none" or bias.dim() != 1 or bias.shape[0] != n or bias.device != A.device:
+                raise ValueError(f"bias must be 1-D of length {n} on {A.device} with bias='n'/'m' in the op, "
+                                 f"got {tuple(bias.shape)} (op bias={self.bias!r})")
+        elif self.bias != "none":
+            raise ValueError(f"the op adds a bias along {self.bias} but no bias tensor was given")
+        if need_aligned:
+            for name, x in (("A", A3), ("B", B3.transpose(1, 2))):
+                if not _aligned(x):
+                    raise ValueError(f"{name} is not aligned for the tensor-op kernel (16-byte pointer, a unit-stride "
+                                     f"mode of a multiple of 8 elements, other strides multiples of 8): shape "
+                                     f"{tuple(x.shape)}, strides {x.stride()}; tc.gemm pads such operands")
+        return A3, B3, L, (M, N, A3.shape[2])
+
+    @staticmethod
+    def _check_device(A: Any, B: Any) -> None:
+        """A and B on one CUDA device of compute capability 8.0 or newer."""
+        import torch
+        if not A.is_cuda or A.device != B.device:
+            raise ValueError(f"A and B must be CUDA tensors on one device, got {A.device} and {B.device}")
+        cc = torch.cuda.get_device_capability(A.device)
+        if cc[0] * 10 + cc[1] < _MIN_ARCH:
+            raise ValueError(f"the tensor-op GEMM needs sm_80 or newer (cp.async, bf16 mma.sync), this GPU is "
+                             f"sm_{cc[0]}{cc[1]}")
+
+    # -- running
+    def plan(self, A: Any, B: Any) -> Plan:
+        """The grid and notes of a call (after _check)."""
+        A3, B3 = _batched(A, "A"), _batched(B, "B")
+        L = max(A3.shape[0], B3.shape[0])
+        M, N = A3.shape[1], B3.shape[2]
+        cfg = self.config
+        tiles = -(-M // cfg.blk_m) * -(-N // cfg.blk_n)
+        return Plan(cfg, self.element, (tiles, 1, L * cfg.splits))
+
+    def __call__(self, A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0, bias: Any = None,
+                 out: Any = None, pad: bool = False) -> Any:
+        """D = act(alpha * A @ B + beta * C + bias) as a new tensor (or into ``out``). With ``pad``, operands
+        that are not aligned for the kernel are copied into aligned buffers first; without, they raise."""
+        import numpy as np
+        import torch
+
+        A3, B3, L, (M, N, K) = self._check(A, B, C, bias, need_aligned=not pad)
+        out_dt = getattr(torch, self.out_dtype) if self.out_dtype else (A.dtype if self.element != "tf32" else torch.float32)
+        batched_out = A.dim() == 3 or B.dim() == 3
+        D = out if out is not None else torch.empty((L, M, N) if batched_out else (M, N), dtype=out_dt, device=A.device)
+        D3 = D if D.dim() == 3 else D.unsqueeze(0)
+        if tuple(D3.shape) != (L, M, N) or D.dtype != out_dt:
+            raise ValueError(f"out must be {out_dt} of shape {(L, M, N) if batched_out else (M, N)}, got {D.dtype} "
+                             f"{tuple(D.shape)}")
+        if M == 0 or N == 0:
+            return D
+        if K == 0:  # no products: D = act(beta C + bias) (torch, not worth a kernel)
+            D3.copy_(_torch_epilogue(torch.zeros(L, M, N, device=A.device), C, bias, alpha, beta, self))
+            return D
+        A3, B3 = A3.expand(L, M, K), B3.expand(L, K, N)
+        Bt = B3.transpose(1, 2)                                          # (L,N,K) as the kernel takes B
+        if pad:
+            A3 = A3 if _aligned(A3) else _pad_aligned(A3)
+            Bt = Bt if _aligned(Bt) else _pad_aligned(Bt)
+        C3 = None
+        if C is not None and beta != 0:
+            C3 = (C if C.dim() == 3 else C.unsqueeze(0)).expand(L, M, N)
+        ep = EpilogueSpec(read_c=C3 is not None, unit_alpha=alpha == 1, bias=self.bias if bias is not None else "none",
+                          activation=self.activation)
+        cfg = self.config
+        p = self.plan(A, B)
+        a, b = np.float32(alpha), np.float32(beta)
+        full = (M % cfg.blk_m == 0 and N % cfg.blk_n == 0 and K % cfg.blk_k == 0)
+        W = flags = None
+        if cfg.splits > 1 and cfg.split_mode == "parallel":
+            W = torch.empty(cfg.splits, L, M, N, dtype=torch.float32, device=A.device)
+            tensorop_gemm_kernel[p.grid, (cfg.threads,)](A3, Bt, None, D3, None, a, b, W, None, cfg, self.element,
+                                                          EpilogueSpec(), full)
+            threads = 256
+            splitk_reduce_kernel[(-(-(L * M * N) // threads),), (threads,)](W, C3, D3, bias, a, b, ep, threads)
+            return D
+        if cfg.splits > 1:
+            W = torch.empty(L, M, N, dtype=torch.float32, device=A.device)
+            flags = torch.zeros(L, p.grid[0], dtype=torch.int32, device=A.device)
+        tensorop_gemm_kernel[p.grid, (cfg.threads,)](A3, Bt, C3, D3, bias, a, b, W, flags, cfg, self.element, ep, full)
+        return D
+
+
+def _torch_epilogue(acc: Any, C: Any, bias: Any, alpha: float, beta: float, op: GemmOp) -> Any:
+    import torch
+    x = alpha * acc
+    if C is not None and beta != 0:
+        x = x + beta * C.float()
+    if bias is not None:
+        x = x + (bias.float() if op.bias == "n" else bias.float()[:, None])
+    return {"none": lambda v: v, "relu": torch.relu, "silu": torch.nn.functional.silu,
+            "gelu": torch.nn.functional.gelu}[op.activation](x)
+
+
+def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0, bias: Any = None,
+         activation: str | None = None, out_dtype: Any = None, bias_along: str = "n", config: TensorOpConfig | None = None,
+         allow_tf32: bool | None = None) -> Any:
+    """D = act(alpha * A @ B + beta * C + bias) on torch CUDA tensors, with a configuration picked for the
+    device and shape (or ``config``). A (..., M, K), B (..., K, N) of float16 / bfloat16 (tensor cores, fp32
+    accumulation) or float32 (tf32 tensor cores when allowed, else the IEEE SIMT kernel). Returns a new
+    tensor of ``out_dtype`` (default: A's dtype). Unaligned operands are padded (a copy), never refused."""
+    import torch
+
+    if not isinstance(A, torch.Tensor) or not isinstance(B, torch.Tensor):
+        raise TypeError(f"tc.gemm takes torch tensors, got {type(A).__name__} and {type(B).__name__}")
+    if A.dtype != B.dtype:
+        raise TypeError(f"A and B must have one dtype, got {A.dtype} and {B.dtype}")
+    name = str(A.dtype).replace("torch.", "")
+    if name not in _TORCH_ELEMENTS:
+        raise TypeError(f"tc.gemm supports float16, bfloat16 and float32 operands, got {A.dtype}")
+    elem = _TORCH_ELEMENTS[name]
+    if elem == "tf32":
+        tf32 = torch.backends.cuda.matmul.allow_tf32 if allow_tf32 is None else allow_tf32
+        if not tf32:
+            return _ieee_fp32(A, B, C, alpha, beta, bias, activation, bias_along, out_dtype)
+    out = str(out_dtype).replace("torch.", "") if out_dtype is not None else None
+    if config is None:
+        A3, B3 = _batched(A, "A"), _batched(B, "B")
+        config = pick_config(A3.shape[1], B3.shape[2], A3.shape[2], max(A3.shape[0], B3.shape[0]), elem,
+                             _sm_count(A.device) if A.is_cuda else 132)
+    op = GemmOp(elem, out, config, activation or "none", bias_along if bias is not None else "none")
+    return op(A, B, C, alpha=alpha, beta=beta, bias=bias, pad=True)
+
+
+def _ieee_fp32(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, activation: str | None,
+               bias_along: str, out_dtype: Any) -> Any:
+    """IEEE fp32: the tuned SIMT SGEMM for 2-D operands; batch and epilogue extras through torch."""
+    import torch
+    from tilecraft.gemm.simt_tuned import sgemm_tuned
+
+    if A.dim() == 2 and B.dim() == 2 and bias is None and not activation and A.is_cuda:
+        Cout = C.clone() if (C is not None and beta != 0) else None
+        D = sgemm_tuned(A, B, Cout, alpha, beta if Cout is not None else 0.0)
+    else:
+        acc = torch.matmul(A, B)
+        op = GemmOp("tf32", None, TensorOpConfig(), activation or "none", bias_along if bias is not None else "none")
+        D = _torch_epilogue(acc, C, bias, alpha, beta, op)
+    return D.to(out_dtype) if out_dtype is not None else D
