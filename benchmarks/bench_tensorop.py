@@ -219,6 +219,23 @@ def register(name: str, cfg: TensorOpConfig | None) -> str:
     return name
 
 
+def register_kmajor_b(name: str, cfg: TensorOpConfig) -> str:
+    """A contender whose untimed prepare stores B K-major (a layout change, as the harness allows): tf32
+    has no transposing ldmatrix, so an N-major B is read element by element; this shows the cost."""
+    from tilecraft.bench.contenders import Kernel, Missing
+
+    def factory(problem: Any) -> Any:
+        if problem.dtype not in ("tf32", "fp16", "bf16"):
+            return Missing(f"no {problem.dtype} kernel")
+        tf32 = problem.dtype == "tf32"
+        return Kernel(fn=lambda a, b: tc_gemm(a, b, config=cfg, allow_tf32=tf32 or None),
+                      prepare=lambda x: (x.a, x.b.t().contiguous().t()),
+                      label=f"tilecraft tensor-op {cfg.name}, B stored K-major (untimed)")
+
+    register_contender(name, factory, f"tilecraft tensor-op {cfg.name}, B K-major", replace=True)
+    return name
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="results/tensorop")
@@ -319,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     # 5. tf32
     def p_tf32() -> None:
         names = [register("tc_heuristic", None)] + [register(f"tc_{c.name}", c) for c in TF32_VARIANTS]
+        names += [register_kmajor_b(f"tc_{c.name}_Bk", c) for c in TF32_VARIANTS[:2]]
         sweep = run_gemm_sweep([GemmShape(4096, 4096, 4096)], "tf32", ["cublas"] + names, timer=timer, progress=False)
         result["tf32_4096"] = sweep.to_dict()
         md.extend(["#### tf32 4096^3 vs cuBLAS (TF32 on)", "",
