@@ -13,8 +13,8 @@ recorded, the run goes on):
    both split-K modes, tf32, unaligned operands (tc.gemm's padded path); failures printed;
 3. fp16 and bf16 4096^3: cuBLAS and every CTA/warp/stage/raster variant (tilecraft.bench's sweep: checks
    each against float64, rotates inputs past L2, CUDA-event medians);
-4. skinny 512x512x65536 fp16: cuBLAS, no split-K, parallel and serial split-K at several slice counts;
-5. tf32 4096^3 against cuBLAS with TF32 on.
+4. tf32 4096^3 against cuBLAS with TF32 on (also with B stored K-major, untimed);
+5. skinny 512x512x65536 fp16: cuBLAS, no split-K, parallel and serial split-K at several slice counts.
 
 Prints a table per part and writes <out>/tensorop.json (everything) and <out>/tensorop.md (a block for
 benchmarks/RESULTS.md). Exit status 1 when any correctness check failed, 0 otherwise.
@@ -348,8 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     part("correctness", p_correctness)
     part("fp16", p_square("fp16"))
     part("bf16", p_square("bf16"))
-    part("skinny", p_skinny)
     part("tf32", p_tf32)
+    part("skinny", p_skinny)  # last: serial split-K spins on flags (in-order CTA dispatch assumed)
     md.append(f"wall time {time.time() - t0:.0f} s")
     dump()
     print(f"wall time {time.time() - t0:.0f} s")

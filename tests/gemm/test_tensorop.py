@@ -1,0 +1,214 @@
+"""The sm80+ tensor-op GEMM (tilecraft/gemm/tensorop.py) and the GEMM API (tilecraft/gemm/op.py).
+
+CPU: every configuration of the heuristic's table compiles for sm_80 and sm_90a without spills; the
+SASS main loop has the expected HMMA / LDSM / LDGSTS counts per k-tile; the kernels run correctly in
+the emulator (tests/gemm/emulate.py) on small odd shapes, all majors, epilogues, both split-K modes and
+tf32, through tc.gemm itself (its launches redirected to the emulator); the API's errors.
+GPU: a float64-checked fuzz of random shapes, majors, batch, epilogues and split-K modes.
+"""
+from __future__ import annotations
+
+import random
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tilecraft as tc  # noqa: E402
+from tilecraft.gemm import HEURISTIC_TABLE, GemmOp, TensorOpConfig  # noqa: E402
+from tilecraft.gemm.tensorop import EpilogueSpec, tensorop_gemm_kernel  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+import emulate  # noqa: E402
+import sass  # noqa: E402
+
+T = TensorOpConfig
+SMALL = T(64, 64, 32, 2, 2, stages=3)
+
+
+def _args(cfg: TensorOpConfig, n: int = 512, elem: str = "float16") -> tuple:
+    """Kernel arguments of an n^3 unpredicated problem, A K-major, B N-major (the benchmark's)."""
+    dt = torch.float32 if elem == "tf32" else getattr(torch, elem)
+    A = torch.empty(1, n, n, dtype=dt)
+    B = torch.empty(1, n, n, dtype=dt).transpose(1, 2)
+    D = torch.empty(1, n, n, dtype=dt)
+    W = torch.empty(cfg.splits, 1, n, n) if cfg.splits > 1 else None
+    return (A, B, None, D, None, 1.0, 0.0, W, None, cfg, elem, EpilogueSpec(), True)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_heuristic_table_compiles_without_spills(arch: str) -> None:
+    for cfg in HEURISTIC_TABLE.values():
+        r = tensorop_gemm_kernel.compile(*_args(cfg), arch=arch).resources
+        assert r.spills == 0 and r.stack_frame_bytes == 0, (cfg.name, arch, r)
+        assert r.registers <= 255
+
+
+@pytest.mark.skipif(sass.cuobjdump() is None, reason="no cuobjdump")
+def test_main_loop_sass_per_k_tile() -> None:
+    """128x128x32, 4 warps of 64x64: per k-tile and warp 4 x 8 x 2 = 64 HMMA.16816.F32, 8 + 8 ldmatrix.x4
+    (B N-major: .trans), 4 + 4 16-byte cp.async, and nothing spilled."""
+    k = tensorop_gemm_kernel.compile(*_args(T(128, 128, 32, 2, 2, stages=3)), arch="sm_90a")
+    text = sass.sass(k.module.cubin if hasattr(k, "module") else k.cubin)
+    code = [(int(a, 16), ins.strip()) for a, ins in re.findall(r"/\*([0-9a-f]{4,})\*/\s+([^;]*);", text)]
+    loops = []
+    for a, ins in code:
+        m = re.search(r"BRA (0x[0-9a-f]+)", ins)
+        if m and int(m.group(1), 16) < a:
+            loops.append([x for b, x in code if int(m.group(1), 16) <= b <= a])
+    body = max(loops, key=lambda b: sum("HMMA" in x for x in b))
+    count = lambda op: sum(bool(re.match(rf"(?:@!?U?P\w+\s+)?{re.escape(op)}\b", x)) for x in body)  # noqa: E731
+    assert count("HMMA.16816.F32") == 64
+    assert count("LDSM.16.M88.4") == 8 and count("LDSM.16.MT88.4") == 8
+    assert sum(x.startswith("LDGSTS") for x in body) == 8
+    assert sass.count(text, "LDL", prefix=True) == 0 and sass.count(text, "STL", prefix=True) == 0
+
+
+# ----------------------------------------------------------------------------- emulated, through tc.gemm
+
+@pytest.fixture
+def emulated(monkeypatch: Any) -> None:
+    """tc.gemm on CPU tensors: launches go to the emulator, the device check is skipped."""
+    if not emulate.available():
+        pytest.skip("no g++")
+    from tilecraft.dsl.kernel import Kernel
+    monkeypatch.setattr(Kernel, "launch", lambda self, *a, grid, block, stream=None, **kw:
+                        emulate.launch(self, grid, block, *a, **kw))
+    monkeypatch.setattr(GemmOp, "_check_device", staticmethod(lambda A, B: None))
+
+
+def _operand(L: int | None, R: int, C: int, last: bool, dt: Any, g: Any) -> Any:
+    shape = (R, C) if last else (C, R)
+    x = torch.randn(*((L,) + shape if L else shape), generator=g).to(dt)
+    return x if last else x.transpose(-1, -2)
+
+
+def _check(M: int, N: int, K: int, *, majors: str = "kk", dtype: Any = torch.float16, L: int | None = None,
+           C: bool = False, alpha: float = 1.0, beta: float = 0.0, bias: str = "none", act: str = "none",
+           out: Any = None, config: TensorOpConfig = SMALL, tf32: bool | None = None, tol: float = 2e-3) -> None:
+    g = torch.Generator().manual_seed(M * 7 + N * 13 + K)
+    A = _operand(L, M, K, majors[0] == "k", dtype, g)
+    B = _operand(L, K, N, majors[1] != "k", dtype, g)
+    Cm = torch.randn(*((L, M, N) if L else (M, N)), generator=g).to(out or dtype) if C else None
+    b = torch.randn(N if bias == "n" else M, generator=g).to(dtype) if bias != "none" else None
+    D = tc.gemm(A, B, Cm, alpha=alpha, beta=beta, bias=b, activation=act, out_dtype=out,
+                bias_along=bias if bias != "none" else "n", config=config, allow_tf32=tf32)
+    ref = alpha * (A.double() @ B.double())
+    if C:
+        ref = ref + beta * Cm.double()
+    if b is not None:
+        ref = ref + (b.double() if bias == "n" else b.double()[:, None])
+    ref = {"none": lambda v: v, "relu": torch.relu, "gelu": torch.nn.functional.gelu,
+           "silu": torch.nn.functional.silu}[act](ref)
+    assert D.dtype == (out or dtype) and D.shape == ref.shape
+    err = float((D.double() - ref).norm() / ref.norm())
+    assert err < tol, err
+
+
+def test_emulated_majors_and_edges(emulated: None) -> None:
+    _check(64, 64, 64, majors="kk")                      # full tiles, no predicates
+    _check(70, 50, 90, majors="mm")                      # ragged in every dimension, both MN-major
+    _check(13, 7, 5, majors="km", dtype=torch.bfloat16, tol=1.5e-2)
+
+
+def test_emulated_epilogues_and_batch(emulated: None) -> None:
+    _check(65, 63, 40, C=True, beta=1.0, bias="n", act="relu")
+    _check(65, 63, 40, majors="mk", bias="m", act="gelu", dtype=torch.bfloat16, out=torch.float32, tol=1e-5)
+    _check(30, 20, 24, L=2, C=True, alpha=0.5, beta=-1.25, act="silu")
+
+
+@pytest.mark.parametrize("mode", ["parallel", "serial"])
+def test_emulated_split_k(emulated: None, mode: str) -> None:
+    cfg = T(64, 64, 32, 2, 2, stages=3, splits=4, split_mode=mode)
+    _check(70, 60, 300, majors="mm", C=True, beta=1.0, bias="n", act="relu", config=cfg)
+    _check(40, 40, 32, config=cfg)                       # splits with no k-tiles
+
+
+def test_emulated_tf32_and_padding(emulated: None) -> None:
+    _check(50, 70, 44, majors="km", dtype=torch.float32, tf32=True, tol=5e-3)
+    # K = 37: not a multiple of 8 elements, so tc.gemm pads the operands (a copy) for the kernel
+    _check(20, 24, 37, majors="kk")
+
+
+# ----------------------------------------------------------------------------- API errors (CPU)
+
+def test_can_implement_reasons() -> None:
+    op = GemmOp("float16")
+    A = torch.zeros(64, 64, dtype=torch.float16)
+    ok, why = op.can_implement(A, A)
+    assert not ok and "CUDA" in why
+    ok, why = op.can_implement(A.float(), A.float())
+    assert not ok and "float16" in why
+    ok, why = GemmOp("float16", activation="tanh").can_implement(A, A)
+    assert not ok and "activation" in why
+    ok, why = GemmOp("float16", config=T(72, 128, 32, 2, 2)).can_implement(A, A)
+    assert not ok and "multiples of 16" in why
+
+
+def test_gemm_type_errors() -> None:
+    A = torch.zeros(8, 8, dtype=torch.float16)
+    with pytest.raises(TypeError, match="one dtype"):
+        tc.gemm(A, A.float())
+    with pytest.raises(TypeError, match="supports float16"):
+        tc.gemm(A.to(torch.int32), A.to(torch.int32))
+    with pytest.raises(TypeError, match="torch tensors"):
+        tc.gemm([[1.0]], A)
+
+
+def test_gemm_is_the_callable_package() -> None:
+    import tilecraft.gemm
+    assert tc.gemm is tilecraft.gemm and callable(tc.gemm)
+    assert tc.GemmOp is GemmOp and tc.gemm.gemm.__module__ == "tilecraft.gemm.op"
+
+
+def test_heuristic_picks() -> None:
+    from tilecraft.gemm import pick_config
+    assert pick_config(4096, 4096, 4096, 1, "float16", 132).name == "128x256x32_w2x4_s3"
+    skinny = pick_config(512, 512, 65536, 1, "float16", 132)
+    assert skinny.splits >= 4 and skinny.split_mode == "parallel"
+    assert pick_config(4096, 4096, 4096, 1, "tf32", 132).blk_n == 256
+
+
+# ----------------------------------------------------------------------------- GPU fuzz
+
+@pytest.mark.gpu
+def test_gpu_fuzz() -> None:
+    """Random M, N, K in 1..2000 (odd included), every major pair, batch, epilogues, split-K modes,
+    against float64 (relative Frobenius error within the output type's tolerance)."""
+    rng = random.Random(2026)
+    tols = {torch.float16: 2e-3, torch.bfloat16: 1.5e-2, torch.float32: 1e-4}
+    for i in range(24):
+        dt = rng.choice([torch.float16, torch.bfloat16])
+        M, N, K = (rng.randint(1, 2000) for _ in range(3))
+        majors = rng.choice(["kk", "km", "mk", "mm"])
+        L = rng.choice([None, None, 2])
+        act = rng.choice(["none", "relu", "gelu", "silu"])
+        bias = rng.choice(["none", "n", "m"])
+        out = rng.choice([None, torch.float32])
+        cfg = None
+        if i % 4 == 3:
+            cfg = T(128, 128, 32, 2, 2, stages=4, splits=rng.randint(2, 9), split_mode=rng.choice(["parallel", "serial"]))
+        g = torch.Generator(device="cuda").manual_seed(i)
+        A = _operand_gpu(L, M, K, majors[0] == "k", dt, g)
+        B = _operand_gpu(L, K, N, majors[1] != "k", dt, g)
+        C = torch.randn(*((L, M, N) if L else (M, N)), device="cuda", generator=g).to(out or dt)
+        b = torch.randn(N if bias == "n" else M, device="cuda", generator=g).to(dt) if bias != "none" else None
+        D = tc.gemm(A, B, C, alpha=1.5, beta=0.5, bias=b, activation=act, out_dtype=out,
+                    bias_along=bias if bias != "none" else "n", config=cfg)
+        ref = 1.5 * (A.double() @ B.double()) + 0.5 * C.double()
+        if b is not None:
+            ref = ref + (b.double() if bias == "n" else b.double()[:, None])
+        ref = {"none": lambda v: v, "relu": torch.relu, "gelu": torch.nn.functional.gelu,
+               "silu": torch.nn.functional.silu}[act](ref)
+        err = float((D.double() - ref).norm() / ref.norm().clamp_min(1e-30))
+        assert err < tols[out or dt], (i, M, N, K, majors, L, act, bias, out, cfg, err)
+
+
+def _operand_gpu(L: int | None, R: int, C: int, last: bool, dt: Any, g: Any) -> Any:
+    shape = (R, C) if last else (C, R)
+    x = torch.randn(*((L,) + shape if L else shape), device="cuda", generator=g).to(dt)
+    return x if last else x.transpose(-1, -2)
