@@ -31,7 +31,7 @@ CUTLASS's sm80 multistage GEMM (seed 004), written CuTe's way (the tutorial's ``
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import tilecraft as tc
@@ -49,7 +49,7 @@ __all__ = ["TensorOpConfig", "EpilogueSpec", "tensorop_gemm_kernel", "splitk_red
            "ELEMENT_TYPES"]
 
 ACTIVATIONS = ("none", "relu", "gelu", "silu")
-#: element type name -> (kernel dtype, MMA atom, bits)
+#: operand element type -> (kernel dtype, MMA atom)
 ELEMENT_TYPES = {
     "float16": (dsl.float16, SM80_16x8x16_F32F16F16F32_TN),
     "bfloat16": (dsl.bfloat16, SM80_16x8x16_F32BF16BF16F32_TN),
@@ -111,9 +111,9 @@ class TensorOpConfig:
             raise ValueError(f"{self.name}: split_mode must be 'serial' or 'parallel' and splits >= 1")
         vec = 16 // elem_bytes
         for mn in (self.blk_m, self.blk_n):
-            for c, o in ((self.blk_k, mn), (mn, self.blk_k)):  # both majors: contiguous extent c
-                thr_c = min(c // vec, 64 // 1)
-                if c % vec or self.threads % thr_c or o % (self.threads // thr_c):
+            # the two layouts of _g2s_copy: threads along K (K-major) or along MN (MN-major) first
+            for thr_c, other in ((self.blk_k // vec, mn), (min(mn // vec, self.threads), self.blk_k)):
+                if self.threads % thr_c or other % (self.threads // thr_c):
                     raise ValueError(f"{self.name}: a {mn}x{self.blk_k} tile does not split into 16-byte "
                                      f"copies among {self.threads} threads")
         if self.smem_bytes(elem_bytes) > 227 * 1024:
