@@ -214,3 +214,18 @@ def test_wgmma_and_setmaxnreg_need_the_a_target():
     assert e.value.arch == "sm_90"
     with pytest.raises(rt.CompileError, match="setmaxnreg"):
         rt.compile(ASYNC_SMOKE, arch="sm_90", cache=False)
+
+
+def test_gpu_test_kernels_compile_without_spills(cache_dir):
+    """The kernels test_sm90_gpu launches build here, so a GPU run never meets a compile error."""
+    import gpu_kernels
+
+    mod = rt.compile(gpu_kernels.SOURCE, arch="sm_90a", name="sm90_gpu_kernels.cu")
+    assert set(mod.kernel_names) == {"tma_load_image", "tma_negate_roundtrip", "wgmma_m64n128_f16",
+                                     "tma_multicast_image"}
+    assert not any(r.spills or r.stack_frame_bytes for r in mod.resources.values()), mod.resources
+    for name in mod.kernel_names:  # the launcher can read every signature
+        assert mod.kernel(name).params
+    if tools.nvdisasm() is not None:
+        ops = tools.opcodes(tools.sass(mod.cubin))
+        assert ops["HGMMA.64x128x16.F32"] >= 2, ops

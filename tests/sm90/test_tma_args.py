@@ -232,6 +232,25 @@ def test_errors_name_the_rule(call, match):
         call()
 
 
+def test_descriptor_refuses_host_tensors():
+    torch = pytest.importorskip("torch")
+    from tilecraft.runtime.tma import make_tma_descriptor
+
+    with pytest.raises(ValueError, match="CUDA torch tensor"):
+        make_tma_descriptor(torch.zeros(64, 64, dtype=torch.float16), (64, 64), swizzle=128)
+
+
+def test_torch_tensor_arguments():
+    torch = pytest.importorskip("torch")
+    from tilecraft.runtime.tma import tma_args_for
+
+    t = torch.zeros(3, 128, 96, dtype=torch.bfloat16).permute(1, 2, 0)  # (M, K, L) with L outermost
+    a = tma_args_for(t, tile_to_shape(gmma_layout_atom("K", 64, "bf16"), (64, 32)))
+    assert a.global_address == t.data_ptr() and a.data_type.endswith("BFLOAT16")
+    assert (a.global_dims, a.box_dims, a.global_strides) == ((96, 128, 3), (32, 64, 1), (192, 128 * 96 * 2))
+    assert tma_args_for(t.view(torch.int16), (64, 32), dtype="bf16", swizzle=64).data_type.endswith("BFLOAT16")
+
+
 def test_cuda_stays_unimported():
     import subprocess
     import sys
