@@ -168,10 +168,9 @@ def test_enums_and_options():
     assert tma_encode_args((64, 64), (64, 1), FakeDtype(), (64, 64)).data_type.endswith("UINT8")
 
 
-def test_enumerated_every_driver_enum_name():
+def test_every_enum_name_is_the_drivers():
     """The names tma_encode_args produces are members of cuda.bindings' enums (where installed)."""
     d = pytest.importorskip("cuda.bindings.driver")
-    smem = tile_to_shape(gmma_layout_atom("K", 128, "f16"), (64, 64))
     for sw, dtype, oob, l2 in [(128, "f16", "zero", 256), (64, "bf16", "nan", 128), (32, "e4m3", "zero", 64),
                               (0, "f32", "zero", 0), (0, "s32", "zero", 256), (0, "tf32", "zero", 256),
                               (0, "u16", "zero", 256), (0, "s64", "zero", 256), (0, "f64", "zero", 256)]:
@@ -182,7 +181,6 @@ def test_enumerated_every_driver_enum_name():
         getattr(d.CUtensorMapInterleave, a.interleave)
         getattr(d.CUtensorMapL2promotion, a.l2_promotion)
         getattr(d.CUtensorMapFloatOOBfill, a.oob_fill)
-    assert smem is not None
 
 
 # ----------------------------------------------------------------------------- what TMA cannot do

@@ -248,8 +248,6 @@ def tma_encode_args(
     for d in range(rank):
         if d not in covered:
             pieces.append((expected, 1, d, 1, True))
-    if not pieces:
-        raise ValueError(f"TMA: empty tile {smem}")
 
     contiguous = [d for d in range(rank) if strides[d] == 1 and shape[d] > 1] or [d for d in range(rank) if strides[d] == 1]
     inner = pieces[0]
