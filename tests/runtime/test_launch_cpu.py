@@ -20,12 +20,14 @@ extern "C" __global__ void k(float* out, const float* x, float alpha, int n, dou
 extern "C" __global__ void tm(const __grid_constant__ CUtensorMap map, int* out) {}
 extern "C" __global__ void pair(Pair p, const unsigned char* bytes) {}
 extern "C" __global__ void noargs() {}
+extern "C" __global__ void shadow(int L, int cfg, int dev, int hs, int err, int e) {}
 """
 PRELUDE = (
     "struct __half { unsigned short x; }; struct __nv_bfloat16 { unsigned short x; };\n"
     "struct alignas(64) CUtensorMap { unsigned long long opaque[16]; };\n"
 )
-PARAM_SIZES = {"k": [8, 8, 4, 4, 8, 8, 2, 2, 1, 2], "tm": [128, 8], "pair": [8, 8], "noargs": []}
+PARAM_SIZES = {"k": [8, 8, 4, 4, 8, 8, 2, 2, 1, 2], "tm": [128, 8], "pair": [8, 8], "noargs": [],
+               "shadow": [4] * 6}
 
 
 class FakeAttributes:
@@ -301,3 +303,11 @@ def test_declared_params_must_match_the_driver(fake):
     bad._handle = FakeHandle("k")
     with pytest.raises(TypeError, match=r"parameter 2 \(double arg2\) is 4 bytes in the compiled kernel"):
         bad(0, 0, 1.0, 1, 1.0, 1, 1, 1, True, 1, grid=1, block=1)
+
+
+def test_parameter_names_cannot_shadow_the_launchers_own(fake):
+    # A kernel parameter named like the launcher's internals (a batch count "L", say) once replaced
+    # the launcher object inside the generated function.
+    k = fake.get("shadow")
+    k(1, 2, 3, 4, 5, 6, grid=1, block=32)
+    assert [int.from_bytes(b, "little") for b in fake.launches[-1]["params"]] == [1, 2, 3, 4, 5, 6]

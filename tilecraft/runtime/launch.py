@@ -488,6 +488,8 @@ def _bf16_bits(x: Any) -> int:
 def _arg_names(params: tuple[Param, ...]) -> list[str]:
     names: list[str] = []
     for i, p in enumerate(params):
+        # Names starting with "_" are the launcher's own (its globals and locals all do), so a kernel
+        # parameter can never shadow them.
         n = p.name if p.name.isidentifier() and not p.name.startswith("_") else f"arg{i}"
         if n in _RESERVED_NAMES or n in names or n.startswith("arg") and n != f"arg{i}":
             n = f"arg{i}"
@@ -502,7 +504,7 @@ def _build_launcher(kernel: Kernel) -> Any:
     names = _arg_names(L.params)
     blocking = os.environ.get("TILECRAFT_LAUNCH_BLOCKING", "") not in ("", "0")
     ns: dict[str, Any] = {
-        "L": L,
+        "_L": L,
         "_configs": L.configs,
         "_lock": L.lock,
         "_pack": L.struct.pack_into,
@@ -538,42 +540,42 @@ def _build_launcher(kernel: Kernel) -> Any:
             if allowed is not None:
                 ns[f"_dt{i}"] = frozenset(allowed)
                 dtype_check = f" and {n}.dtype in _dt{i}"
-            body.append(f"    if type({n}) is _T and {n}.get_device() == dev{dtype_check}: _p{i} = {n}.data_ptr()")
+            body.append(f"    if type({n}) is _T and {n}.get_device() == _dev{dtype_check}: _p{i} = {n}.data_ptr()")
             # Raw addresses skip the slow path; struct.pack range-checks them as 64-bit unsigned.
             body.append(f"    elif type({n}) is int: _p{i} = {n}")
-            body.append(f"    else: _p{i} = L.pointer({i}, {n}, dev)")
+            body.append(f"    else: _p{i} = _L.pointer({i}, {n}, _dev)")
             packed.append(f"_p{i}")
         elif p.kind == "scalar":
             packed.append(f"_bf16({n})" if p.fmt == "bf16" else n)
         else:
-            body.append(f"    _s{i} = L.struct_bytes({i}, {n})")
+            body.append(f"    _s{i} = _L.struct_bytes({i}, {n})")
             structs.append(f"        _buf[{L.offsets[i]}:{L.offsets[i] + (p.size or 0)}] = _s{i}")
     all_names = ", ".join(names)
     sig = f"{all_names}, /, " if names else ""
     src = [
         f"def launch({sig}*, grid, block, smem=0, cluster=None, stream=None, sync={blocking}):",
-        "    cfg = _configs.get((grid, block, smem, cluster))",
-        "    if cfg is None: cfg = L.config(grid, block, smem, cluster)",
+        "    _cfg = _configs.get((grid, block, smem, cluster))",
+        "    if _cfg is None: _cfg = _L.config(grid, block, smem, cluster)",
         "    if stream is None:",
-        "        dev = _current_device()",
-        "        hs = _current_stream(dev)",
+        "        _dev = _current_device()",
+        "        _hs = _current_stream(_dev)",
         "    else:",
-        "        dev, hs = L.stream_of(stream)",
-        "    if dev not in cfg.ready: L.ready(cfg, dev)",
+        "        _dev, _hs = _L.stream_of(stream)",
+        "    if _dev not in _cfg.ready: _L.ready(_cfg, _dev)",
         *body,
         "    with _lock:",
         "        try:",
         f"            _pack(_buf, 0, {', '.join(packed)})" if packed else "            pass",
-        "        except (_struct_error, TypeError, OverflowError) as e:",
-        f"            raise L.explain_pack_error(({all_names}{',' if len(names) == 1 else ''}), e) from None",
+        "        except (_struct_error, TypeError, OverflowError) as _e:",
+        f"            raise _L.explain_pack_error(({all_names}{',' if len(names) == 1 else ''}), _e) from None",
         *structs,
-        "        if cfg.ex is None:",
-        "            err, = _launch(_fn, *cfg.dims, cfg.smem, hs, _params, 0)",
+        "        if _cfg.ex is None:",
+        "            _err, = _launch(_fn, *_cfg.dims, _cfg.smem, _hs, _params, 0)",
         "        else:",
-        "            cfg.ex.hStream = hs",
-        "            err, = _launch_ex(cfg.ex, _fn, _params, 0)",
-        "        if err: L.fail(err, cfg, dev, hs)",
-        "    if sync: L.synchronize(cfg, hs)",
+        "            _cfg.ex.hStream = _hs",
+        "            _err, = _launch_ex(_cfg.ex, _fn, _params, 0)",
+        "        if _err: _L.fail(_err, _cfg, _dev, _hs)",
+        "    if sync: _L.synchronize(_cfg, _hs)",
     ]
     code = "\n".join(src)
     exec(compile(code, f"<tilecraft launcher {kernel.name}>", "exec"), ns)
