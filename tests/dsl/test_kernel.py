@@ -219,3 +219,25 @@ def test_launch_passes_the_used_leaves_in_signature_order(monkeypatch):
     assert calls[-1][1]["smem"] == 65536  # dynamic shared memory is passed by the launch
     with pytest.raises(ValueError, match="launch_bounds\\(128\\)"):
         smem_kernel.launch(big, 16384, grid=1, block=256)
+
+
+@dsl.kernel
+def rotating(x, n):
+    slot = dsl.declare(0, "slot", const=False)                          # 0, 1, 2, 0, ...
+    for k in dsl.range(n):
+        x[k] = x[slot]
+        dsl.assign(slot, dsl.where(slot < 2, slot + 1, 0))
+
+
+def test_mutable_variable_carried_by_a_loop():
+    src = rotating.source(torch.zeros(8), 7)
+    assert "int slot = 0;" in src and "const int slot" not in src
+    assert re.search(r"const float v\d* = x\[slot\];", src)
+    assert "slot = slot < 2 ? slot + 1 : 0;" in src
+    with pytest.raises(TraceError, match="assign needs a variable"):
+        rotating_bad.source(torch.zeros(8))
+
+
+@dsl.kernel
+def rotating_bad(x):
+    dsl.assign(threadIdx.x + 1, 0)

@@ -325,13 +325,33 @@ def syncthreads() -> None:
 
 
 def declare(value: Any, hint: str = "t", const: bool = True) -> Any:
-    """Hold value in a new C++ variable and return the variable (an expression of the same type)."""
+    """Hold value in a new C++ variable and return the variable (an expression of the same type).
+
+    ``const=False`` declares a mutable variable (a Python int starts an ``int``) that ``assign`` updates,
+    e.g. a counter a runtime loop carries from one iteration to the next."""
     t = current()
     if not isinstance(value, Expr):
-        return value
+        if const:
+            return value
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TraceError(f"a mutable variable starts from an int or a runtime value, got {value!r}")
+        v = t.new_var(hint)
+        t.emit(f"int {v.ph} = {render(value, 'int')};")
+        return var_expr(v, "int")
     v = t.new_var(hint)
     t.emit(f"{'const ' if const else ''}{value.ctype} {v.ph} = {render(value, value.ctype)};")
-    return var_expr(v, value.ctype, getattr(value, "mag", None), getattr(value, "div", 1))
+    if const:
+        return var_expr(v, value.ctype, getattr(value, "mag", None), getattr(value, "div", 1))
+    # its later values are unknown: no magnitude or divisibility carries over from the first one
+    return var_expr(v, value.ctype)
+
+
+def assign(target: Any, value: Any) -> None:
+    """``target = value;`` for a variable from ``declare(..., const=False)``. Expressions that read target
+    and are rendered later see the new value (as in C++): bind what must keep the old one to a local."""
+    if not isinstance(target, Expr) or target.op != "var":
+        raise TraceError(f"assign needs a variable from declare(..., const=False), got {target!r}")
+    current().emit(f"{render(target)} = {render(value, target.ctype)};")
 
 
 def assume(cond: bool, message: str) -> None:
