@@ -241,3 +241,17 @@ def test_mutable_variable_carried_by_a_loop():
 @dsl.kernel
 def rotating_bad(x):
     dsl.assign(threadIdx.x + 1, 0)
+
+
+@dsl.kernel
+def running_offset(x, n, step: Constexpr):
+    off = dsl.declare(0, "off", const=False, div=4)                     # stays a multiple of 4
+    for k in dsl.range(n):
+        x[off] = 0.0
+        dsl.assign(off, off + step)
+
+
+def test_mutable_variable_keeps_only_its_declared_divisibility():
+    assert "off = off + 8;" in running_offset.source(torch.zeros(8), 2, 8)    # a static step of 8: fine
+    with pytest.raises(TraceError, match="multiple of off's div=4"):
+        running_offset.source(torch.zeros(8), 2, 6)

@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Var, render, user_line, var_expr
+from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Var, _div_of, render, user_line, var_expr
 
 __all__ = ["Trace", "current", "range", "if_", "else_", "syncthreads", "launch_bounds", "threadIdx", "blockIdx",
            "blockDim", "gridDim", "emit", "declare", "assume"]
@@ -324,12 +324,16 @@ def syncthreads() -> None:
     current().emit("__syncthreads();")
 
 
-def declare(value: Any, hint: str = "t", const: bool = True) -> Any:
+def declare(value: Any, hint: str = "t", const: bool = True, div: int = 1) -> Any:
     """Hold value in a new C++ variable and return the variable (an expression of the same type).
 
     ``const=False`` declares a mutable variable (a Python int starts an ``int``) that ``assign`` updates,
-    e.g. a counter a runtime loop carries from one iteration to the next."""
+    e.g. a counter a runtime loop carries from one iteration to the next. Its later values are unknown
+    here, so it promises only ``div``: every value assigned must be a known multiple of it (what lets a
+    running offset keep a vector copy's alignment)."""
     t = current()
+    if not const and _div_of(value) % div:
+        raise TraceError(f"declare: {value!r} is not known to be a multiple of div={div}")
     if not isinstance(value, Expr):
         if const:
             return value
@@ -337,13 +341,12 @@ def declare(value: Any, hint: str = "t", const: bool = True) -> Any:
             raise TraceError(f"a mutable variable starts from an int or a runtime value, got {value!r}")
         v = t.new_var(hint)
         t.emit(f"int {v.ph} = {render(value, 'int')};")
-        return var_expr(v, "int")
+        return var_expr(v, "int", None, div)
     v = t.new_var(hint)
     t.emit(f"{'const ' if const else ''}{value.ctype} {v.ph} = {render(value, value.ctype)};")
     if const:
         return var_expr(v, value.ctype, getattr(value, "mag", None), getattr(value, "div", 1))
-    # its later values are unknown: no magnitude or divisibility carries over from the first one
-    return var_expr(v, value.ctype)
+    return var_expr(v, value.ctype, None, div)
 
 
 def assign(target: Any, value: Any) -> None:
@@ -351,6 +354,8 @@ def assign(target: Any, value: Any) -> None:
     and are rendered later see the new value (as in C++): bind what must keep the old one to a local."""
     if not isinstance(target, Expr) or target.op != "var":
         raise TraceError(f"assign needs a variable from declare(..., const=False), got {target!r}")
+    if _div_of(value) % target.div:
+        raise TraceError(f"assign: {value!r} is not known to be a multiple of {target!r}'s div={target.div}")
     current().emit(f"{render(target)} = {render(value, target.ctype)};")
 
 
