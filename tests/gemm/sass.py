@@ -48,3 +48,26 @@ def hottest_loop(text: str) -> tuple[int, int]:
             if ffma > best[1]:
                 best = (len(body), ffma)
     return best
+
+
+#: integer / address arithmetic opcodes (vector and uniform datapaths) for per-loop instruction mixes
+INTEGER_OPS = ("IADD", "IMAD", "LEA", "SHF", "SHL", "LOP", "SEL", "ISETP", "VIADD", "VIMNMX", "IMNMX", "MOV",
+               "PRMT", "IABS", "UIADD", "UIMAD", "ULEA", "USHF", "ULOP", "USEL", "UISETP", "UMOV", "R2UR")
+
+
+def loop_mix(text: str, hot: str = "HMMA") -> dict[str, int]:
+    """Opcode classes of the backward-branch loop with the most `hot` instructions: HMMA, LDSM, LDGSTS,
+    integer (INTEGER_OPS) and total (NOPs not counted)."""
+    code = [(int(a, 16), ins.strip()) for a, ins in re.findall(r"/\*([0-9a-f]{4,})\*/\s+([^;]*);", text)]
+    best: list[str] = []
+    for a, ins in code:
+        m = re.search(r"BRA (0x[0-9a-f]+)", ins)
+        if m and int(m.group(1), 16) < a:
+            ops = [re.sub(r"^@!?U?P\w+\s+", "", x).split()[0] for b, x in code if int(m.group(1), 16) <= b <= a]
+            ops = [o for o in ops if o != "NOP"]
+            if sum(o.startswith(hot) for o in ops) > sum(o.startswith(hot) for o in best):
+                best = ops
+    mix = {k: sum(o.startswith(k) for o in best) for k in ("HMMA", "LDSM", "LDGSTS")}
+    mix["integer"] = sum(o.startswith(INTEGER_OPS) for o in best)
+    mix["total"] = len(best)
+    return mix

@@ -44,6 +44,7 @@ from tilecraft.atoms import (
 from tilecraft.dsl import Constexpr, blockIdx, threadIdx
 from tilecraft.dsl.expr import make
 from tilecraft.layout.inttuple import imax, imin
+from tilecraft.tensor import Tensor
 
 __all__ = ["TensorOpConfig", "EpilogueSpec", "tensorop_gemm_kernel", "splitk_reduce_kernel", "ACTIVATIONS",
            "ELEMENT_TYPES"]
@@ -64,6 +65,11 @@ class TensorOpConfig:
     CTA tile (blk_m, blk_n, blk_k), warps_m x warps_n warps, ``stages`` smem buffers (2..5), ``raster``
     m-tiles per CTA group (1: plain m-fastest order), ``splits`` k-slices with ``split_mode`` "serial" or
     "parallel" (ignored when splits == 1), ``min_blocks`` the second ``__launch_bounds__`` argument.
+
+    Opt-in variants (off by default, so the heuristic's kernels do not change): ``lean_loop`` carries the
+    main loop's read / write stages as rotating counters and the global k-offsets as running element
+    offsets advanced by a precomputed step (no modulo, no clamp, no multiply per k-tile; the last
+    STAGES-1 iterations skip their prefetch through one uniform branch instead).
     """
 
     blk_m: int = 128
@@ -76,6 +82,7 @@ class TensorOpConfig:
     splits: int = 1
     split_mode: str = "parallel"
     min_blocks: int = 1
+    lean_loop: bool = False
 
     @property
     def threads(self) -> int:
@@ -92,6 +99,8 @@ class TensorOpConfig:
             s += f"_sk{self.splits}{self.split_mode[0]}"
         if self.min_blocks != 1:
             s += f"_b{self.min_blocks}"
+        if self.lean_loop:
+            s += "_lean"
         return s
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
@@ -107,6 +116,10 @@ class TensorOpConfig:
             raise ValueError(f"{self.name}: blk_m / blk_n must be multiples of 16 x warps_m / warps_n")
         if self.blk_k % k_atom or self.blk_k * elem_bytes not in (32, 64, 128):
             raise ValueError(f"{self.name}: blk_k must be 32, 64 or 128 bytes of elements")
+        if self.blk_k < 2 * k_atom:
+            # the main loop waits for k-tile i+1 at its last k-block, before k-tile i's prefetch is
+            # committed: with one k-block that is a group too early (the wait would cover only k-tile i)
+            raise ValueError(f"{self.name}: blk_k must hold at least two MMA k-blocks ({2 * k_atom} elements)")
         if self.split_mode not in ("serial", "parallel") or self.splits < 1:
             raise ValueError(f"{self.name}: split_mode must be 'serial' or 'parallel' and splits >= 1")
         vec = 16 // elem_bytes
@@ -254,16 +267,21 @@ def tensorop_gemm_kernel(A, B, C, D, bias, alpha, beta, W, flags, cfg: Constexpr
         tAcA = g2s_A.partition_S(cA)                                      # (CPY,CPY_M,CPY_K,k) -> (m,k)
         tBcB = g2s_B.partition_S(cB)                                      # (CPY,CPY_N,CPY_K,k) -> (n,k)
 
+    def copy_tile(k_tile: Any, stage: Any, src_A: Any = None, src_B: Any = None) -> None:
+        """k-tile k_tile (absolute) of A and B -> smem stage (cp.async, not yet committed); src_A / src_B:
+        that k-tile's global views where the caller has them already (the lean loop's running offsets)."""
+        src_A = tAgA(_, _, _, k_tile) if src_A is None else src_A
+        src_B = tBgB(_, _, _, k_tile) if src_B is None else src_B
+        if full:
+            dsl.copy(g2s_A, src_A, tAsA(_, _, _, stage))
+            dsl.copy(g2s_B, src_B, tBsB(_, _, _, stage))
+        else:
+            dsl.copy(g2s_A, src_A, tAsA(_, _, _, stage), pred=dsl.elem_less(tAcA(_, _, _, k_tile), (M, K)))
+            dsl.copy(g2s_B, src_B, tBsB(_, _, _, stage), pred=dsl.elem_less(tBcB(_, _, _, k_tile), (N, K)))
+
     def load_tile(k_tile: Any, stage: Any) -> None:
         """k-tile k_tile (absolute) of A and B -> smem stage, as one cp.async group."""
-        if full:
-            dsl.copy(g2s_A, tAgA(_, _, _, k_tile), tAsA(_, _, _, stage))
-            dsl.copy(g2s_B, tBgB(_, _, _, k_tile), tBsB(_, _, _, stage))
-        else:
-            dsl.copy(g2s_A, tAgA(_, _, _, k_tile), tAsA(_, _, _, stage),
-                     pred=dsl.elem_less(tAcA(_, _, _, k_tile), (M, K)))
-            dsl.copy(g2s_B, tBgB(_, _, _, k_tile), tBsB(_, _, _, stage),
-                     pred=dsl.elem_less(tBcB(_, _, _, k_tile), (N, K)))
+        copy_tile(k_tile, stage)
         dsl.cp_async_commit()
 
     def clamp_tile(i: Any) -> Any:
@@ -305,20 +323,52 @@ def tensorop_gemm_kernel(A, B, C, D, bias, alpha, beta, W, flags, cfg: Constexpr
     # Main loop: k-tile i computes from stage i % STAGES while k-tile i + STAGES-1 travels to the stage
     # freed by k-tile i-1; the fragments of k-block kb+1 load while k-block kb computes
     #
-    for i in dsl.range(k_count):
-        read = i % cfg.stages                                             # the stage of k-tile i
-        for kb in range(k_blocks):
-            if kb == k_blocks - 1:
-                # the next k-tile's stage must have landed (and every warp be done with stage i-1)
-                dsl.cp_async_wait(cfg.stages - 2)
-                dsl.syncthreads()
-            kb_next = (kb + 1) % k_blocks
-            stage_next = read if kb + 1 < k_blocks else (i + 1) % cfg.stages
-            dsl.copy(s2r_A, tXsA(_, _, kb_next, stage_next), tXrA(_, _, kb_next))
-            dsl.copy(s2r_B, tXsB(_, _, kb_next, stage_next), tXrB(_, _, kb_next))
-            if kb == 0:
-                load_tile(clamp_tile(i + cfg.stages - 1), (i + cfg.stages - 1) % cfg.stages)
-            dsl.gemm(mma, tCrA(_, _, kb), tCrB(_, _, kb), tCrC)           # (MMA,MMA_M,MMA_N) += A_kb B_kb
+    if cfg.lean_loop:
+        # the same schedule with fewer integer instructions per k-tile: rotating stage counters instead
+        # of i % STAGES, k-offsets advanced by a precomputed step instead of clamp * stride, and no
+        # prefetch (one uniform branch) for the last STAGES-1 k-tiles instead of refetching a clamped one
+        read = dsl.declare(0, "read", const=False)                        # the stage of k-tile i
+        write = dsl.declare(cfg.stages - 1, "write", const=False)         # the stage of k-tile i + STAGES-1
+        vec = 128 // dtype.bits                                           # offsets keep 16-byte alignment
+        off_A = dsl.declare(tAgA(_, _, _, k_begin + cfg.stages - 1).offset, "off_A", const=False, div=vec)
+        off_B = dsl.declare(tBgB(_, _, _, k_begin + cfg.stages - 1).offset, "off_B", const=False, div=vec)
+        step_A = tAgA(_, _, _, 1).offset - tAgA(_, _, _, 0).offset       # elements between k-tiles
+        step_B = tBgB(_, _, _, 1).offset - tBgB(_, _, _, 0).offset
+        prefetches = k_count - (cfg.stages - 1)                           # iterations that prefetch
+        for i in dsl.range(k_count):
+            for kb in range(k_blocks):
+                if kb == k_blocks - 1:
+                    dsl.cp_async_wait(cfg.stages - 2)
+                    dsl.syncthreads()
+                    dsl.assign(read, dsl.where(read < cfg.stages - 1, read + 1, 0))
+                kb_next = (kb + 1) % k_blocks
+                dsl.copy(s2r_A, tXsA(_, _, kb_next, read), tXrA(_, _, kb_next))
+                dsl.copy(s2r_B, tXsB(_, _, kb_next, read), tXrB(_, _, kb_next))
+                if kb == 0:
+                    with dsl.if_(i < prefetches):
+                        src_A, src_B = tAgA(_, _, _, 0), tBgB(_, _, _, 0)
+                        copy_tile(k_begin + i + cfg.stages - 1, write, Tensor(src_A.engine, src_A.layout, off_A),
+                                  Tensor(src_B.engine, src_B.layout, off_B))
+                        dsl.assign(off_A, off_A + step_A)
+                        dsl.assign(off_B, off_B + step_B)
+                    dsl.cp_async_commit()                                 # empty groups keep wait_group's count
+                    dsl.assign(write, dsl.where(write < cfg.stages - 1, write + 1, 0))
+                dsl.gemm(mma, tCrA(_, _, kb), tCrB(_, _, kb), tCrC)
+    else:
+        for i in dsl.range(k_count):
+            read = i % cfg.stages                                             # the stage of k-tile i
+            for kb in range(k_blocks):
+                if kb == k_blocks - 1:
+                    # the next k-tile's stage must have landed (and every warp be done with stage i-1)
+                    dsl.cp_async_wait(cfg.stages - 2)
+                    dsl.syncthreads()
+                kb_next = (kb + 1) % k_blocks
+                stage_next = read if kb + 1 < k_blocks else (i + 1) % cfg.stages
+                dsl.copy(s2r_A, tXsA(_, _, kb_next, stage_next), tXrA(_, _, kb_next))
+                dsl.copy(s2r_B, tXsB(_, _, kb_next, stage_next), tXrB(_, _, kb_next))
+                if kb == 0:
+                    load_tile(clamp_tile(i + cfg.stages - 1), (i + cfg.stages - 1) % cfg.stages)
+                dsl.gemm(mma, tCrA(_, _, kb), tCrB(_, _, kb), tCrC)           # (MMA,MMA_M,MMA_N) += A_kb B_kb
 
     #
     # Epilogue
