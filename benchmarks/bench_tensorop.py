@@ -54,6 +54,13 @@ VARIANTS: list[TensorOpConfig] = [
     T(128, 128, 64, 2, 2, stages=3), T(128, 128, 32, 2, 2, stages=5), T(128, 256, 32, 2, 4, stages=3, raster=1),
     T(128, 256, 32, 2, 4, stages=3, raster=16), T(256, 128, 64, 4, 2, stages=3),
 ]
+#: The opt-in mainloop / epilogue switches (name suffixes: _lean) on the four best tilings of the last
+#: run, timed in the same sweep as the defaults above so the comparison is side by side.
+SWITCH_VARIANTS: list[TensorOpConfig] = [
+    replace(c, lean_loop=True) for c in (T(128, 256, 32, 2, 4, stages=4), T(128, 128, 64, 2, 2, stages=3),
+                                         T(128, 256, 64, 2, 4, stages=3), T(256, 128, 64, 4, 2, stages=3))
+]
+VARIANTS += SWITCH_VARIANTS
 SKINNY = (512, 512, 65536)
 SKINNY_BASE = T(128, 128, 32, 2, 2, stages=4)
 SKINNY_SPLITS = [(8, "parallel"), (16, "parallel"), (32, "parallel"), (64, "parallel"), (16, "serial"),
@@ -161,7 +168,7 @@ def correctness_cases(seed: int = 7) -> list[dict[str, Any]]:
         {"M": 555, "N": 333, "K": 1111, "dtype": "float32", "tf32": True},
         {"M": 600, "N": 500, "K": 400, "dtype": "float32", "tf32": False},               # IEEE fp32 path
     ]
-    for cfg in VARIANTS[:6]:  # each timed variant on an odd shape too
+    for cfg in VARIANTS[:6] + SWITCH_VARIANTS:  # timed variants on an odd shape too
         cases.append({"M": 1100, "N": 900, "K": 700, "majors": "km", "config": cfg})
     return cases
 
