@@ -111,3 +111,18 @@ def test_axpby_does_not_read_y_when_beta_is_zero():
     then, other = body.split("} else {")
     assert "= alpha * r[1];" in then and "beta" not in then
     assert "c[int(threadIdx.x) * 2 + 1] = alpha * r[1] + beta * c[int(threadIdx.x) * 2 + 1];" in other
+
+
+@dsl.kernel
+def guarded_vector_copy(x, y, n):
+    from tilecraft.atoms import universal_copy
+    tx = tc.local_tile(x, (8,), (threadIdx.x,))                           # (8)
+    ty = tc.local_tile(y, (8,), (threadIdx.x,))                           # (8)
+    cx = tc.local_tile(tc.make_identity_tensor((n,)), (8,), (threadIdx.x,))  # (8) -> (i)
+    dsl.copy(universal_copy(128, val=16), tx, ty, pred=dsl.elem_less(cx, (n,)))
+
+
+def test_plain_atom_copy_skips_where_the_predicate_is_false():
+    src = guarded_vector_copy.source(torch.zeros(64, dtype=torch.float16), torch.zeros(64, dtype=torch.float16), 64)
+    lines = [ln.strip() for ln in src.splitlines() if "copy_b128" in ln]
+    assert len(lines) == 1 and lines[0] == "if (cx_0 < n) tc::copy_b128(tx, ty);"

@@ -260,8 +260,8 @@ def _atom_copy(atom_like: Any, src: Tensor, dst: Tensor, pred: Any = None) -> No
     t = current()
     cxx = atom.cxx
     what = f"copy with {atom.name}"
-    if pred is not None and "cp_async" not in cxx:
-        raise TraceError(f"{what}: only cp.async atoms take a predicate (zero fill)")
+    if pred is not None and "cp_async" not in cxx and "copy_b" not in cxx:
+        raise TraceError(f"{what}: only cp.async (zero fill) and plain copies (skipped) take a predicate")
     for b in range(n // v):
         j = b * v
         if "cp_async" in cxx:
@@ -293,7 +293,11 @@ def _atom_copy(atom_like: Any, src: Tensor, dst: Tensor, pred: Any = None) -> No
                     ed.versions[do + k] += 1
             if isinstance(ed, PointerEngine) and ed.root is not None:
                 ed.root.written = True
-            t.emit(f"{cxx}({es.address(so)}, {ed.address(do)});")
+            p = True if pred is None else pred(j)
+            if p is False:
+                continue
+            guard = "" if p is True else f"if ({render(p)}) "            # a false predicate copies nothing
+            t.emit(f"{guard}{cxx}({es.address(so)}, {ed.address(do)});")
         else:
             raise TraceError(f"copy: the kernel language does not issue {atom.name} ({cxx}) yet")
 
