@@ -69,7 +69,8 @@ def test_main_loop_sass_per_k_tile() -> None:
 
 
 #: the opt-in variants on the benchmark's best tilings (their defaults compile above through the table)
-VARIANTS = [T(128, 256, 32, 2, 4, stages=4, lean_loop=True), T(128, 128, 64, 2, 2, stages=3, lean_loop=True)]
+VARIANTS = [T(128, 256, 32, 2, 4, stages=4, lean_loop=True, smem_epilogue=True),
+            T(128, 128, 64, 2, 2, stages=3, lean_loop=True), T(256, 128, 64, 4, 2, stages=3, smem_epilogue=True)]
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
@@ -90,6 +91,16 @@ def test_lean_loop_has_fewer_integer_instructions() -> None:
     old, new = mixes[False], mixes[True]
     assert (new["HMMA"], new["LDSM"], new["LDGSTS"]) == (old["HMMA"], old["LDSM"], old["LDGSTS"]) == (64, 16, 8)
     assert new["integer"] <= old["integer"] - 6, (old, new)
+
+
+@pytest.mark.skipif(sass.cuobjdump() is None, reason="no cuobjdump")
+def test_smem_epilogue_stores_16_bytes() -> None:
+    """128x128 tile, 128 threads, fp16 D: 64 32-bit STS per thread (conflict-free padded rows), then 16
+    LDS.128 + 16 STG.E.128, instead of 64 32-bit STG straight from the fragments."""
+    k = tensorop_gemm_kernel.compile(*_args(T(128, 128, 32, 2, 2, stages=3, smem_epilogue=True)), arch="sm_90a")
+    text = sass.sass(k.module.cubin if hasattr(k, "module") else k.cubin)
+    assert sass.count(text, "STG.E.128") == 16 and sass.count(text, "STG.E") == 0
+    assert sass.count(text, "STS") == 64 and sass.count(text, "LDS.128") == 16
 
 
 def test_single_k_block_tiles_are_rejected() -> None:
@@ -165,6 +176,21 @@ def test_emulated_lean_loop(emulated: None) -> None:
     _check(70, 50, 90, majors="mm", config=T(64, 64, 32, 2, 2, stages=2, lean_loop=True))
     _check(70, 60, 300, majors="km", C=True, beta=1.0, bias="n", act="relu",
            config=T(64, 64, 32, 2, 2, stages=3, splits=4, split_mode="serial", lean_loop=True))
+
+
+def test_emulated_smem_epilogue(emulated: None) -> None:
+    """Staged through smem: whole tiles with C, bias and activation (both switches on), and a D stored
+    M-major (through the kernel itself); ragged tiles take the register epilogue."""
+    se = T(64, 64, 32, 2, 2, stages=3, lean_loop=True, smem_epilogue=True)
+    _check(64, 128, 96, majors="km", C=True, beta=0.5, bias="m", act="gelu", config=se)
+    _check(70, 56, 40, majors="mm", config=se)
+    g = torch.Generator().manual_seed(3)
+    A, B = torch.randn(1, 64, 96, generator=g).half(), torch.randn(1, 128, 96, generator=g).half()
+    D = torch.zeros(1, 128, 64, dtype=torch.float16).transpose(1, 2)  # (1, M, N), M contiguous
+    emulate.launch(tensorop_gemm_kernel, (2, 1, 1), se.threads, A, B, None, D, None, 1.0, 0.0, None, None, se,
+                   "float16", EpilogueSpec(), True)
+    ref = A[0].double() @ B[0].double().T
+    assert float((D[0].double() - ref).norm() / ref.norm()) < 2e-3
 
 
 def test_emulated_tf32_and_padding(emulated: None) -> None:

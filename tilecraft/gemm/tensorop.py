@@ -69,7 +69,11 @@ class TensorOpConfig:
     Opt-in variants (off by default, so the heuristic's kernels do not change): ``lean_loop`` carries the
     main loop's read / write stages as rotating counters and the global k-offsets as running element
     offsets advanced by a precomputed step (no modulo, no clamp, no multiply per k-tile; the last
-    STAGES-1 iterations skip their prefetch through one uniform branch instead).
+    STAGES-1 iterations skip their prefetch through one uniform branch instead). ``smem_epilogue`` stages
+    the output tile through the pipeline's shared memory (rows padded by 16 bytes, so the fragments'
+    32-bit pair stores are bank-conflict free) and writes D with 16-byte stores along its contiguous mode,
+    a warp covering whole 128-byte lines; it applies to whole tiles (the unpredicated kernel) of a D with the
+    operands' element type and 16-byte aligned rows, without split-K (elsewhere the register epilogue runs).
     """
 
     blk_m: int = 128
@@ -83,6 +87,7 @@ class TensorOpConfig:
     split_mode: str = "parallel"
     min_blocks: int = 1
     lean_loop: bool = False
+    smem_epilogue: bool = False
 
     @property
     def threads(self) -> int:
@@ -101,6 +106,8 @@ class TensorOpConfig:
             s += f"_b{self.min_blocks}"
         if self.lean_loop:
             s += "_lean"
+        if self.smem_epilogue:
+            s += "_se"
         return s
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
@@ -155,11 +162,12 @@ def _smem_layout(dtype: Any, major: str, mn: int, bk: int, stages: int) -> Any:
     return tc.tile_to_shape(atom, (mn, bk, stages))
 
 
-def _g2s_copy(dtype: Any, major: str, mn: int, bk: int, threads: int) -> Any:
+def _g2s_copy(dtype: Any, major: str, mn: int, bk: int, threads: int, atom: Any = None) -> Any:
     """The cp.async tiled copy of an (MN, BLK_K) tile: 16 bytes per thread along the contiguous mode,
-    threads contiguous-mode first (a warp's copies cover whole 128-byte lines)."""
+    threads contiguous-mode first (a warp's copies cover whole 128-byte lines). Another 16-byte ``atom``
+    gives the same tiling (the staged epilogue's shared -> global stores)."""
     vec = 128 // dtype.bits
-    atom = cp_async(16, dtype.bits, cache="global")
+    atom = cp_async(16, dtype.bits, cache="global") if atom is None else atom
     if major == "K":
         tk = bk // vec
         return make_tiled_copy(atom, tc.make_layout((threads // tk, tk), (tk, 1)), tc.make_layout((1, vec)))
@@ -248,8 +256,20 @@ def tensorop_gemm_kernel(A, B, C, D, bias, alpha, beta, W, flags, cfg: Constexpr
     #
     # Shared memory: STAGES swizzled buffers per operand
     #
-    sA = dsl.smem_tensor(dtype, _smem_layout(dtype, a_major, bM, bK, cfg.stages), align=1024)  # (BLK_M,BLK_K,PIPE)
-    sB = dsl.smem_tensor(dtype, _smem_layout(dtype, b_major, bN, bK, cfg.stages), align=1024)  # (BLK_N,BLK_K,PIPE)
+    d_major = "N" if D.stride[2] == 1 and isinstance(D.stride[2], int) else "M"
+    staged = cfg.smem_epilogue and S == 1 and full and _vector_ok(D, d_major, dtype)  # D goes out through smem
+    if staged:
+        # one buffer: A's stages, then B's; after the main loop the epilogue reuses it for the D tile
+        sD_layout = _staged_d_layout(d_major, bM, bN, dtype)
+        sA_layout = _smem_layout(dtype, a_major, bM, bK, cfg.stages)
+        sB_layout = _smem_layout(dtype, b_major, bN, bK, cfg.stages)
+        pipe = dsl.smem_tensor(dtype, max(tc.cosize(sA_layout) + tc.cosize(sB_layout), tc.cosize(sD_layout)),
+                               align=1024)
+        sA = Tensor(pipe.engine, sA_layout)                               # (BLK_M,BLK_K,PIPE)
+        sB = Tensor(pipe.engine, sB_layout, tc.cosize(sA_layout))         # (BLK_N,BLK_K,PIPE)
+    else:
+        sA = dsl.smem_tensor(dtype, _smem_layout(dtype, a_major, bM, bK, cfg.stages), align=1024)  # (BLK_M,BLK_K,PIPE)
+        sB = dsl.smem_tensor(dtype, _smem_layout(dtype, b_major, bN, bK, cfg.stages), align=1024)  # (BLK_N,BLK_K,PIPE)
 
     #
     # Global -> shared: cp.async, 16 bytes per thread and copy
@@ -396,7 +416,44 @@ def tensorop_gemm_kernel(A, B, C, D, bias, alpha, beta, W, flags, cfg: Constexpr
             _epilogue(tCrC, tCgC, tCgD, tCcD, bias, alpha, beta, ep, M, N, full)
         dsl.semaphore_release(flags, flag, (split + 1) % S)                      # the last split resets the flag to 0
         return
-    _epilogue(tCrC, tCgC, tCgD, tCcD, bias, alpha, beta, ep, M, N, full)
+    if not staged:
+        _epilogue(tCrC, tCgC, tCgD, tCcD, bias, alpha, beta, ep, M, N, full)
+        return
+    tCrD = _epilogue_values(tCrC, tCgC, tCgD, tCcD, bias, alpha, beta, ep, M, N, full)
+    dsl.cp_async_wait(0)                                                  # no prefetch may still land in smem,
+    dsl.syncthreads()                                                     # and every warp is done reading it
+    sD = Tensor(pipe.engine, sD_layout)                                   # (BLK_M,BLK_N)
+    dsl.copy(tCrD, thr_mma.partition_C(sD))                               # fragments -> smem (pairs of columns)
+    dsl.syncthreads()
+    s2g = _g2s_copy(dtype, "K" if d_major == "N" else "M", bM, bN, cfg.threads,
+                    universal_copy(128, val=dtype.bits)).get_slice(threadIdx.x)
+    tDsD = s2g.partition_S(sD)                                            # (CPY,CPY_M,CPY_N)
+    tDgD = s2g.partition_D(gD)                                            # (CPY,CPY_M,CPY_N)
+    dsl.copy(s2g, tDsD, tDgD)
+
+
+def _vector_ok(D: Any, d_major: str, dtype: Any) -> bool:
+    """Whether D takes 16-byte stores of whole tiles: the operands' element type, a 16-byte aligned
+    pointer, a unit stride along d_major and the other strides multiples of 16 bytes (batch included).
+    Tiles are whole (``full``), so no vector straddles an edge."""
+    vec = 128 // dtype.bits
+    if D.dtype.ctype != dtype.ctype or D.engine.align < 16:
+        return False
+    contiguous = 2 if d_major == "N" else 1
+    if not (isinstance(D.stride[contiguous], int) and D.stride[contiguous] == 1):
+        return False
+    others = [st for d, st in enumerate(D.stride) if d != contiguous]
+    return all((st if isinstance(st, int) else st.div) % vec == 0 for st in others)
+
+
+def _staged_d_layout(d_major: str, bM: int, bN: int, dtype: Any) -> Any:
+    """(BLK_M,BLK_N) smem of the staged D tile, contiguous along D's contiguous mode, each row (column)
+    padded by 16 bytes: the MMA fragment's stores (8 rows x 4 pairs of columns per warp instruction) then
+    fall into 32 different banks, and the 16-byte reads along a row stay aligned."""
+    pad = 128 // dtype.bits
+    if d_major == "N":
+        return tc.make_layout((bM, bN), (bN + pad, 1))
+    return tc.make_layout((bM, bN), (1, bM + pad))
 
 
 def _pred(tCcD: Any, i: int, M: Any, N: Any, full: bool) -> Any:
@@ -423,6 +480,13 @@ def _epilogue(acc: Any, tCgC: Any, tCgD: Any, tCcD: Any, bias: Any, alpha: Any, 
               M: Any, N: Any, full: bool) -> None:
     """D = act(alpha * acc + beta * C + bias), cast to D's type in registers, then stored (pairs of
     adjacent columns per access where D's layout allows)."""
+    tCrD = _epilogue_values(acc, tCgC, tCgD, tCcD, bias, alpha, beta, ep, M, N, full)
+    _store(tCrD, tCgD, tCcD, M, N, full)
+
+
+def _epilogue_values(acc: Any, tCgC: Any, tCgD: Any, tCcD: Any, bias: Any, alpha: Any, beta: Any,
+                     ep: EpilogueSpec, M: Any, N: Any, full: bool) -> Any:
+    """The fragment act(alpha * acc + beta * C + bias) in D's type (MMA,MMA_M,MMA_N)."""
     tCrD = tc.make_fragment_like(tCgD)                                    # (MMA,MMA_M,MMA_N) in D's type
     for i in range(tc.size(acc)):
         m, n = tCcD(i)
@@ -435,7 +499,7 @@ def _epilogue(acc: Any, tCgC: Any, tCgD: Any, tCcD: Any, bias: Any, alpha: Any, 
             j = n if ep.bias == "n" else m
             b = bias(j if full else imin(j, (N if ep.bias == "n" else M) - 1))
         tCrD[i] = epilogue_value(acc(i), c, b, alpha, beta, ep)
-    _store(tCrD, tCgD, tCcD, M, N, full)
+    return tCrD
 
 
 @dsl.kernel
