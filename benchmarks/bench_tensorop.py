@@ -11,7 +11,8 @@ recorded, the run goes on):
 2. correctness against float64: odd shapes (1..2000), all four operand majors, batch (and broadcast
    batch), every epilogue (alpha/beta, bias along N and M, relu/gelu/silu, fp16/bf16/fp32 outputs),
    both split-K modes, tf32, unaligned operands (tc.gemm's padded path); failures printed;
-3. fp16 and bf16 4096^3: cuBLAS and every CTA/warp/stage/raster variant (tilecraft.bench's sweep: checks
+3. fp16 and bf16 4096^3: cuBLAS, every CTA/warp/stage/raster variant and the opt-in lean_loop /
+   smem_epilogue switches (tilecraft.bench's sweep: checks
    each against float64, rotates inputs past L2, CUDA-event medians);
 4. tf32 4096^3 against cuBLAS with TF32 on (also with B stored K-major, untimed);
 5. skinny 512x512x65536 fp16: cuBLAS, no split-K, parallel and serial split-K at several slice counts.
@@ -54,12 +55,15 @@ VARIANTS: list[TensorOpConfig] = [
     T(128, 128, 64, 2, 2, stages=3), T(128, 128, 32, 2, 2, stages=5), T(128, 256, 32, 2, 4, stages=3, raster=1),
     T(128, 256, 32, 2, 4, stages=3, raster=16), T(256, 128, 64, 4, 2, stages=3),
 ]
-#: The opt-in mainloop / epilogue switches (name suffixes: _lean) on the four best tilings of the last
-#: run, timed in the same sweep as the defaults above so the comparison is side by side.
-SWITCH_VARIANTS: list[TensorOpConfig] = [
-    replace(c, lean_loop=True) for c in (T(128, 256, 32, 2, 4, stages=4), T(128, 128, 64, 2, 2, stages=3),
-                                         T(128, 256, 64, 2, 4, stages=3), T(256, 128, 64, 4, 2, stages=3))
-]
+#: The opt-in mainloop / epilogue switches (name suffixes: _lean = lean_loop, _se = smem_epilogue) on the
+#: four best tilings of the last run, timed in the same sweep as the defaults above (side by side): each
+#: with both switches and with lean_loop alone, the best two also with smem_epilogue alone.
+_BEST = (T(128, 256, 32, 2, 4, stages=4), T(128, 128, 64, 2, 2, stages=3), T(128, 256, 64, 2, 4, stages=3),
+         T(256, 128, 64, 4, 2, stages=3))
+SWITCH_VARIANTS: list[TensorOpConfig] = (
+    [replace(c, lean_loop=True) for c in _BEST] + [replace(c, lean_loop=True, smem_epilogue=True) for c in _BEST]
+    + [replace(c, smem_epilogue=True) for c in _BEST[:2]]
+)
 VARIANTS += SWITCH_VARIANTS
 SKINNY = (512, 512, 65536)
 SKINNY_BASE = T(128, 128, 32, 2, 2, stages=4)
@@ -170,6 +174,9 @@ def correctness_cases(seed: int = 7) -> list[dict[str, Any]]:
     ]
     for cfg in VARIANTS[:6] + SWITCH_VARIANTS:  # timed variants on an odd shape too
         cases.append({"M": 1100, "N": 900, "K": 700, "majors": "km", "config": cfg})
+    for cfg in SWITCH_VARIANTS:  # whole tiles: the staged epilogue's path, with C, bias and an activation
+        cases.append({"M": 1024, "N": 768, "K": 512, "majors": "kk", "C": True, "beta": 0.5, "bias": "n",
+                      "act": "relu", "config": cfg})
     return cases
 
 
