@@ -256,20 +256,20 @@ def tensorop_gemm_kernel(A, B, C, D, bias, alpha, beta, W, flags, cfg: Constexpr
     #
     # Shared memory: STAGES swizzled buffers per operand
     #
+    sA_layout = _smem_layout(dtype, a_major, bM, bK, cfg.stages)
+    sB_layout = _smem_layout(dtype, b_major, bN, bK, cfg.stages)
     d_major = "N" if D.stride[2] == 1 and isinstance(D.stride[2], int) else "M"
     staged = cfg.smem_epilogue and S == 1 and full and _vector_ok(D, d_major, dtype)  # D goes out through smem
     if staged:
         # one buffer: A's stages, then B's; after the main loop the epilogue reuses it for the D tile
         sD_layout = _staged_d_layout(d_major, bM, bN, dtype)
-        sA_layout = _smem_layout(dtype, a_major, bM, bK, cfg.stages)
-        sB_layout = _smem_layout(dtype, b_major, bN, bK, cfg.stages)
         pipe = dsl.smem_tensor(dtype, max(tc.cosize(sA_layout) + tc.cosize(sB_layout), tc.cosize(sD_layout)),
                                align=1024)
         sA = Tensor(pipe.engine, sA_layout)                               # (BLK_M,BLK_K,PIPE)
         sB = Tensor(pipe.engine, sB_layout, tc.cosize(sA_layout))         # (BLK_N,BLK_K,PIPE)
     else:
-        sA = dsl.smem_tensor(dtype, _smem_layout(dtype, a_major, bM, bK, cfg.stages), align=1024)  # (BLK_M,BLK_K,PIPE)
-        sB = dsl.smem_tensor(dtype, _smem_layout(dtype, b_major, bN, bK, cfg.stages), align=1024)  # (BLK_N,BLK_K,PIPE)
+        sA = dsl.smem_tensor(dtype, sA_layout, align=1024)                # (BLK_M,BLK_K,PIPE)
+        sB = dsl.smem_tensor(dtype, sB_layout, align=1024)                # (BLK_N,BLK_K,PIPE)
 
     #
     # Global -> shared: cp.async, 16 bytes per thread and copy
