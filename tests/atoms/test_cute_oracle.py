@@ -1,8 +1,8 @@
 """tilecraft's atoms against CuTe C++: tiled MMAs, tiled copies, partitions and retiles, exactly.
 
-Every value in CUTE was printed by CuTe (``tests/atoms/cute_oracle.cpp``, host code compiled with
-g++ -std=c++17 against CUTLASS's include/ at commit 7107b05), underscores of static integers removed.
-The file holds only literals: it needs neither CuTe nor a compiler.
+Every value in CUTE was printed by CuTe C++ itself (host code against CUTLASS's include/ at commit
+7107b05, run once outside this repository), underscores of static integers removed. The file holds
+only those printed facts as literals: it needs neither CuTe nor a compiler.
 """
 from __future__ import annotations
 
