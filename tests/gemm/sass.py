@@ -9,16 +9,19 @@ import tempfile
 
 
 def cuobjdump() -> str | None:
-    """Path of a cuobjdump, or None."""
+    """Path of a cuobjdump (on PATH, the nvidia-cuda-cuobjdump wheel of the test extra, or Triton's copy), or None."""
     found = shutil.which("cuobjdump")
     if found:
         return found
-    try:
-        import triton
-    except Exception:
-        return None
-    path = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
-    return path if os.path.exists(path) else None
+    import site
+
+    for root in site.getsitepackages():
+        for rel in ("nvidia/cu13/bin/cuobjdump", "nvidia/cuda_cuobjdump/bin/cuobjdump",
+                    "triton/backends/nvidia/bin/cuobjdump"):
+            path = os.path.join(root, rel)
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                return path
+    return None
 
 
 def sass(cubin: bytes) -> str:
