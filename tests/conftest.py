@@ -1,10 +1,15 @@
-"""GPU tests in tests/runtime skip cleanly when torch has no CUDA or the driver sees no device."""
+"""Shared test setup: tests marked `gpu` skip cleanly without a usable CUDA GPU; `cache_dir` isolates the
+kernel cache so a test really runs NVRTC and ptxas."""
 from __future__ import annotations
+
+import functools
 
 import pytest
 
 
-def _gpu_reason() -> str | None:
+@functools.lru_cache(maxsize=1)
+def gpu_unavailable_reason() -> str | None:
+    """Why GPU tests cannot run here (None when they can)."""
     try:
         import torch
     except ImportError:
@@ -19,13 +24,10 @@ def _gpu_reason() -> str | None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    gpu_items = [it for it in items if it.get_closest_marker("gpu") is not None and "tests/runtime" in str(it.path)]
-    if not gpu_items:
-        return
-    reason = _gpu_reason()
-    if reason is not None:
-        for it in gpu_items:
-            it.add_marker(pytest.mark.skip(reason=f"needs a GPU: {reason}"))
+    gpu_items = [it for it in items if it.get_closest_marker("gpu") is not None]
+    reason = gpu_unavailable_reason() if gpu_items else None
+    for it in gpu_items if reason else ():
+        it.add_marker(pytest.mark.skip(reason=f"needs a GPU: {reason}"))
 
 
 @pytest.fixture
