@@ -5,16 +5,14 @@ one is installed (the nvidia-cuda-nvdisasm wheel, or the copy Triton ships).
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 import tilecraft.runtime as rt
+from tilecraft.runtime.disasm import find_tool
+from tilecraft.runtime.disasm import sass as disassemble
 from tilecraft.atoms import SM80_ATOMS, cp_async, ldmatrix, stmatrix, universal_copy
 
 SMOKE = r"""
@@ -170,21 +168,6 @@ def test_every_atom_instruction_is_in_the_smoke_kernel_ptx():
         assert atom.ptx.split(" ")[0] in ptx, atom.ptx
 
 
-def _nvdisasm() -> str | None:
-    found = shutil.which("nvdisasm")
-    if found:
-        return found
-    import site
-
-    for root in site.getsitepackages():
-        for rel in ("nvidia/cu13/bin/nvdisasm", "nvidia/cuda_nvdisasm/bin/nvdisasm",
-                    "triton/backends/nvidia/bin/nvdisasm"):
-            p = Path(root) / rel
-            if p.is_file() and os.access(p, os.X_OK):
-                return str(p)
-    return None
-
-
 # SASS opcodes and how often the smoke kernel must contain them (LDGSTS.E.BYPASS is .cg).
 SASS_EXPECTED = {
     "sm_80": {"LDGSTS.E": 2, "LDGSTS.E.64": 2, "LDGSTS.E.128": 2, "LDGSTS.E.BYPASS.128": 2,
@@ -200,12 +183,9 @@ _OPCODE = re.compile(r"\b((?:LDGSTS|LDSM|STSM|HMMA|IMMA|WARPGROUP)\.[.\w]+)")
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_wrappers_become_their_sass(cache_dir, tmp_path, arch):
-    nvdisasm = _nvdisasm()
-    if nvdisasm is None:
+    if find_tool("nvdisasm") is None:
         pytest.skip("no nvdisasm (pip install nvidia-cuda-nvdisasm)")
-    cubin = tmp_path / "k.cubin"
-    cubin.write_bytes(rt.compile(SMOKE, arch=arch, name="atoms_smoke.cu").cubin)
-    sass = subprocess.run([nvdisasm, str(cubin)], capture_output=True, text=True, check=True).stdout
+    sass = disassemble(rt.compile(SMOKE, arch=arch, name="atoms_smoke.cu").cubin, "nvdisasm")
     found = Counter(_OPCODE.findall(sass))
     for opcode, count in SASS_EXPECTED[arch].items():
         assert found[opcode] == count, (opcode, arch, dict(found))

@@ -1,35 +1,20 @@
-"""SASS of a compiled kernel through cuobjdump, where one is installed (CUDA toolkit or Triton's copy)."""
+"""SASS of a compiled kernel through cuobjdump (tilecraft.runtime.disasm finds one), and loop parsers."""
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import tempfile
+
+from tilecraft.runtime.disasm import find_tool
+from tilecraft.runtime.disasm import sass as _sass
 
 
 def cuobjdump() -> str | None:
-    """Path of a cuobjdump (on PATH, the nvidia-cuda-cuobjdump wheel of the test extra, or Triton's copy), or None."""
-    found = shutil.which("cuobjdump")
-    if found:
-        return found
-    import site
-
-    for root in site.getsitepackages():
-        for rel in ("nvidia/cu13/bin/cuobjdump", "nvidia/cuda_cuobjdump/bin/cuobjdump",
-                    "triton/backends/nvidia/bin/cuobjdump"):
-            path = os.path.join(root, rel)
-            if os.path.isfile(path) and os.access(path, os.X_OK):
-                return path
-    return None
+    """Path of a cuobjdump, or None."""
+    return find_tool("cuobjdump")
 
 
 def sass(cubin: bytes) -> str:
-    """The disassembly of a cubin."""
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin)
-        f.flush()
-        return subprocess.run([cuobjdump(), "-sass", f.name], capture_output=True, text=True, check=True).stdout
+    """The cuobjdump disassembly of a cubin (the loop parsers below read its branch addresses)."""
+    return _sass(cubin, "cuobjdump")
 
 
 def count(text: str, opcode: str, prefix: bool = False) -> int:

@@ -184,3 +184,16 @@ def test_header_declares_cuda_tensor_map(cache_dir):
     mod = rt.compile(src, arch="sm_90a")
     (m, _) = mod.kernel("k").params
     assert (m.ctype, m.size) == ("CUtensorMap", 128)
+
+
+def test_sass_of_a_compiled_kernel():
+    import tilecraft.runtime as rt
+
+    if rt.find_tool("cuobjdump") is None and rt.find_tool("nvdisasm") is None:
+        pytest.skip("no disassembler installed")
+    tool = "cuobjdump" if rt.find_tool("cuobjdump") else "nvdisasm"
+    mod = rt.compile('extern "C" __global__ void k(float* a) { a[threadIdx.x] *= 2.f; }', arch="sm_90a")
+    text = rt.sass(mod.cubin, tool)
+    assert "FMUL" in text or "FADD" in text
+    with pytest.raises(ValueError):
+        rt.find_tool("objdump")

@@ -1,15 +1,12 @@
 """Helpers of the sm90 tests: PTX from NVRTC, SASS from nvdisasm, opcode counts."""
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import tempfile
 from collections import Counter
-from pathlib import Path
 
 import tilecraft.runtime as rt
+from tilecraft.runtime.disasm import find_tool
+from tilecraft.runtime.disasm import sass as _sass
 
 
 def ptx(source: str, arch: str = "sm_90a") -> str:
@@ -40,27 +37,13 @@ def ptx(source: str, arch: str = "sm_90a") -> str:
 
 
 def nvdisasm() -> str | None:
-    """Path of an nvdisasm (the nvidia-cuda-nvdisasm wheel, or Triton's copy), or None."""
-    found = shutil.which("nvdisasm")
-    if found:
-        return found
-    import site
-
-    for root in site.getsitepackages():
-        for rel in ("nvidia/cu13/bin/nvdisasm", "nvidia/cuda_nvdisasm/bin/nvdisasm",
-                    "triton/backends/nvidia/bin/nvdisasm"):
-            p = Path(root) / rel
-            if p.is_file() and os.access(p, os.X_OK):
-                return str(p)
-    return None
+    """Path of an nvdisasm, or None."""
+    return find_tool("nvdisasm")
 
 
 def sass(cubin: bytes) -> str:
-    """The disassembly of a cubin (call only when nvdisasm() found one)."""
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin)
-        f.flush()
-        return subprocess.run([nvdisasm(), f.name], capture_output=True, text=True, check=True).stdout
+    """The nvdisasm disassembly of a cubin (call only when nvdisasm() found one)."""
+    return _sass(cubin, "nvdisasm")
 
 
 _OPCODE = re.compile(r"^\s*(?:/\*[0-9a-f]+\*/\s*)?(?:@!?U?P[T\d]+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)", re.M)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from tilecraft.runtime.cache import cache_dir
 from tilecraft.runtime.compiler import clear_memory_cache, compile, include_dir, normalize_arch, nvrtc_version
 from tilecraft.runtime.device import DeviceInfo, device_count, device_info
+from tilecraft.runtime.disasm import find_tool, sass
 from tilecraft.runtime.errors import CompileError, LaunchError
 from tilecraft.runtime.launch import Kernel
 from tilecraft.runtime.module import Module, ResourceUsage
@@ -27,6 +28,8 @@ __all__ = [
     "compile",
     "device_count",
     "device_info",
+    "find_tool",
+    "sass",
     "include_dir",
     "normalize_arch",
     "nvrtc_version",
