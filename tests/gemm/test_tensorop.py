@@ -232,7 +232,7 @@ def test_gemm_is_the_callable_package() -> None:
 
 def test_heuristic_picks() -> None:
     from tilecraft.gemm import pick_config
-    assert pick_config(4096, 4096, 4096, 1, "float16", 132).name == "128x256x32_w2x4_s3"
+    assert pick_config(4096, 4096, 4096, 1, "float16", 132).name == "128x256x32_w2x4_s4_lean_se"
     skinny = pick_config(512, 512, 65536, 1, "float16", 132)
     assert skinny.splits >= 4 and skinny.split_mode == "parallel"
     assert pick_config(4096, 4096, 4096, 1, "tf32", 132).blk_n == 256
