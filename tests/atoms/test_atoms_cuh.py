@@ -79,32 +79,8 @@ extern "C" __global__ void atoms_smoke(tc::f32* out, tc::i32* iout, const tc::u3
 
 
 def _ptx(arch: str) -> str:
-    """The PTX NVRTC makes of SMOKE (through cuda.bindings: cuda.core's PTX target asks the driver)."""
-    from cuda.bindings import nvrtc
-    from cuda.pathfinder import find_nvidia_header_directory
-
-    def ok(result):
-        err, *rest = result
-        assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS, err
-        return rest[0] if rest else None
-
-    includes = [str(rt.include_dir()), find_nvidia_header_directory("cudart")]
-    opts = [f"--gpu-architecture=compute_{arch[3:]}".encode(), b"--std=c++17"] + \
-        [f"--include-path={d}".encode() for d in includes if d]
-    prog = ok(nvrtc.nvrtcCreateProgram(SMOKE.encode(), b"smoke.cu", 0, [], []))
-    try:
-        err, = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
-        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            size = ok(nvrtc.nvrtcGetProgramLogSize(prog))
-            log = b" " * size
-            ok(nvrtc.nvrtcGetProgramLog(prog, log))
-            raise AssertionError(log.decode())
-        size = ok(nvrtc.nvrtcGetPTXSize(prog))
-        ptx = b" " * size
-        ok(nvrtc.nvrtcGetPTX(prog, ptx))
-        return ptx.decode().rstrip("\x00")
-    finally:
-        ok(nvrtc.nvrtcDestroyProgram(prog))
+    """The PTX NVRTC makes of SMOKE."""
+    return rt.compile_ptx(SMOKE, arch=arch, name="smoke.cu")
 
 
 # PTX text of each family of wrappers, and how often the smoke kernel issues it.

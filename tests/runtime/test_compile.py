@@ -197,3 +197,13 @@ def test_sass_of_a_compiled_kernel():
     assert "FMUL" in text or "FADD" in text
     with pytest.raises(ValueError):
         rt.find_tool("objdump")
+
+
+def test_compile_ptx_shows_the_instructions():
+    import tilecraft.runtime as rt
+
+    text = rt.compile_ptx('extern "C" __global__ void k() { asm volatile("wgmma.fence.sync.aligned;"); }',
+                          arch="sm_90a")
+    assert ".target sm_90a" in text and "wgmma.fence.sync.aligned" in text
+    with pytest.raises(rt.CompileError):
+        rt.compile_ptx('extern "C" __global__ void k() { undefined_thing(); }', arch="sm_80")

@@ -10,30 +10,8 @@ from tilecraft.runtime.disasm import sass as _sass
 
 
 def ptx(source: str, arch: str = "sm_90a") -> str:
-    """The PTX NVRTC makes of `source` for `arch` (cuda.bindings directly: rt.compile keeps only cubins)."""
-    from cuda.bindings import nvrtc
-    from cuda.pathfinder import find_nvidia_header_directory
-
-    def ok(result):
-        err, *rest = result
-        assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS, err
-        return rest[0] if rest else None
-
-    includes = [str(rt.include_dir()), find_nvidia_header_directory("cudart")]
-    opts = [f"--gpu-architecture=compute_{arch[3:]}".encode(), b"--std=c++17"] + \
-        [f"--include-path={d}".encode() for d in includes if d]
-    prog = ok(nvrtc.nvrtcCreateProgram(source.encode(), b"sm90.cu", 0, [], []))
-    try:
-        err, = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
-        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            log = b" " * ok(nvrtc.nvrtcGetProgramLogSize(prog))
-            ok(nvrtc.nvrtcGetProgramLog(prog, log))
-            raise AssertionError(log.decode())
-        text = b" " * ok(nvrtc.nvrtcGetPTXSize(prog))
-        ok(nvrtc.nvrtcGetPTX(prog, text))
-        return text.decode().rstrip("\x00")
-    finally:
-        ok(nvrtc.nvrtcDestroyProgram(prog))
+    """The PTX NVRTC makes of `source` for `arch`."""
+    return rt.compile_ptx(source, arch=arch, name="sm90.cu")
 
 
 def nvdisasm() -> str | None:

@@ -9,7 +9,9 @@ Importing this package is cheap: cuda.core, cuda.bindings and torch load on firs
 from __future__ import annotations
 
 from tilecraft.runtime.cache import cache_dir
-from tilecraft.runtime.compiler import clear_memory_cache, compile, include_dir, normalize_arch, nvrtc_version
+from tilecraft.runtime.compiler import (
+    clear_memory_cache, compile, compile_ptx, include_dir, normalize_arch, nvrtc_version,
+)
 from tilecraft.runtime.device import DeviceInfo, device_count, device_info
 from tilecraft.runtime.disasm import find_tool, sass
 from tilecraft.runtime.errors import CompileError, LaunchError
@@ -26,6 +28,7 @@ __all__ = [
     "cache_dir",
     "clear_memory_cache",
     "compile",
+    "compile_ptx",
     "device_count",
     "device_info",
     "find_tool",

@@ -198,6 +198,36 @@ def compile(
         return _memory.setdefault(key, module)
 
 
+def compile_ptx(source: str, *, arch: str = "sm_90a", name: str = "kernel.cu") -> str:
+    """The PTX NVRTC makes of `source` for `arch` (for reading what the compiler emitted; ``compile``
+    keeps only cubins). Uses the same headers as ``compile``; raises CompileError on failure."""
+    from cuda.bindings import nvrtc
+
+    arch = normalize_arch(arch)
+
+    def ok(result: Any) -> Any:
+        err, *rest = result
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise RuntimeError(f"NVRTC: {err}")
+        return rest[0] if rest else None
+
+    includes = [str(include_dir())] + ([_cuda_include_dir()] if _cuda_include_dir() else [])
+    opts = [f"--gpu-architecture=compute_{arch[3:]}".encode(), b"--std=c++17"] + \
+        [f"--include-path={d}".encode() for d in includes]
+    prog = ok(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []))
+    try:
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            log = b" " * ok(nvrtc.nvrtcGetProgramLogSize(prog))
+            ok(nvrtc.nvrtcGetProgramLog(prog, log))
+            raise CompileError(log.decode(errors="replace").rstrip("\x00"), source, arch, name)
+        text = b" " * ok(nvrtc.nvrtcGetPTXSize(prog))
+        ok(nvrtc.nvrtcGetPTX(prog, text))
+        return text.decode().rstrip("\x00")
+    finally:
+        ok(nvrtc.nvrtcDestroyProgram(prog))
+
+
 def clear_memory_cache() -> None:
     """Forget every module compiled in this process (the disk cache is untouched)."""
     with _memory_lock:
