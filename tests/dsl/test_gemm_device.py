@@ -7,6 +7,7 @@ import re
 
 import pytest
 import torch
+from fp32_gemm_check import check_fp32_gemm
 
 from tilecraft.gemm.simt import SimtTiling, gemm_device, gemm_device_args, sgemm
 
@@ -91,16 +92,6 @@ def test_sgemm_checks_its_inputs():
 
 # ----------------------------------------------------------------------------- GPU
 
-def _check(A, B, C0, C, alpha, beta):
-    ref = alpha * (A.double() @ B.double()) + (beta * C0.double() if beta else 0)
-    K = A.shape[1]
-    # the float32 error bound of a K-term dot product: (K + 2) u sum |a||b| (plus the beta term)
-    bound = (K + 2) * 2.0**-24 * (abs(alpha) * (A.double().abs() @ B.double().abs()) + abs(beta) * C0.double().abs())
-    err = (C.double() - ref).abs()
-    assert torch.isfinite(C).all()
-    assert (err <= bound + 1e-30).all(), f"max error {err.max().item():.3e}, bound {bound.max().item():.3e}"
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("a_major,b_major", MAJORS, ids=["".join(m) for m in MAJORS])
 def test_sgemm_matches_float64_on_odd_shapes(a_major, b_major):
@@ -114,7 +105,7 @@ def test_sgemm_matches_float64_on_odd_shapes(a_major, b_major):
         alpha, beta = 1.5, -0.5
         out = sgemm(A, B, C, alpha, beta)
         assert out is C
-        _check(A, B, C0, C, alpha, beta)
+        check_fp32_gemm(A, B, C0, C, alpha, beta)
 
 
 @pytest.mark.gpu
@@ -125,9 +116,9 @@ def test_sgemm_beta_zero_ignores_nan_and_views(tiling):
     B = torch.randn(K, N, device="cuda")
     C = torch.full((M, N), float("nan"), device="cuda")
     sgemm(A, B, C, 1.0, 0.0, tiling=tiling)
-    _check(A, B, torch.zeros_like(C), C, 1.0, 0.0)
+    check_fp32_gemm(A, B, torch.zeros_like(C), C, 1.0, 0.0)
     D = sgemm(A, B)
-    _check(A, B, torch.zeros_like(D), D, 1.0, 0.0)
+    check_fp32_gemm(A, B, torch.zeros_like(D), D, 1.0, 0.0)
 
 
 @pytest.mark.gpu

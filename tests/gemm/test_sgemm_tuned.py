@@ -9,6 +9,7 @@ import re
 
 import pytest
 import torch
+from fp32_gemm_check import check_fp32_gemm
 
 import emulate
 import sass
@@ -146,7 +147,7 @@ def _run_emulated(cfg, M, N, K, majors, alpha, beta, seed=0):
     C0 = C.clone()
     args, grid, block = sgemm_tuned_args(A, B, C, alpha, beta, cfg)
     emulate.launch(sgemm_tuned_kernel, grid, block, *args)
-    _check(A, B, C0, C, alpha, beta)
+    check_fp32_gemm(A, B, C0, C, alpha, beta)
     return args[-1]
 
 
@@ -168,16 +169,6 @@ def test_emulated_every_tiling(name):
 
 # ----------------------------------------------------------------------------- GPU
 
-def _check(A, B, C0, C, alpha, beta):
-    ref = alpha * (A.double() @ B.double()) + (beta * C0.double() if beta else 0)
-    K = A.shape[1]
-    # the float32 error bound of a K-term dot product: (K + 2) u sum |a||b| (plus the beta term)
-    bound = (K + 2) * 2.0**-24 * (abs(alpha) * (A.double().abs() @ B.double().abs()) + abs(beta) * C0.double().abs())
-    err = (C.double() - ref).abs()
-    assert torch.isfinite(C).all()
-    assert (err <= bound + 1e-30).all(), f"max error {err.max().item():.3e}, bound {bound.max().item():.3e}"
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", NAMES)
 def test_gpu_random_odd_shapes(name):
@@ -192,7 +183,7 @@ def test_gpu_random_odd_shapes(name):
         C0 = C.clone()
         alpha, beta = (1.5, -0.5) if i % 2 else (1.0, 0.0)
         assert sgemm_tuned(A, B, C, alpha, beta, config=cfg) is C
-        _check(A, B, C0, C, alpha, beta)
+        check_fp32_gemm(A, B, C0, C, alpha, beta)
 
 
 @pytest.mark.gpu
@@ -206,7 +197,7 @@ def test_gpu_full_tiles_every_major(name):
         assert sgemm_tuned_args(A, B, C, 1.0, 0.0, cfg)[0][-1] is True
         C0 = C.clone()
         sgemm_tuned(A, B, C, 2.0, 0.5, config=cfg)
-        _check(A, B, C0, C, 2.0, 0.5)
+        check_fp32_gemm(A, B, C0, C, 2.0, 0.5)
 
 
 @pytest.mark.gpu
@@ -216,8 +207,8 @@ def test_gpu_beta_zero_ignores_nan_and_views():
     B = torch.randn(K, N, device="cuda")
     C = torch.full((M, N), float("nan"), device="cuda")
     sgemm_tuned(A, B, C, 1.0, 0.0)
-    _check(A, B, torch.zeros_like(C), C, 1.0, 0.0)
+    check_fp32_gemm(A, B, torch.zeros_like(C), C, 1.0, 0.0)
     A2, B2 = torch.randn(512, 64, device="cuda"), torch.randn(64, 256, device="cuda")
     C2 = torch.full((512, 256), float("nan"), device="cuda")  # the full trace
     sgemm_tuned(A2, B2, C2, 1.0, 0.0)
-    _check(A2, B2, torch.zeros_like(C2), C2, 1.0, 0.0)
+    check_fp32_gemm(A2, B2, torch.zeros_like(C2), C2, 1.0, 0.0)
