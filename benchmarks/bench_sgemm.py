@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from tilecraft.bench.gemm import environment, run_gemm_sweep  # noqa: E402
+from tilecraft.bench.report import markdown_table  # noqa: E402
 from tilecraft.bench.contenders import register_contender  # noqa: E402
 from tilecraft.bench.shapes import GemmShape  # noqa: E402
 from tilecraft.bench.timing import Timer  # noqa: E402
@@ -146,13 +147,6 @@ def best_lines(records: list[Any]) -> list[str]:
     return lines
 
 
-def _table(headers: list[str], rows: list[list[Any]]) -> str:
-    cells = [[str(h) for h in headers]] + [[str(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    line = lambda r: "| " + " | ".join(c.rjust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
-    return "\n".join([line(cells[0]), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in cells[1:]])
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="results/sgemm")
@@ -184,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     # 1. resources
     res = resources(configs, tconfigs)
     result["resources"] = res
-    md += ["#### Resources (ptxas)", "", _table(["kernel", "config", "trace", "regs", "spills", "stack", "smem"],
+    md += ["#### Resources (ptxas)", "", markdown_table(["kernel", "config", "trace", "regs", "spills", "stack", "smem"],
            [[r["kernel"], r["config"], r["trace"], r["registers"], r["spills"], r["stack"], r["smem"]] for r in res]), ""]
     print("\n".join(md[-4:]), flush=True)
     dump()
@@ -217,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"{r.ratio:.3f}x" if r.ratio else "-", f"{r.rel_err:.1e}" if r.rel_err is not None else "-",
                      "" if r.ok else r.detail[:60]])
     md += ["#### fp32 SGEMM vs cuBLAS (TF32 off), same run", "",
-           _table(["shape", "contender", "status", "ms", "TFLOP/s", "x cuBLAS", "rel err", "note"], rows), "",
+           markdown_table(["shape", "contender", "status", "ms", "TFLOP/s", "x cuBLAS", "rel err", "note"], rows), "",
            *(f"- {line}" for line in best_lines(sweep.records)), ""]
     print("\n".join(md[-(5 + len(shapes)):]), f"\n({time.time() - t0:.0f} s)", flush=True)
     dump()
@@ -226,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     trows = time_transposes(tconfigs, a.transpose_n, timer)
     result["transpose"] = trows
     md += [f"#### Transpose {a.transpose_n}x{a.transpose_n} fp32 (read + write bytes)", "",
-           _table(["what", "ms", "GB/s", "% of copy"],
+           markdown_table(["what", "ms", "GB/s", "% of copy"],
                   [[r["name"], f"{r['median_ms']:.3f}", f"{r['GBps']:.0f}", f"{r['pct_copy']:.1f}"] for r in trows]), ""]
     md.append(f"wall time {time.time() - t0:.0f} s")
     print("\n".join(md[-6:]), flush=True)

@@ -40,6 +40,7 @@ import torch  # noqa: E402
 
 from tilecraft.bench.contenders import register_contender  # noqa: E402
 from tilecraft.bench.gemm import environment, run_gemm_sweep  # noqa: E402
+from tilecraft.bench.report import markdown_table  # noqa: E402
 from tilecraft.bench.shapes import GemmShape  # noqa: E402
 from tilecraft.bench.timing import Timer  # noqa: E402
 from tilecraft.gemm import HEURISTIC_TABLE, TensorOpConfig, tensorop_contender  # noqa: E402
@@ -201,13 +202,6 @@ def resources(configs: list[TensorOpConfig], arch: str | None) -> list[dict[str,
     return rows
 
 
-def _table(headers: list[str], rows: list[list[Any]]) -> str:
-    cells = [[str(h) for h in headers]] + [[str(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    line = lambda r: "| " + " | ".join(c.rjust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
-    return "\n".join([line(cells[0]), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in cells[1:]])
-
-
 def sweep_rows(sweep: Any) -> list[list[Any]]:
     rows = []
     for r in sweep.records:
@@ -292,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = resources(variants, None) + resources(list(HEURISTIC_TABLE.values()), "sm_80")
         result["resources"] = rows
         md.extend(["#### Resources (ptxas; fp16, A K-major, B N-major)", "",
-                   _table(["config", "arch", "regs", "spills", "stack", "smem B", "error"],
+                   markdown_table(["config", "arch", "regs", "spills", "stack", "smem B", "error"],
                           [[r["config"], r["arch"], r.get("registers", "-"), r.get("spills", "-"), r.get("stack", "-"),
                             r.get("smem", "-"), r.get("error", "")[:60]] for r in rows]), ""])
         print("\n".join(md[-3:]), flush=True)
@@ -320,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
                                    progress=False)
             result[f"{dtype}_4096"] = sweep.to_dict()
             md.extend([f"#### {dtype} 4096^3 vs cuBLAS (A K-major, B N-major, fp32 accumulate)", "",
-                       _table(["shape", "contender", "status", "ms", "TFLOP/s", "x cuBLAS", "rel err", "note"],
+                       markdown_table(["shape", "contender", "status", "ms", "TFLOP/s", "x cuBLAS", "rel err", "note"],
                               sweep_rows(sweep)), "", f"- {best_line(sweep, dtype + ' 4096^3')}", ""])
             print("\n".join(md[-5:]), flush=True)
         return run
@@ -343,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
             lines.append(f"- split-K speedup: {base.median_ms / b.median_ms:.2f}x over no split "
                          f"({b.contender.removeprefix('tc_')}), {b.ratio:.3f}x cuBLAS")
         md.extend([f"#### Skinny {M}x{N}x{K} fp16: split-K", "",
-                   _table(["shape", "contender", "status", "ms", "TFLOP/s", "x cuBLAS", "rel err", "note"],
+                   markdown_table(["shape", "contender", "status", "ms", "TFLOP/s", "x cuBLAS", "rel err", "note"],
                           sweep_rows(sweep)), "", *lines, ""])
         print("\n".join(md[-(5 + len(lines)):]), flush=True)
 
@@ -354,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         sweep = run_gemm_sweep([GemmShape(4096, 4096, 4096)], "tf32", ["cublas"] + names, timer=timer, progress=False)
         result["tf32_4096"] = sweep.to_dict()
         md.extend(["#### tf32 4096^3 vs cuBLAS (TF32 on)", "",
-                   _table(["shape", "contender", "status", "ms", "TFLOP/s", "x cuBLAS", "rel err", "note"],
+                   markdown_table(["shape", "contender", "status", "ms", "TFLOP/s", "x cuBLAS", "rel err", "note"],
                           sweep_rows(sweep)), "", f"- {best_line(sweep, 'tf32 4096^3')}", ""])
         print("\n".join(md[-5:]), flush=True)
 

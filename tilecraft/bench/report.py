@@ -31,6 +31,12 @@ def _render(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequenc
     return "\n".join([line(header), sep] + [line(r) for r in rows])
 
 
+def markdown_table(headers: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
+    """A right-aligned Markdown table of any values (each cell printed with str)."""
+    cells = [[str(c) for c in r] for r in rows]
+    return _render([str(h) for h in headers], cells, [True] * len(headers))
+
+
 def format_table(
     records: Iterable[GemmRecord], *, show_floor: bool = True, baseline_name: str = "cuBLAS", max_note: int = 90
 ) -> str:
