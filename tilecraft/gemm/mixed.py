@@ -1,0 +1,448 @@
+"""The mixed-input GEMM for small M (decoding): y (M, N) = x (M, K) @ dequantize(W) (+ bias), x and y in
+fp16 or bf16, W int4 or int8 packed by ``tilecraft.quant.pack`` (layout v1), fp32 accumulation.
+
+At M <= 16 the time is the time to stream W from HBM once; everything here serves that.
+
+* **Tensor cores, the weight as the A operand.** ``mma.sync m16n8k16`` computes y^T = W^T x^T: A is a
+  16 (n) x 16 (k) weight tile, B is x^T (16 k x 8 m, M padded to 8 with a clamped row that is never
+  stored), C the fp32 16 x 8 tile. SIMT for M <= 4 would need 2 FMA per weight per row of x plus the
+  same conversion work, ~4x the issue slots of one HMMA per 256 weights; the mma path keeps every
+  M <= 8 the same cost and M = 16 one extra HMMA per conversion, so one kernel serves M = 1..64.
+* **No shared memory for W.** Each weight is read by exactly one lane: the packed layout is fragment
+  ordered (quant/pack.py), so lane t's 16-byte load *is* its A operands for 4 (int4) or 2 (int8)
+  k-blocks of one tile, and a warp's load instruction reads 512 contiguous bytes. The loads go straight
+  to registers (``LDG.128``); an smem round trip would only add instructions.
+* **Bytes in flight.** A warp owns ``tiles`` 16-row tiles and walks its k-chunks (``chunk`` k values
+  each) through two register buffers: chunk j+1's loads (``tiles * chunk / KB`` 128-bit loads per lane,
+  8 in the default configurations: 4 KB per warp) are issued before chunk j is converted and multiplied.
+  With 4 warps per CTA and 3-4 CTAs per SM that is 48-64 KB in flight per SM (an H100 needs ~40 KB to
+  cover HBM latency at full bandwidth).
+* **In-register conversion** (include/tilecraft/mixed.cuh): magic-number int4/int8 -> fp16/bf16
+  producing q - z exactly (z: the zero point, or 8 / 128 for symmetric weights stored unsigned).
+  Scales are applied to fp32 accumulators: per group, the k-blocks of a group accumulate into a
+  temporary fragment that is added to the tile's accumulators times the two rows' scales (4 FFMA per
+  lane per group and tile), or, per-channel, once at the end. The tensor cores thus multiply exact
+  integers by x, and the result is as accurate as a float64 reference allows fp32 sums to be.
+* **k permutation.** A GEMM may permute k as long as A and B agree: slot s of a 16-k block holds
+  k = 4q + 2 (s >= 8) + s % 2, so lane (g, q)'s B operand is x[g, 4q .. 4q+3], one 8-byte load.
+* **Split-K.** N = 8192 gives only N / (16 tiles) row blocks, too few CTAs for 132 SMs; grid.y = S
+  slices of K fill the machine. Within a CTA, its warps take the slice's chunks round-robin and meet in
+  shared memory at the end. With S > 1, each CTA adds its partial (already scaled) to an fp32 workspace
+  with ``red.add`` and counts itself in; the last CTA of a row block writes y (+ bias) and zeroes the
+  workspace and counter for the next launch: one kernel, no memset. The order of the fp32 additions
+  varies from run to run (results differ in the last bits).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import tilecraft as tc
+from tilecraft import _, dsl
+from tilecraft.atoms import SM80_16x8x16_F32BF16BF16F32_TN, SM80_16x8x16_F32F16F16F32_TN, make_tiled_mma
+from tilecraft.dsl import Constexpr, blockIdx, gridDim, threadIdx
+from tilecraft.dsl.expr import make, render
+from tilecraft.dsl.kernel import Kernel
+from tilecraft.dsl.memory import RegisterEngine
+from tilecraft.dsl.trace import current
+from tilecraft.layout.inttuple import imin
+from tilecraft.quant.pack import PackedFormat, PackedWeight, k_block
+from tilecraft.tensor import Tensor
+
+__all__ = ["MixedConfig", "MixedGemm", "mixed_gemm", "mixed_gemm_kernel", "pick_mixed_config", "MAX_M"]
+
+#: rows of x one launch handles (8 m-columns per mma, up to 8 of them); larger M runs in slices
+MAX_M = 64
+_ELEM = {"float16": (dsl.float16, SM80_16x8x16_F32F16F16F32_TN), "bfloat16": (dsl.bfloat16, SM80_16x8x16_F32BF16BF16F32_TN)}
+#: a symmetric weight's zero pair (8 or 128 in both halves) as 16-bit float bits, by (dtype, bits)
+_SYMMETRIC_ZERO = {("float16", 4): 0x48004800, ("float16", 8): 0x58005800,
+                   ("bfloat16", 4): 0x41004100, ("bfloat16", 8): 0x43004300}
+
+
+@dataclass(frozen=True)
+class MixedConfig:
+    """One tiling of the mixed-input GEMM: ``warps`` per CTA (they split the CTA's k-range), ``tiles``
+    16-row tiles per CTA (every warp covers all of them), ``chunk`` k values per warp iteration (a
+    multiple of the group size and of KB = 64 / 32 for int4 / int8), ``splits`` slices of K (grid.y;
+    None: chosen per problem)."""
+
+    warps: int = 4
+    tiles: int = 4
+    chunk: int = 128
+    splits: int | None = None
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps
+
+    @property
+    def name(self) -> str:
+        s = f"w{self.warps}_t{self.tiles}_c{self.chunk}"
+        return s + (f"_s{self.splits}" if self.splits else "")
+
+    def validate(self, fmt: PackedFormat, K: int, N: int) -> None:
+        """Raise ValueError naming the condition this tiling breaks for a (K, N) weight of format fmt."""
+        kb = k_block(fmt.bits)
+        if self.warps not in (1, 2, 4, 8) or self.tiles not in (1, 2, 4, 8):
+            raise ValueError(f"{self.name}: warps and tiles must be 1, 2, 4 or 8")
+        if self.chunk % kb or self.chunk % 16:
+            raise ValueError(f"{self.name}: chunk must be a multiple of {kb} for int{fmt.bits}")
+        if fmt.group_size is not None and self.chunk % fmt.group_size:
+            raise ValueError(f"{self.name}: chunk must be a multiple of the group size {fmt.group_size}")
+        if K % self.chunk:
+            raise ValueError(f"{self.name}: K = {K} is not a multiple of chunk = {self.chunk}")
+        if N % (16 * self.tiles):
+            raise ValueError(f"{self.name}: N = {N} is not a multiple of 16 x tiles = {16 * self.tiles}")
+        if self.splits is not None and not 1 <= self.splits <= K // self.chunk:
+            raise ValueError(f"{self.name}: splits must be in 1..K/chunk = {K // self.chunk}")
+
+
+class _MixedKernel(Kernel):
+    """A kernel whose source also includes tilecraft/mixed.cuh (the conversion and split-K helpers the
+    generated code calls); the language's renderer includes atoms.cuh only."""
+
+    def _trace(self, key: Any) -> Any:
+        spec = super()._trace(key)
+        spec.source = spec.source.replace("#include <tilecraft/atoms.cuh>\n", "#include <tilecraft/mixed.cuh>\n", 1)
+        return spec
+
+
+def _word(frag: Tensor, *coord: Any) -> str:
+    """The C++ lvalue of the 32-bit register holding frag's element at coord (and the next ones up to
+    32 bits, which must follow it contiguously)."""
+    eng = frag.engine
+    if not isinstance(eng, RegisterEngine):
+        raise dsl.TraceError(f"expected a register fragment, got {frag!r}")
+    per = 32 // eng.dtype.bits
+    off = frag.offset + frag.layout(coord if len(coord) != 1 else coord[0])
+    if not isinstance(off, int) or off % per:
+        raise dsl.TraceError(f"element {coord} of {frag.layout} does not start a 32-bit register")
+    return f"reinterpret_cast<tc::u32*>({eng.var.ph})[{off // per}]"
+
+
+def _regs(frag: Tensor) -> str:
+    """A ``tc::u32*`` to a whole fragment that a helper writes (its elements count as rewritten)."""
+    eng = frag.engine
+    for i in range(len(eng.versions)):
+        eng.versions[i] += 1
+    return f"reinterpret_cast<tc::u32*>({eng.var.ph})"
+
+
+def _call(fn: str, *args: str) -> None:
+    current().emit(f"tc::mixed::{fn}({', '.join(args)});")
+
+
+def _addr(t: Tensor, coord: Any) -> str:
+    """The address of t's element at coord (a global-memory tensor)."""
+    return t.engine.address(t.offset + t.layout(coord))
+
+
+@_MixedKernel
+def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexpr, cfg: Constexpr, mb: Constexpr):
+    """y (M,N) = x (M,K) @ dequant(qw, scales, zeros) (+ bias); see the module docstring.
+
+    qw (N/16, K/KB, 32, 4) int32, scales / zeros (N/16, K/G, 8, 2) (zeros None when symmetric), bias (N)
+    or None; ws (M,N) fp32 and counters (N / 16 tiles) int32, zeroed, or None without split-K (grid.y = 1);
+    mb = ceil(M / 8) m-blocks of 8 columns."""
+    dsl.launch_bounds(cfg.threads)
+    dtype, atom = _ELEM[fmt.dtype]
+    NT, CK, W = cfg.tiles, cfg.chunk, cfg.warps
+    KB = k_block(fmt.bits)
+    M, K = x.shape
+    BN = 16 * NT                                                          # rows of W^T (columns of y) per CTA
+    grouped = fmt.group_size is not None
+    G = fmt.group_size if grouped else CK                                 # k per scaled accumulation
+    GPC = CK // G                                                         # groups per chunk
+    K16 = CK // 16                                                        # mma k-blocks per chunk
+    split_k = ws is not None
+    N = y.shape[1]
+    # the packed tensors are contiguous (the host checks): their layouts, with the static inner modes
+    mW = Tensor(qw.engine, tc.make_layout((N // 16, K // KB, 32, 4), ((K // KB) * 128, 128, 4, 1)))
+    groups = K // G if grouped else 1
+    mS = Tensor(scales.engine, tc.make_layout((N // 16, groups, 8, 2), (groups * 16, 16, 2, 1)))
+    mZ = Tensor(zeros.engine, mS.layout) if zeros is not None else None
+
+    lane = threadIdx.x % 32
+    warp = threadIdx.x // 32
+    g = lane // 4                                                         # rows g, g+8 of each A tile
+    q = lane % 4                                                          # k 4q..4q+3 of each k-block
+    rb = blockIdx.x                                                       # row block: columns BN rb .. of y
+    T = K // CK                                                           # chunks along K
+    c_begin = blockIdx.y * T // gridDim.y                                 # this split's chunks
+    c_end = (blockIdx.y + 1) * T // gridDim.y
+    n_w = (c_end - c_begin - warp + W - 1) // W                           # chunks of this warp: c_begin + warp + W j
+
+    mma = make_tiled_mma(atom)
+    thr_mma = mma.get_slice(lane)
+    wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, CK // KB, NT)) for _b in range(2)]  # (WORD,KBLK,TILE) x 2
+    xbuf = [dsl.make_rmem_tensor(dtype, (4, mb, K16)) for _b in range(2)]          # (MMA_B,M8,K16) x 2
+    sbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(2)] if grouped else None  # (ROW,GRP,TILE)
+    zbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(2)] if grouped and fmt.zero_point else None
+    acc = [dsl.make_rmem_tensor(dsl.float32, (4, 1, mb)) for _t in range(NT)]    # (MMA_C,1,M8) per tile
+    for t in range(NT):
+        dsl.clear(acc[t])
+    tmp = dsl.make_rmem_tensor(dsl.float32, (4, 1, mb)) if grouped else None     # (MMA_C,1,M8) one group
+    a_frag = dsl.make_rmem_tensor(dtype, (8, 1))                                  # (MMA_A,1) one A operand
+
+    def load(b: int, c: Any) -> None:
+        """Chunk c (absolute) of this CTA's tiles and of x -> buffer b: 128-bit weight loads, 64-bit x loads."""
+        for t in range(NT):
+            for kb in range(CK // KB):
+                dsl.copy(mW(rb * NT + t, c * (CK // KB) + kb, lane, _), wbuf[b](_, kb, t))
+        for j in range(K16):
+            for m in range(mb):
+                row = imin(8 * m + g, M - 1)                              # rows past M: a copy never stored
+                dsl.copy(tc.local_tile(x, (1, 4), (row, c * (CK // 4) + 4 * j + q)), xbuf[b](_, m, j))
+        for t in range(NT if grouped else 0):
+            for gi in range(GPC):
+                dsl.copy(mS(rb * NT + t, c * GPC + gi, g, _), sbuf[b](_, gi, t))
+                if zbuf is not None:
+                    dsl.copy(mZ(rb * NT + t, c * GPC + gi, g, _), zbuf[b](_, gi, t))
+
+    def zero_word(b: int, t: int, gi: int) -> str:
+        if not fmt.zero_point:
+            return f"{_SYMMETRIC_ZERO[(fmt.dtype, fmt.bits)]:#x}u"
+        return _word(zbuf[b], 0, gi, t) if grouped else _word(zpc, 0, t)
+
+    def compute(b: int) -> None:
+        """acc += the chunk in buffer b: per group and tile, convert each k-block's A operand and multiply."""
+        for gi in range(GPC):
+            for t in range(NT):
+                dst = tmp if grouped else acc[t]
+                if grouped:
+                    dsl.clear(tmp)
+                for j in range(gi * (G // 16), (gi + 1) * (G // 16)):
+                    kb, jj = divmod(j, KB // 16)
+                    if fmt.bits == 4:
+                        _call(f"dequant_u4_{'f16' if fmt.dtype == 'float16' else 'bf16'}", _word(wbuf[b], jj, kb, t),
+                              zero_word(b, t, gi), _regs(a_frag))
+                    else:
+                        _call(f"dequant_u8_{'f16' if fmt.dtype == 'float16' else 'bf16'}",
+                              _word(wbuf[b], 2 * jj, kb, t), _word(wbuf[b], 2 * jj + 1, kb, t), zero_word(b, t, gi),
+                              _regs(a_frag))
+                    dsl.gemm(mma, a_frag, xbuf[b](_, _, j), dst)          # (MMA_C,1,M8) += A_j x_j
+                if grouped:
+                    s_g = dsl.convert(sbuf[b](0, gi, t), dsl.float32)      # scale of row g
+                    s_h = dsl.convert(sbuf[b](1, gi, t), dsl.float32)      # scale of row g+8
+                    for i in range(4 * mb):
+                        acc[t][i] = acc[t](i) + tmp(i) * (s_h if i % 4 >= 2 else s_g)
+
+    if not grouped and fmt.zero_point:
+        zpc = dsl.make_rmem_tensor(dtype, (2, NT))                        # (ROW,TILE) per-channel zero points
+        for t in range(NT):
+            dsl.copy(mZ(rb * NT + t, 0, g, _), zpc(_, t))
+
+    #
+    # Main loop: chunk j+1 travels to one buffer while chunk j is converted and multiplied from the other
+    #
+    with dsl.if_(n_w > 0):
+        load(0, c_begin + warp)
+    for it in dsl.range((n_w + 1) // 2):
+        with dsl.if_(2 * it + 1 < n_w):
+            load(1, c_begin + warp + W * (2 * it + 1))
+        compute(0)
+        with dsl.if_(2 * it + 2 < n_w):
+            load(0, c_begin + warp + W * (2 * it + 2))
+        with dsl.if_(2 * it + 1 < n_w):
+            compute(1)
+
+    if not grouped:
+        # per-channel: one scale per row, applied once to the whole sum
+        spc = dsl.make_rmem_tensor(dtype, (2, NT))                        # (ROW,TILE)
+        for t in range(NT):
+            dsl.copy(mS(rb * NT + t, 0, g, _), spc(_, t))
+            s_g = dsl.convert(spc(0, t), dsl.float32)
+            s_h = dsl.convert(spc(1, t), dsl.float32)
+            for i in range(4 * mb):
+                acc[t][i] = acc[t](i) * (s_h if i % 4 >= 2 else s_g)
+
+    #
+    # The warps' partial sums meet in shared memory; each thread then owns elements (n, m) of the CTA tile
+    #
+    sRed = dsl.smem_tensor(dsl.float32, tc.make_layout((BN, 8 * mb, W)))  # (BN,M8*8,WARPS)
+    for t in range(NT):
+        sTile = tc.local_tile(sRed(_, _, warp), (16, 8 * mb), (t, 0))     # (16,M8*8) this warp's tile t
+        dsl.copy(acc[t], thr_mma.partition_C(sTile))                      # (MMA_C,1,M8)
+    dsl.syncthreads()
+    elems = BN * 8 * mb
+    owned = []                                                            # (n, m, n_l) of this thread's elements
+    for e0 in range(0, elems, cfg.threads):
+        e = e0 + threadIdx.x
+        owned.append((rb * BN + e % BN, e // BN, e % BN))
+
+    def store(n: Any, m: Any, v: Any) -> None:
+        y[m, n] = v + bias(n) if bias is not None else v
+
+    for n, m, n_l in owned:
+        with dsl.if_(m < M):                                              # m < M <= 8 mb: inside sRed
+            part = sRed(n_l, m, 0)
+            for w in range(1, W):
+                part = part + sRed(n_l, m, w)
+            if split_k:
+                _call("red_add_f32", _addr(ws, (m, n)), render(part))
+            else:
+                store(n, m, part)
+    if not split_k:
+        return
+    counters.engine.root.written = True                                  # the last CTA resets its counter
+    last = dsl.declare(make("raw", (f"tc::mixed::splitk_arrive_last({_addr(counters, rb)}, {render(gridDim.y)})",),
+                            "bool"), "last")
+    with dsl.if_(last):
+        # the last CTA of this row block: the sums are complete; write y and leave the workspace zeroed
+        for n, m, _n_l in owned:
+            with dsl.if_(m < M):
+                v = dsl.declare(make("raw", (f"tc::mixed::ld_cg_f32({_addr(ws, (m, n))})",), "float"), "sum")
+                ws[m, n] = 0.0
+                store(n, m, v)
+
+
+# ----------------------------------------------------------------------------- host side
+
+def _check_device(x: Any) -> None:
+    """x on a CUDA device of compute capability 8.0 or newer (mma.sync with bf16, cp.async-era loads)."""
+    import torch
+    if not x.is_cuda:
+        raise ValueError(f"the mixed-input GEMM runs on CUDA tensors, got x on {x.device}")
+    cc = torch.cuda.get_device_capability(x.device)
+    if cc[0] < 8:
+        raise ValueError(f"the mixed-input GEMM needs sm_80 or newer, this GPU is sm_{cc[0]}{cc[1]}")
+
+
+def _sm_count(x: Any) -> int:
+    import torch
+    return torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 132
+
+
+def _ctas_per_sm(registers: int, threads: int, smem: int) -> int:
+    """Resident CTAs per SM of an sm80/sm90 GPU for a kernel's registers (allocated per warp in units of
+    256), threads and static shared memory."""
+    regs_per_warp = -(-registers * 32 // 256) * 256
+    by_regs = 65536 // (regs_per_warp * (threads // 32))
+    by_smem = (160 * 1024) // max(smem, 1)
+    return max(1, min(by_regs, by_smem, 2048 // threads, 32))
+
+
+def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int) -> MixedConfig:
+    """The tiling for a problem (splits left to the launch, which knows the kernel's occupancy): 4 warps;
+    16-row tiles so each lane has 8 16-byte loads per chunk (4 tiles of int4 or 2 of int8 at M <= 8,
+    fewer as M grows and the accumulators take the registers); 128-value chunks where K allows."""
+    mb = -(-min(M, MAX_M) // 8)
+    tiles = (4 if fmt.bits == 4 else 2) if mb == 1 else (2 if mb == 2 else 1)
+    while N % (16 * tiles):
+        tiles //= 2
+    kb = k_block(fmt.bits)
+    chunk = next(c for c in (128, 64, 32) if K % c == 0 and c % kb == 0
+                 and (fmt.group_size is None or c % fmt.group_size == 0))
+    return MixedConfig(warps=4, tiles=tiles, chunk=chunk)
+
+
+_WORKSPACES: dict[Any, tuple[Any, Any]] = {}
+
+
+def _workspace(x: Any, elems: int, blocks: int) -> tuple[Any, Any]:
+    """A zeroed fp32 workspace of at least `elems` values and `blocks` zeroed counters for x's device and
+    current stream. The kernel leaves both zeroed, so they are allocated (and zeroed) once and reused;
+    one per stream, since two launches in flight at once must not share them."""
+    import torch
+    stream = torch.cuda.current_stream(x.device).cuda_stream if x.is_cuda else 0
+    key = (str(x.device), stream)
+    ws, cnt = _WORKSPACES.get(key, (None, None))
+    if ws is None or ws.numel() < elems or cnt.numel() < blocks:
+        ws = torch.zeros(max(elems, ws.numel() if ws is not None else 0), dtype=torch.float32, device=x.device)
+        cnt = torch.zeros(max(blocks, cnt.numel() if cnt is not None else 0), dtype=torch.int32, device=x.device)
+        _WORKSPACES[key] = (ws, cnt)
+    return ws, cnt
+
+
+@dataclass(frozen=True)
+class MixedGemm:
+    """The mixed-input GEMM for weights of one packed format: ``MixedGemm(fmt)(x, w, bias)``. A weight of
+    another format (bits, group size, zero point, dtype or layout version) is refused."""
+
+    format: PackedFormat
+    config: MixedConfig | None = None
+
+    def __call__(self, x: Any, w: PackedWeight, bias: Any = None) -> Any:
+        import torch
+        if not isinstance(w, PackedWeight):
+            raise TypeError(f"the mixed-input GEMM takes a PackedWeight (tc.quant.pack), got {type(w).__name__}")
+        w.check(self.format)
+        fmt = w.format
+        K, N = w.shape
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x must be a torch tensor, got {type(x).__name__}")
+        want = getattr(torch, fmt.dtype)
+        if x.dtype != want:
+            raise TypeError(f"x is {x.dtype} but the weight was packed for {want} activations (its scales are "
+                            f"{fmt.dtype}); pack it with tc.quant.pack(qw, dtype={x.dtype})")
+        if x.dim() < 1 or x.shape[-1] != K:
+            raise ValueError(f"x must be (..., K) with K = {K} (the weight is ({K}, {N})), got {tuple(x.shape)}")
+        _check_packed(w)
+        if x.device != w.qweight.device:
+            raise ValueError(f"x is on {x.device} but the weight on {w.qweight.device}")
+        _check_device(x)
+        if bias is not None and (not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (N,)
+                                 or bias.dtype != want or bias.device != x.device):
+            raise ValueError(f"bias must be a ({N},) {want} tensor on {x.device}")
+        x2 = x.reshape(-1, K)
+        if x2.stride(1) != 1 or x2.data_ptr() % 16:
+            x2 = x2.clone(memory_format=torch.contiguous_format)            # 16-byte aligned rows of x
+        M = x2.shape[0]
+        y = torch.empty(M, N, dtype=want, device=x.device)
+        cfg = self.config or pick_mixed_config(fmt, M, K, N)
+        cfg.validate(fmt, K, N)
+        for m0 in range(0, M, MAX_M):
+            _launch(x2[m0:m0 + MAX_M], w, bias, y[m0:m0 + MAX_M], cfg)
+        return y.reshape(*x.shape[:-1], N)
+
+
+def _check_packed(w: PackedWeight) -> None:
+    """The packed tensors have the shapes, dtypes and contiguity of layout v1 for w's format."""
+    import torch
+    fmt, (K, N) = w.format, w.shape
+    groups = K // w.group
+    want = {"qweight": ((N // 16, K // k_block(fmt.bits), 32, 4), torch.int32),
+            "scales": ((N // 16, groups, 8, 2), getattr(torch, fmt.dtype))}
+    if fmt.zero_point:
+        want["zeros"] = want["scales"]
+    elif w.zeros is not None:
+        raise ValueError("the weight's format has no zero points but it carries a zeros tensor")
+    for name, (shape, dt) in want.items():
+        t = getattr(w, name)
+        if t is None or tuple(t.shape) != shape or t.dtype != dt or not t.is_contiguous():
+            got = "None" if t is None else f"{t.dtype} {tuple(t.shape)}{'' if t.is_contiguous() else ' (strided)'}"
+            raise ValueError(f"packed {name} must be a contiguous {dt} tensor of shape {shape} for {fmt.name}, "
+                             f"got {got}")
+
+
+def _launch(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig) -> None:
+    """One launch for up to MAX_M rows. Unless cfg fixes them, the splits of K are as many as fit one wave
+    of resident CTAs (from the compiled kernel's registers), at most one chunk per warp and split."""
+    from dataclasses import replace
+    M, K = x.shape
+    N = y.shape[1]
+    mb = -(-M // 8)
+    blocks = N // (16 * cfg.tiles)
+    kcfg = replace(cfg, splits=None)                                      # splits are the grid's, not the code's
+    ws, cnt = _workspace(x, M * N, blocks)
+    args = (x, w.qweight, w.scales, w.zeros, bias, y, ws[:M * N].view(M, N), cnt[:blocks], w.format, kcfg, mb)
+    splits = cfg.splits
+    if splits is None:
+        per_sm = 3
+        if x.is_cuda:
+            regs = mixed_gemm_kernel.compile(*args).resources.registers
+            per_sm = _ctas_per_sm(regs, cfg.threads, 4 * 16 * cfg.tiles * 8 * mb * cfg.warps)
+        splits = max(1, min(_sm_count(x) * per_sm // blocks, K // cfg.chunk // cfg.warps, 64))
+    if splits == 1:
+        args = args[:6] + (None, None) + args[8:]
+    mixed_gemm_kernel[(blocks, splits), (cfg.threads,)](*args)
+
+
+def mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, *, config: MixedConfig | None = None) -> Any:
+    """y (..., N) = x (..., K) @ dequantize(w) (+ bias): x float16 / bfloat16 (the dtype w was packed for),
+    w a ``tilecraft.quant.PackedWeight`` of W (K, N), bias (N) or None; y has x's dtype. ``config`` overrides
+    the tiling (and ``config.splits`` the split-K slices). Rows of x beyond 64 run 64 at a time."""
+    if not isinstance(w, PackedWeight):
+        raise TypeError(f"the mixed-input GEMM takes a PackedWeight (tc.quant.pack), got {type(w).__name__}")
+    return MixedGemm(w.format, config)(x, w, bias)
