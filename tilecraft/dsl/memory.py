@@ -21,7 +21,7 @@ from tilecraft.tensor import Tensor
 from tilecraft.layout import ArithTuple, ScaledBasis
 from tilecraft.tensor.engine import CoordEngine, Engine
 
-__all__ = ["DType", "float32", "float64", "float16", "bfloat16", "int32", "int64", "int8", "uint8", "uint32", "bool_",
+__all__ = ["DType", "float32", "float64", "float16", "bfloat16", "int32", "int64", "int8", "uint8", "uint32", "uint64", "bool_",
            "as_dtype", "convert",
            "PointerEngine", "RegisterEngine", "MapEngine", "Param", "smem_tensor", "make_gmem_ptr",
            "make_smem_ptr", "elem_less", "make_rmem_tensor"]
@@ -46,13 +46,14 @@ int64 = DType("int64", "long long", 64)
 int8 = DType("int8", "signed char", 8)
 uint8 = DType("uint8", "unsigned char", 8)
 uint32 = DType("uint32", "unsigned", 32)
+uint64 = DType("uint64", "unsigned long long", 64)
 bool_ = DType("bool", "bool", 8)
 # 16-bit floats are storage types of atoms.cuh (no cuda_fp16.h: it costs ~1 s of NVRTC front end per
 # kernel): they move through memory, ldmatrix and mma.sync as bits, and become float for arithmetic
 # (see convert), which is what a GEMM epilogue does anyway.
 float16 = DType("float16", "tc::f16", 16)
 bfloat16 = DType("bfloat16", "tc::bf16", 16)
-_BY_NAME = {d.name: d for d in (float32, float64, float16, bfloat16, int32, int64, int8, uint8, uint32, bool_)}
+_BY_NAME = {d.name: d for d in (float32, float64, float16, bfloat16, int32, int64, int8, uint8, uint32, uint64, bool_)}
 _BY_NAME.update({"float": float32, "double": float64, "int": int32, "half": float16})
 _HALF_CTYPES = {float16.ctype, bfloat16.ctype}
 

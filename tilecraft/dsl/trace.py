@@ -88,6 +88,7 @@ class Trace:
         self.scoped: list[list[Callable[[], None]]] = [[]]  # undo actions per open block
         self.last_closed_if: Stmt | None = None
         self.special: dict[str, IntExpr] = {}  # threadIdx.x etc., one leaf each
+        self.includes: set[str] = set()  # headers beyond atoms.cuh (e.g. tilecraft/sm90.cuh)
 
     # -- names
     def new_var(self, hint: str, temp: bool = True) -> Var:
@@ -371,6 +372,8 @@ def assume(cond: bool, message: str) -> None:
 class range:  # noqa: A001 - the kernel language's loop, named like Python's
     """``for i in tc.range(n)`` / ``tc.range(start, stop, step)``: a C++ ``for`` loop (the body is traced once).
 
+    A runtime step (e.g. ``gridDim.x``, a persistent kernel's stride over tiles) must be positive.
+
     ``unroll``: None lets the compiler decide, an int n emits ``#pragma unroll n`` (1 keeps the loop
     rolled), True emits ``#pragma unroll``. Python's own ``range`` unrolls at trace time instead.
     """
@@ -378,8 +381,10 @@ class range:  # noqa: A001 - the kernel language's loop, named like Python's
     def __init__(self, start: Any, stop: Any = None, step: Any = 1, *, unroll: int | bool | None = None):
         if stop is None:
             start, stop = 0, start
-        if isinstance(step, Expr) or (isinstance(step, int) and step <= 0):
-            raise TraceError("tc.range needs a positive static step")
+        if isinstance(step, int) and step <= 0:
+            raise TraceError("tc.range needs a positive step")
+        if isinstance(step, Expr) and not isinstance(step, IntExpr):
+            raise TraceError(f"tc.range needs an integer step, got {step!r}")
         self.start, self.stop, self.step, self.unroll = start, stop, step, unroll
 
     def __iter__(self) -> Iterator[IntExpr]:
@@ -398,7 +403,7 @@ class range:  # noqa: A001 - the kernel language's loop, named like Python's
             pragma = "#pragma unroll" if self.unroll else "#pragma unroll 1"
         else:
             pragma = f"#pragma unroll {self.unroll}"
-        step = "++" + v.ph if self.step == 1 else f"{v.ph} += {render(self.step)}"
+        step = "++" + v.ph if isinstance(self.step, int) and self.step == 1 else f"{v.ph} += {render(self.step)}"
         s = t.emit(pragma)
         t.open(s, f"for (int {v.ph} = {render(self.start)}; {v.ph} < {render(self.stop)}; {step})")
         depth = len(t.stack)
@@ -412,12 +417,16 @@ class range:  # noqa: A001 - the kernel language's loop, named like Python's
 class if_:
     """``with tc.if_(cond):`` — the body runs only where the runtime condition holds (a C++ ``if``).
 
-    A Python bool is accepted too (emitted as ``if (true)``/``if (false)``); a Python ``if`` is the
-    better spelling of a static condition.
+    A Python bool is refused: ``x == 0`` on a runtime value compares expressions in Python (False),
+    so it is almost always a mistaken ``tc.eq(x, 0)``; a static condition is a Python ``if``.
     """
 
     def __init__(self, cond: Any):
-        if not isinstance(cond, (BoolExpr, bool)):
+        if isinstance(cond, bool):
+            raise TraceError(f"tc.if_ got the Python bool {cond}: `==` and `!=` on runtime values compare "
+                             "expressions in Python; use tc.eq(a, b) / tc.ne(a, b) for a runtime comparison, "
+                             "or a Python `if` for a static condition")
+        if not isinstance(cond, BoolExpr):
             raise TraceError(f"tc.if_ needs a condition (a comparison of runtime values), got {cond!r}")
         self.cond = cond
 

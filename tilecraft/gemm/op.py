@@ -17,11 +17,12 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tilecraft.gemm.sm90 import Sm90Config
 from tilecraft.gemm.tensorop import (
     ACTIVATIONS, ELEMENT_TYPES, EpilogueSpec, TensorOpConfig, splitk_reduce_kernel, tensorop_gemm_kernel,
 )
 
-__all__ = ["GemmOp", "gemm", "HEURISTIC_TABLE", "pick_config", "Plan"]
+__all__ = ["GemmOp", "gemm", "HEURISTIC_TABLE", "SM90_TABLE", "pick_config", "pick_sm90_config", "Plan"]
 
 _TORCH_ELEMENTS = {"float16": "float16", "bfloat16": "bfloat16", "float32": "tf32"}
 _MIN_ARCH = 80
@@ -36,6 +37,11 @@ HEURISTIC_TABLE: dict[str, TensorOpConfig] = {c.name: c for c in (
     TensorOpConfig(128, 128, 64, 2, 2, stages=3),          # fewer barriers per k
     TensorOpConfig(64, 128, 32, 2, 2, stages=4),           # small problems: more CTAs
     TensorOpConfig(128, 128, 32, 2, 2, stages=4, splits=2),   # split-K (slices set per problem)
+)}
+#: The Hopper (sm_90a) configurations: TMA + wgmma, warp-specialized, persistent (tilecraft/gemm/sm90.py).
+SM90_TABLE: dict[str, Sm90Config] = {c.name: c for c in (
+    Sm90Config(128, 256, 64, stages=4, consumers=2),   # big problems
+    Sm90Config(128, 128, 64, stages=6, consumers=2),   # fewer tiles: twice the CTAs' worth of tiles
 )}
 _TF32_TABLE = (TensorOpConfig(128, 128, 32, 2, 2, stages=3), TensorOpConfig(128, 256, 32, 2, 4, stages=3))
 
@@ -72,6 +78,33 @@ def pick_config(M: int, N: int, K: int, L: int, elem: str, sms: int) -> TensorOp
     if splits >= 2:
         return replace(sk, splits=splits, split_mode="parallel")
     return small if math.ceil(M / small.blk_m) * math.ceil(N / small.blk_n) * L > tiles else mid
+
+
+def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int) -> Sm90Config | None:
+    """The Hopper kernel's tile for a shape, or None where the sm80 path does better today (few output
+    tiles and a long K: split-K, which the persistent kernel does not have yet)."""
+    big, mid = SM90_TABLE.values()
+    if math.ceil(M / big.blk_m) * math.ceil(N / big.blk_n) * L >= sms:
+        return big
+    tiles = math.ceil(M / mid.blk_m) * math.ceil(N / mid.blk_n) * L
+    if tiles >= sms // 4 or K <= 8 * mid.blk_k:
+        return mid
+    return None
+
+
+def _is_sm90(device: Any) -> bool:
+    import torch
+    return tuple(torch.cuda.get_device_capability(device)) == (9, 0)
+
+
+def _tma_ready(x: Any) -> bool:
+    """x (L, R, C) can be read through a TMA map: 16-byte aligned base, a unit stride among the last two
+    modes, and the other strides multiples of 16 bytes (batch stride included when L > 1)."""
+    s, e = x.stride(), x.element_size()
+    if x.data_ptr() % 16 or not (s[2] == 1 or s[1] == 1):
+        return False
+    inner = 2 if s[2] == 1 else 1
+    return all((s[i] * e) % 16 == 0 and s[i] > 0 for i in range(3) if i != inner and (i != 0 or x.shape[0] > 1))
 
 
 def _batched(x: Any, name: str) -> Any:
@@ -123,7 +156,7 @@ class GemmOp:
 
     element: str = "float16"
     out_dtype: str | None = None
-    config: TensorOpConfig = field(default_factory=TensorOpConfig)
+    config: TensorOpConfig | Sm90Config = field(default_factory=TensorOpConfig)
     activation: str = "none"
     bias: str = "none"
 
@@ -147,6 +180,9 @@ class GemmOp:
         if self.bias not in ("none", "n", "m"):
             raise ValueError(f"bias must be 'none', 'n' or 'm', got {self.bias!r}")
         self.config.validate(4 if self.element == "tf32" else 2)
+        hopper = isinstance(self.config, Sm90Config)
+        if hopper and self.element == "tf32":
+            raise ValueError("the Hopper (Sm90Config) kernel takes float16 or bfloat16 operands; use a TensorOpConfig for tf32")
         for name, x in (("A", A), ("B", B), ("C", C), ("bias", bias)):
             if x is not None and not isinstance(x, torch.Tensor):
                 raise TypeError(f"{name} must be a torch tensor, got {type(x).__name__}")
@@ -173,7 +209,17 @@ class GemmOp:
                                  f"got {tuple(bias.shape)} (op bias={self.bias!r})")
         elif self.bias != "none":
             raise ValueError(f"the op adds a bias along {self.bias} but no bias tensor was given")
-        if need_aligned:
+        if hopper:
+            if not _is_sm90(A.device):
+                cc = torch.cuda.get_device_capability(A.device)
+                raise ValueError(f"the Hopper kernel (Sm90Config) needs sm_90 (wgmma, TMA), this GPU is sm_{cc[0]}{cc[1]}; "
+                                 "use a TensorOpConfig")
+            for name, x in (("A", A3), ("B", B3.transpose(1, 2))):
+                if not _tma_ready(x):
+                    raise ValueError(f"{name} cannot be read by TMA (16-byte aligned base, a unit stride in the last two "
+                                     f"modes, other strides multiples of 16 bytes): shape {tuple(x.shape)}, strides "
+                                     f"{x.stride()}; tc.gemm takes the sm80 path for such operands")
+        elif need_aligned:
             for name, x in (("A", A3), ("B", B3.transpose(1, 2))):
                 if not _aligned(x):
                     raise ValueError(f"{name} is not aligned for the tensor-op kernel (16-byte pointer, a unit-stride "
@@ -200,6 +246,8 @@ class GemmOp:
         M, N = A3.shape[1], B3.shape[2]
         cfg = self.config
         tiles = -(-M // cfg.blk_m) * -(-N // cfg.blk_n)
+        if isinstance(cfg, Sm90Config):
+            return Plan(cfg, self.element, (min(tiles * L, _sm_count(A.device)), 1, 1))
         return Plan(cfg, self.element, (tiles, 1, L * cfg.splits))
 
     def __call__(self, A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0, bias: Any = None,
@@ -224,6 +272,19 @@ class GemmOp:
             return D
         A3, B3 = A3.expand(L, M, K), B3.expand(L, K, N)
         Bt = B3.transpose(1, 2)                                          # (L,N,K) as the kernel takes B
+        if isinstance(self.config, Sm90Config):
+            from tilecraft.gemm import sm90
+            if L > 1:  # a broadcast operand (batch stride 0) becomes a real batch for its TMA map
+                A3 = A3 if A3.stride(0) else A3.contiguous()
+                Bt = Bt if Bt.stride(0) else Bt.contiguous()
+            C3 = None
+            if C is not None and beta != 0:
+                C3 = (C if C.dim() == 3 else C.unsqueeze(0)).expand(L, M, N)
+            ep = EpilogueSpec(read_c=C3 is not None, unit_alpha=alpha == 1,
+                              bias=self.bias if bias is not None else "none", activation=self.activation)
+            sm90.launch(A3, Bt, C3, D3, bias, np.float32(alpha), np.float32(beta), self.config, self.element, ep,
+                        _sm_count(A.device))
+            return D
         if pad:
             A3 = A3 if _aligned(A3) else _pad_aligned(A3)
             Bt = Bt if _aligned(Bt) else _pad_aligned(Bt)
@@ -263,7 +324,8 @@ def _torch_epilogue(acc: Any, C: Any, bias: Any, alpha: float, beta: float, op: 
 
 
 def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0, bias: Any = None,
-         activation: str | None = None, out_dtype: Any = None, bias_along: str = "n", config: TensorOpConfig | None = None,
+         activation: str | None = None, out_dtype: Any = None, bias_along: str = "n",
+         config: TensorOpConfig | Sm90Config | None = None,
          allow_tf32: bool | None = None) -> Any:
     """D = act(alpha * A @ B + beta * C + bias) on torch CUDA tensors, with a configuration picked for the
     device and shape (or ``config``). A (..., M, K), B (..., K, N) of float16 / bfloat16 (tensor cores, fp32
@@ -284,6 +346,11 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
         if not tf32:
             return _ieee_fp32(A, B, C, alpha, beta, bias, activation, bias_along, out_dtype)
     out = str(out_dtype).replace("torch.", "") if out_dtype is not None else None
+    if config is None and A.is_cuda and elem != "tf32" and _is_sm90(A.device):
+        A3, B3 = _batched(A, "A"), _batched(B, "B")
+        if _tma_ready(A3) and _tma_ready(B3.transpose(1, 2)):
+            config = pick_sm90_config(A3.shape[1], B3.shape[2], A3.shape[2], max(A3.shape[0], B3.shape[0]),
+                                      _sm_count(A.device))
     if config is None:
         A3, B3 = _batched(A, "A"), _batched(B, "B")
         config = pick_config(A3.shape[1], B3.shape[2], A3.shape[2], max(A3.shape[0], B3.shape[0]), elem,

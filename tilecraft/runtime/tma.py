@@ -24,7 +24,8 @@ from typing import Any
 from tilecraft import layout as _L
 from tilecraft.layout import ComposedLayout, Layout, Swizzle
 
-__all__ = ["TmaDim", "TmaEncodeArgs", "make_tma_descriptor", "tma_args_for", "tma_encode_args", "TMA_DTYPES"]
+__all__ = ["TmaDim", "TmaEncodeArgs", "TmaMap", "make_tma_descriptor", "make_tma_map", "tma_args_for", "tma_encode_args",
+           "TMA_DTYPES"]
 
 # Element type name -> (bytes, CUtensorMapDataType suffix). 8-bit floats and signed bytes travel as
 # UINT8 (TMA only moves them); tf32 is fp32 in memory, named so for the map's rounding.
@@ -417,3 +418,33 @@ def encode(args: TmaEncodeArgs) -> Any:
     if err != d.CUresult.CUDA_SUCCESS:
         raise RuntimeError(f"cuTensorMapEncodeTiled failed ({err!r}) for {args}")
     return tmap
+
+
+@dataclass(frozen=True, eq=False)
+class TmaMap:
+    """A tensor map for a kernel of the tilecraft language: the encoded ``CUtensorMap`` (None for a
+    tensor not on a GPU: such a map can be traced and compiled, not launched), the arguments it was
+    encoded from, the shared-memory tile layout it fills, and the tensor (kept alive with the map).
+
+    Passed to a ``@tc.kernel`` it becomes a ``const __grid_constant__ CUtensorMap`` parameter; ``key``,
+    the static part (box, swizzle, coordinate bookkeeping, tile layout), is part of the kernel's
+    specialization, while the address, extents and strides travel in the map."""
+
+    args: TmaEncodeArgs
+    smem: Any
+    descriptor: Any
+    tensor: Any = None
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        a = self.args
+        return (a.data_type, a.box_dims, a.element_strides, a.swizzle, a.dims, a.element_bytes, a.multicast,
+                a.multicast_dim, repr(self.smem))
+
+
+def make_tma_map(tensor: Any, smem: Layout | ComposedLayout, **kw: Any) -> TmaMap:
+    """The TmaMap of a torch tensor tiled by the shared-memory layout `smem` (keywords as
+    tma_encode_args, plus ``dtype``); encoded with the driver when the tensor is on a GPU."""
+    args = tma_args_for(tensor, smem, **kw)
+    desc = encode(args) if getattr(tensor, "is_cuda", False) else None
+    return TmaMap(args, smem, desc, tensor)

@@ -220,6 +220,16 @@ TC_DEVICE void setmaxnreg_dec() {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
 }
 
+// ------------------------------------------------------------------ wgmma descriptors, warpgroup roles
+// A descriptor whose fields (leading/stride byte offsets, swizzle mode, and the tile's static start
+// within its buffer, all encoded) come from the layout at trace time, plus the buffer's runtime
+// shared-window address in 16-byte units (addresses stay below 256 KB, so the 14-bit field cannot carry).
+TC_DEVICE u64 gmma_desc(u32 smem_addr, u64 fields) { return fields + ((smem_addr & 0x3FFFFu) >> 4); }
+
+// threadIdx.x / 128 broadcast from lane 0, so that the compiler knows it is warp-uniform (branches on a
+// warpgroup's role must be, for setmaxnreg and wgmma).
+TC_DEVICE int warpgroup_index() { return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0); }
+
 // ------------------------------------------------------------------ clusters
 // cluster_ctarank() and cluster_sync() (arrive + wait) are in tilecraft.cuh.
 

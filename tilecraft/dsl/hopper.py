@@ -1,0 +1,329 @@
+"""Hopper (sm_90a) operations of the kernel language: TMA, mbarriers, wgmma, warpgroup roles.
+
+These are the constructs a warp-specialized kernel is made of (issue 8); each one emits a call to an
+inline-PTX wrapper of ``tilecraft/sm90.cuh`` and makes the kernel include that header.
+
+* **Tensor maps.** A host ``tilecraft.runtime.tma.TmaMap`` (a ``CUtensorMap`` plus the arguments it
+  was encoded from and the shared-memory tile layout it fills) passed to a kernel becomes a
+  ``const __grid_constant__ CUtensorMap`` parameter; in the kernel it is a :class:`TmaMapArg`. Its
+  static parts (box, swizzle, how tensor coordinates become map coordinates, the tile layout) are
+  part of the specialization; the tensor's address, extents and strides live in the map only.
+* **Copies.** ``tma_load(map, dst, bar, origin)`` moves the box whose first element is tensor element
+  ``origin`` into the shared-memory tile ``dst`` (which must have the map's tile layout) and completes
+  its bytes on mbarrier ``bar``; ``tma_store`` goes the other way.
+* **mbarriers.** ``mbarriers(n)`` allocates n 64-bit barriers in shared memory: ``init``, ``arrive``
+  (also on the same barrier of another CTA of the cluster), ``arrive_expect_tx``, ``wait(i, parity)``.
+* **wgmma.** ``gmma_desc(tile, major)`` is the 64-bit shared-memory matrix descriptor of a swizzled
+  smem tile (its fields from the tile's layout, ``tilecraft.atoms.make_gmma_desc``; its start address
+  from the tile's runtime position), ``wgmma_gemm(atom, sA, sB, acc, accumulate)`` issues the
+  warpgroup MMAs of acc (64*m, N) += sA (64*m, K) sB (N, K)^T, one per 64-row block and k-block.
+  ``wgmma_fence`` / ``wgmma_commit`` / ``wgmma_wait(n)`` order them.
+* **Roles.** ``warpgroup_index()`` (warp-uniform), ``setmaxnreg(n)``, ``elect_one()``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tilecraft import layout as _L
+from tilecraft.dsl.expr import BoolExpr, IntExpr, TraceError, Var, make, render
+from tilecraft.dsl.memory import PointerEngine, RegisterEngine, smem_tensor, uint64
+from tilecraft.dsl.trace import current
+from tilecraft.layout import ComposedLayout, Swizzle
+from tilecraft.tensor import Tensor
+
+__all__ = [
+    "TmaMapArg", "tma_load", "tma_store", "tma_store_commit", "tma_store_wait", "tma_prefetch",
+    "Barriers", "mbarriers", "fence_barrier_init", "fence_proxy_async",
+    "gmma_desc", "wgmma_gemm", "wgmma_fence", "wgmma_commit", "wgmma_wait",
+    "warpgroup_index", "setmaxnreg", "elect_one", "cluster_rank", "cluster_sync",
+]
+
+_HEADER = "tilecraft/sm90.cuh"
+
+
+def _use_sm90() -> Any:
+    t = current()
+    t.includes.add(_HEADER)
+    return t
+
+
+def _u32(x: Any) -> str:
+    return render(x, "unsigned")
+
+
+# ----------------------------------------------------------------------------- tensor maps
+
+class TmaMapArg:
+    """A ``CUtensorMap`` kernel parameter: ``key`` is the host map's static description (see
+    ``TmaMap.key``), ``args`` its ``TmaEncodeArgs`` (for the coordinate bookkeeping) and ``smem`` the
+    tile layout the map fills."""
+
+    def __init__(self, var: Var, args: Any, smem: Any):
+        self.var, self.args, self.smem = var, args, smem
+
+    @property
+    def ref(self) -> str:
+        return f"&{self.var.ph}"
+
+    @property
+    def box_bytes(self) -> int:
+        """Bytes one load delivers (the mbarrier transaction count of one copy)."""
+        return self.args.box_bytes
+
+    def coords(self, origin: Any, cta_rank: int = 0) -> tuple[Any, ...]:
+        """Map coordinates (innermost first) of the box starting at tensor element `origin`."""
+        return self.args.coords(tuple(origin), cta_rank)
+
+    def __repr__(self) -> str:
+        return f"TmaMapArg({self.var.name}, box={self.args.box_dims})"
+
+
+def _check_tile(m: TmaMapArg, tile: Tensor, what: str) -> None:
+    if not isinstance(m, TmaMapArg):
+        raise TraceError(f"{what}: expected a tensor-map argument (a TmaMap passed to the kernel), got {m!r}")
+    eng = tile.engine
+    if not (isinstance(eng, PointerEngine) and eng.space == "smem"):
+        raise TraceError(f"{what}: the tile must be in shared memory, got {tile!r}")
+    lay = tile.layout
+    inner = lay.inner if isinstance(lay, ComposedLayout) else lay
+    ref = m.smem.inner if isinstance(m.smem, ComposedLayout) else m.smem
+    if _L.coalesce(inner) != _L.coalesce(ref) or (isinstance(lay, ComposedLayout) != isinstance(m.smem, ComposedLayout)) \
+            or (isinstance(lay, ComposedLayout) and lay.outer != m.smem.outer):
+        raise TraceError(f"{what}: the shared-memory tile {lay} is not the layout the map was made for ({m.smem})")
+    if eng.dtype.bits // 8 != m.args.element_bytes:
+        raise TraceError(f"{what}: the tile holds {eng.dtype}, the map {m.args.element_bytes}-byte elements")
+
+
+def _tile_address(tile: Tensor) -> str:
+    """The shared-window address of a tile's first element (its offset taken before any swizzle: tiles
+    start on whole swizzle periods, which the swizzle leaves alone)."""
+    off = _start_offset(tile)
+    return f"tc::smem_u32({tile.engine.address(off)})"
+
+
+def _start_offset(tile: Tensor) -> Any:
+    lay = tile.layout
+    off = tile.offset
+    if isinstance(lay, ComposedLayout):
+        off = off + lay.offset if not (isinstance(off, int) and off == 0) else lay.offset
+        if isinstance(lay.outer, Swizzle) and lay.outer.bits:
+            period = lay.outer.size()
+            rest = off.split_multiple(period)[0] if isinstance(off, IntExpr) else off % period
+            if not isinstance(rest, int) or lay.outer(rest) != rest:
+                raise TraceError(f"a swizzled tile must start where the swizzle is the identity; offset {off}")
+    return off
+
+
+def tma_load(m: TmaMapArg, dst: Tensor, bar: Any, origin: Any, *, multicast: Any = None, cta_rank: int = 0) -> None:
+    """One thread: copy the box at tensor element `origin` into smem tile `dst`, completing on the
+    mbarrier at shared address `bar`. ``multicast``: a 16-bit CTA mask; the box then lands at the same
+    offset in every CTA of the mask (each must expect the bytes on its own barrier)."""
+    t = _use_sm90()
+    _check_tile(m, dst, "tma_load")
+    cs = ", ".join(render(c, "int") for c in m.coords(origin, cta_rank))
+    rank = m.args.rank
+    if multicast is None:
+        t.emit(f"tc::tma_load_{rank}d({_tile_address(dst)}, {m.ref}, {_u32(bar)}, {cs});")
+    else:
+        t.emit(f"tc::tma_load_multicast_{rank}d({_tile_address(dst)}, {m.ref}, {_u32(bar)}, "
+               f"(tc::u16)({render(multicast, 'unsigned')}), {cs});")
+
+
+def tma_store(m: TmaMapArg, src: Tensor, origin: Any) -> None:
+    """One thread: store smem tile `src` (written by ordinary stores, then fence_proxy_async and a
+    barrier) to the box at tensor element `origin` (the part inside the tensor)."""
+    t = _use_sm90()
+    _check_tile(m, src, "tma_store")
+    cs = ", ".join(render(c, "int") for c in m.coords(origin))
+    t.emit(f"tc::tma_store_{m.args.rank}d({m.ref}, {_tile_address(src)}, {cs});")
+
+
+def tma_store_commit() -> None:
+    """Close this thread's group of TMA stores (``cp.async.bulk.commit_group``)."""
+    _use_sm90().emit("tc::tma_store_commit_group();")
+
+
+def tma_store_wait(n: int, read: bool = True) -> None:
+    """Wait until at most n store groups still read their shared memory (``read``), or are incomplete."""
+    if not isinstance(n, int) or n < 0:
+        raise TraceError(f"tma_store_wait needs a static count >= 0, got {n!r}")
+    _use_sm90().emit(f"tc::tma_store_wait{'_read' if read else ''}<{n}>();")
+
+
+def tma_prefetch(m: TmaMapArg) -> None:
+    """Fetch the map into the TMA unit's descriptor cache ahead of the first copy."""
+    _use_sm90().emit(f"tc::tma_prefetch_descriptor({m.ref});")
+
+
+# ----------------------------------------------------------------------------- mbarriers
+
+class Barriers:
+    """n mbarriers in shared memory (64-bit each); index them with ints or runtime values."""
+
+    def __init__(self, n: int):
+        if not isinstance(n, int) or n < 1:
+            raise TraceError(f"mbarriers needs a static count >= 1, got {n!r}")
+        _use_sm90()
+        self.n = n
+        self.storage = smem_tensor(uint64, n, align=8)
+
+    def addr(self, i: Any) -> IntExpr:
+        """The shared-window address of barrier i."""
+        return make("call", ("tc::smem_u32", make("raw", (self.storage.engine.address(i),), "void*")), "unsigned")
+
+    def init(self, i: Any, count: int | Any) -> None:
+        """Initialize barrier i for `count` arrivals per phase (one thread; then fence_barrier_init and
+        a CTA or cluster barrier before any use)."""
+        current().emit(f"tc::mbarrier_init({_u32(self.addr(i))}, {_u32(count)});")
+
+    def arrive(self, i: Any, cta: Any = None) -> None:
+        """Arrive on barrier i (of cluster CTA `cta` when given: the same offset in its shared memory)."""
+        if cta is None:
+            current().emit(f"tc::mbarrier_arrive({_u32(self.addr(i))});")
+        else:
+            current().emit(f"tc::mbarrier_arrive_cluster({_u32(self.addr(i))}, {_u32(cta)});")
+
+    def arrive_expect_tx(self, i: Any, nbytes: Any) -> None:
+        """Arrive on barrier i and announce `nbytes` transaction bytes of its current phase."""
+        current().emit(f"tc::mbarrier_arrive_expect_tx({_u32(self.addr(i))}, {_u32(nbytes)});")
+
+    def wait(self, i: Any, parity: Any) -> None:
+        """Block until the phase of barrier i with this parity (0 or 1) has completed."""
+        current().emit(f"tc::mbarrier_wait_parity({_u32(self.addr(i))}, {_u32(parity)});")
+
+
+def mbarriers(n: int) -> Barriers:
+    """n mbarriers in shared memory."""
+    return Barriers(n)
+
+
+def fence_barrier_init() -> None:
+    """Make this thread's mbarrier initializations visible to TMA and to the cluster."""
+    _use_sm90().emit("tc::fence_mbarrier_init();")
+
+
+def fence_proxy_async() -> None:
+    """Order this thread's shared-memory writes before later async-proxy (TMA, wgmma) reads."""
+    _use_sm90().emit("tc::fence_proxy_async_shared();")
+
+
+# ----------------------------------------------------------------------------- wgmma
+
+def gmma_desc(tile: Tensor, major: str) -> IntExpr:
+    """The wgmma descriptor (``unsigned long long``) of a rank-2 (MN, K) smem tile: fields from its
+    swizzled layout (``tilecraft.atoms.make_gmma_desc``), start address from where it lies."""
+    from tilecraft.atoms import make_gmma_desc
+
+    _use_sm90()
+    eng = tile.engine
+    if not (isinstance(eng, PointerEngine) and eng.space == "smem"):
+        raise TraceError(f"gmma_desc: the tile must be in shared memory, got {tile!r}")
+    lay = tile.layout
+    if isinstance(lay, ComposedLayout):
+        off = _start_offset(tile)
+        static = make_gmma_desc(ComposedLayout(lay.outer, 0, lay.inner), major, eng.dtype.bits)
+    else:
+        off = tile.offset
+        static = make_gmma_desc(lay, major, eng.dtype.bits)
+    base = make("raw", (eng.address(off),), "void*")
+    return make("call", ("tc::gmma_desc", make("call", ("tc::smem_u32", base), "unsigned"),
+                         make("raw", (f"0x{static.value:016x}ull",), "unsigned long long")), "unsigned long long")
+
+
+def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any = True) -> None:
+    """acc += sA @ sB^T by warpgroup MMAs: sA (64*m, K) and sB (N, K) swizzled smem tiles (K-major, or
+    MN-major for 16-bit types, as the atom says), acc the warpgroup's fp32 fragment of m blocks of the
+    atom's (64, N) accumulators (``partition_fragment_C`` of a tiled MMA of this atom, values first).
+    One wgmma per (m block, k-block); ``accumulate`` False (or a runtime condition's negation) makes
+    the first k-block overwrite acc instead. Call wgmma_fence before and wgmma_commit after."""
+    t = _use_sm90()
+    if not atom.cxx or atom.operands != "ss":
+        raise TraceError(f"wgmma_gemm: {atom.name} has no shared-memory (ss) wrapper")
+    am, bn, k = atom.shape_mnk
+    M, KA = _L.size(sA.layout[0]), _L.size(sA.layout[1])
+    N, KB = _L.size(sB.layout[0]), _L.size(sB.layout[1])
+    if N != bn or KA != KB or M % am or KA % k:
+        raise TraceError(f"wgmma_gemm with {atom.name}: sA {sA.layout} and sB {sB.layout} are not (64*m, K) and "
+                         f"({bn}, K) tiles with K a multiple of {k}")
+    eng = acc.engine
+    nd = bn // 2
+    if not isinstance(eng, RegisterEngine) or eng.dtype.bits != 32 or _L.size(acc.layout) != nd * (M // am):
+        raise TraceError(f"wgmma_gemm: acc must be a 32-bit register fragment of {nd * (M // am)} values, got {acc!r}")
+    if _L.cosize(acc.layout) != _L.size(acc.layout) or not _L.coalesce(acc.layout).stride in (1, 0):
+        raise TraceError(f"wgmma_gemm: acc {acc.layout} must be a compact fragment (values first)")
+    ctype = eng.dtype.ctype
+    trans = ""
+    if atom.shape_mnk[2] == 16:  # 16-bit operands take the transpose bits
+        trans = f"<{int(atom.major_a != 'K')}, {int(atom.major_b != 'K')}>"
+    a_major = "K" if atom.major_a == "K" else "MN"
+    b_major = "K" if atom.major_b == "K" else "MN"
+    for kb in range(KA // k):
+        db = gmma_desc(_L_tile(sB, (bn, k), (0, kb)), b_major)
+        for mb in range(M // am):
+            da = gmma_desc(_L_tile(sA, (am, k), (mb, kb)), a_major)
+            first = mb * nd
+            for q in range(nd):
+                eng.versions[first + q] += 1
+            if kb == 0:
+                scale = "1u" if accumulate is True else ("0u" if accumulate is False else
+                                                         f"({render(accumulate)}) ? 1u : 0u")
+            else:
+                scale = "1u"
+            arr = f"*reinterpret_cast<{ctype}(*)[{nd}]>({eng.address(first)})"
+            t.emit(f"{atom.cxx}{trans}({arr}, {render(da)}, {render(db)}, {scale});")
+
+
+def _L_tile(x: Tensor, tiler: tuple[int, int], coord: tuple[int, int]) -> Tensor:
+    from tilecraft.tensor import local_tile
+    return local_tile(x, tiler, coord)
+
+
+def wgmma_fence() -> None:
+    """``wgmma.fence``: order earlier register and smem accesses before the next wgmmas."""
+    _use_sm90().emit("tc::wgmma_fence();")
+
+
+def wgmma_commit() -> None:
+    """Close the group of wgmmas this warpgroup issued since the last commit."""
+    _use_sm90().emit("tc::wgmma_commit_group();")
+
+
+def wgmma_wait(n: int) -> None:
+    """Wait until at most n wgmma groups of this warpgroup are pending."""
+    if not isinstance(n, int) or n < 0:
+        raise TraceError(f"wgmma_wait needs a static count >= 0, got {n!r}")
+    _use_sm90().emit(f"tc::wgmma_wait_group<{n}>();")
+
+
+# ----------------------------------------------------------------------------- roles
+
+def warpgroup_index() -> IntExpr:
+    """threadIdx.x / 128, read so the compiler knows it is uniform across the warp (a shuffle from lane
+    0): branches on it are warp-uniform, as setmaxnreg and wgmma require."""
+    _use_sm90()
+    return make("call", ("tc::warpgroup_index",), "int")
+
+
+def setmaxnreg(n: int, inc: bool) -> None:
+    """The warpgroup's registers per thread become n (inc: take, else give back); the kernel needs
+    ``launch_bounds(threads, 1)`` and each role in its own branch."""
+    if not isinstance(n, int) or n % 8 or not 24 <= n <= 256:
+        raise TraceError(f"setmaxnreg: a static multiple of 8 in [24, 256], got {n!r}")
+    _use_sm90().emit(f"tc::setmaxnreg_{'inc' if inc else 'dec'}<{n}>();")
+
+
+def elect_one() -> BoolExpr:
+    """True in one lane of the (full) warp."""
+    _use_sm90()
+    return make("call", ("tc::elect_one_sync",), "bool")
+
+
+def cluster_rank() -> IntExpr:
+    """This CTA's rank in its cluster."""
+    _use_sm90()
+    return make("call", ("(int)tc::cluster_ctarank",), "int")
+
+
+def cluster_sync() -> None:
+    """Every thread of every CTA of the cluster meets here (arrive with release, wait with acquire)."""
+    _use_sm90().emit("tc::cluster_sync();")

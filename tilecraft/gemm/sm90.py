@@ -1,0 +1,262 @@
+"""The Hopper GEMM (sm_90a): TMA + wgmma, warp-specialized, persistent, in the kernel language.
+
+    D (L,M,N) = act(alpha * A (L,M,K) @ B (L,K,N) + beta * C (L,M,N) + bias)
+
+CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with tilecraft.dsl.hopper:
+
+* **Roles.** A CTA is 1 + ``consumers`` warpgroups (128 threads each). Warpgroup 0 is the producer: it
+  gives most of its registers back (``setmaxnreg``) and one thread issues the TMA loads. The consumer
+  warpgroups take the registers and issue the wgmmas; each owns ``blk_m / consumers`` rows of the tile.
+* **Pipeline.** ``stages`` shared-memory buffers per operand (128-byte swizzled, the layout that gives
+  both the TMA maps and the wgmma descriptors) and two mbarriers per stage: ``full`` (the producer's
+  arrive with the stage's transaction bytes; TMA completes it) and ``empty`` (one arrival per consumer
+  warpgroup once its wgmmas have read the stage). Stage and phase run on across output tiles.
+* **Main loop.** Per k-tile a consumer waits on ``full``, issues blk_k/16 wgmmas (m64nNk16) into its
+  fp32 accumulators, commits them as a group and waits until only that group is in flight, so the
+  previous k-tile's stage is released while this one computes.
+* **Persistent grid.** One CTA per SM walks the output tiles ``blockIdx.x, blockIdx.x + gridDim.x, ...``
+  in grouped order (``raster`` m-tiles per group, Triton's / CUTLASS's swizzle) so that concurrently
+  computed tiles share A and B in L2; the producer runs ahead into the next tile while the consumers
+  finish the epilogue of this one.
+* **Edges.** TMA zero-fills what lies outside A and B (ragged M, N, K cost nothing in the main loop);
+  the epilogue predicates its stores unless the host says every tile is whole (``full``).
+* **Epilogue.** The sm80 path's: alpha, beta * C, bias along N or M, relu/gelu/silu, cast, straight
+  from the accumulators (pairs of adjacent columns per store).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import tilecraft as tc
+from tilecraft import _, dsl
+from tilecraft.atoms import gmma_layout_atom, make_tiled_mma, wgmma_atom
+from tilecraft.dsl import Constexpr, blockIdx, gridDim, hopper, threadIdx
+from tilecraft.layout.inttuple import imin
+
+__all__ = ["Sm90Config", "sm90_gemm_kernel", "smem_layout", "ELEMENTS"]
+
+#: operand element type -> (kernel dtype, wgmma type name)
+ELEMENTS = {
+    "float16": (dsl.float16, "f16"),
+    "bfloat16": (dsl.bfloat16, "bf16"),
+}
+
+
+@dataclass(frozen=True)
+class Sm90Config:
+    """One tiling of the Hopper GEMM: CTA tile (blk_m, blk_n, blk_k), ``stages`` smem buffers,
+    ``consumers`` consumer warpgroups splitting blk_m (each a multiple of 64 rows), ``raster`` m-tiles
+    per group of the persistent walk, and the registers per thread of the producer / consumer roles."""
+
+    blk_m: int = 128
+    blk_n: int = 256
+    blk_k: int = 64
+    stages: int = 4
+    consumers: int = 2
+    raster: int = 8
+    producer_regs: int = 40
+    consumer_regs: int = 232
+
+    @property
+    def threads(self) -> int:
+        """Threads per CTA: the producer warpgroup and the consumers."""
+        return 128 * (1 + self.consumers)
+
+    @property
+    def rows(self) -> int:
+        """Rows of the tile per consumer warpgroup."""
+        return self.blk_m // self.consumers
+
+    @property
+    def name(self) -> str:
+        return (f"sm90_{self.blk_m}x{self.blk_n}x{self.blk_k}_s{self.stages}_c{self.consumers}"
+                + (f"_r{self.raster}" if self.raster != 8 else ""))
+
+    def smem_bytes(self, elem_bytes: int = 2) -> int:
+        """Shared memory of the stages (plus the barriers and 1 KB of alignment slack)."""
+        return (self.blk_m + self.blk_n) * self.blk_k * self.stages * elem_bytes + 16 * self.stages + 1024
+
+    def validate(self, elem_bytes: int = 2) -> None:
+        """Raise ValueError naming the condition a tiling breaks."""
+        if self.consumers < 1 or self.blk_m % (64 * self.consumers):
+            raise ValueError(f"{self.name}: each consumer warpgroup needs a multiple of 64 rows")
+        if self.blk_n % 8 or not 8 <= self.blk_n <= 256:
+            raise ValueError(f"{self.name}: blk_n must be a multiple of 8 in [8, 256] (one wgmma's N)")
+        if self.blk_k * elem_bytes != 128:
+            raise ValueError(f"{self.name}: blk_k must be 128 bytes of elements (one 128-byte swizzle row)")
+        if self.blk_m > 256:
+            raise ValueError(f"{self.name}: a TMA box holds at most 256 rows")
+        if not 2 <= self.stages <= 8:
+            raise ValueError(f"{self.name}: stages must be 2..8")
+        acc = self.rows // 64 * self.blk_n // 2
+        if acc > 160:
+            raise ValueError(f"{self.name}: {acc} fp32 accumulators per consumer thread leave no registers")
+        if self.smem_bytes(elem_bytes) > 227 * 1024:
+            raise ValueError(f"{self.name}: {self.smem_bytes(elem_bytes)} bytes of smem exceed the 227 KB of an SM")
+        for r in (self.producer_regs, self.consumer_regs):
+            if r % 8 or not 24 <= r <= 256:
+                raise ValueError(f"{self.name}: register counts must be multiples of 8 in [24, 256]")
+        if 128 * (self.producer_regs + self.consumers * self.consumer_regs) > 65536:
+            raise ValueError(f"{self.name}: the roles' registers exceed the SM's 64K")
+
+
+def smem_layout(dtype: Any, major: str, mn: int, bk: int, stages: int) -> Any:
+    """(MN, BLK_K, STAGES) 128-byte swizzled smem of one operand: K-major rows of blk_k elements, or
+    MN-major columns of 64 (16-bit) elements with the k-groups of one MN-block adjacent, so that the
+    tile is (MN64, K, MN-blocks) for TMA."""
+    if major == "K":
+        return tc.tile_to_shape(gmma_layout_atom("K", 128, dtype.bits), (mn, bk, stages))
+    return tc.tile_to_shape(gmma_layout_atom("MN", 128, dtype.bits), (mn, bk, stages), (1, 0, 2))
+
+
+def _tile_coords(cfg: Sm90Config, tile: Any, tiles_m: Any, tiles_n: Any, batched: bool) -> tuple[Any, Any, Any]:
+    """(m_tile, n_tile, batch) of linear tile index `tile`: per batch, groups of `raster` m-tiles, m
+    fastest within a group (neighbouring CTAs share B's n-tile and A's m-tiles in L2)."""
+    per_batch = tiles_m * tiles_n
+    l_idx = tile // per_batch if batched else 0
+    t = tile % per_batch if batched else tile
+    group = cfg.raster * tiles_n                                          # tiles per group of m-tiles
+    first_m = t // group * cfg.raster
+    rows = imin(tiles_m - first_m, cfg.raster)                            # m-tiles in this group
+    in_group = t % group
+    return first_m + in_group % rows, in_group // rows, l_idx
+
+
+def _advance(stage: Any, phase: Any, stages: int) -> None:
+    """The next pipeline slot: stage + 1, wrapping to 0 with the phase flipped."""
+    last = dsl.eq(stage, stages - 1)
+    dsl.assign(phase, dsl.where(last, 1 - phase, phase))
+    dsl.assign(stage, dsl.where(last, 0, stage + 1))
+
+
+@dsl.kernel
+def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, cfg: Constexpr, elem: Constexpr, majors: Constexpr,
+                     ep: Constexpr, full: Constexpr):
+    """D (L,M,N) = epilogue(alpha * A @ B^T, C, bias) with A and B given as TMA maps of (M,K,L) and
+    (N,K,L) views; see the module docstring."""
+    from tilecraft.gemm.tensorop import _epilogue
+
+    dsl.launch_bounds(cfg.threads, 1)
+    dtype, wg_type = ELEMENTS[elem]
+    a_major, b_major = majors
+    bM, bN, bK = cfg.blk_m, cfg.blk_n, cfg.blk_k
+    L, M, N = D.shape
+    batched = not (isinstance(L, int) and L == 1)
+    tiles_m, tiles_n = tc.ceil_div(M, bM), tc.ceil_div(N, bN)
+    num_tiles = tiles_m * tiles_n * L
+    k_tiles = tc.ceil_div(K, bK)
+
+    #
+    # Shared memory: STAGES swizzled buffers per operand, a full and an empty barrier per stage
+    #
+    sA = dsl.smem_tensor(dtype, smem_layout(dtype, a_major, bM, bK, cfg.stages), align=1024)  # (BLK_M,BLK_K,PIPE)
+    sB = dsl.smem_tensor(dtype, smem_layout(dtype, b_major, bN, bK, cfg.stages), align=1024)  # (BLK_N,BLK_K,PIPE)
+    full_bar = hopper.mbarriers(cfg.stages)                               # TMA landed the stage
+    empty_bar = hopper.mbarriers(cfg.stages)                              # every consumer read it
+    with dsl.if_(dsl.eq(threadIdx.x, 0)):
+        for s in range(cfg.stages):
+            full_bar.init(s, 1)
+            empty_bar.init(s, cfg.consumers)
+        hopper.fence_barrier_init()
+    dsl.syncthreads()
+    wg = hopper.warpgroup_index()
+    stage_bytes = tmA.box_bytes + tmB.box_bytes
+
+    with dsl.if_(dsl.eq(wg, 0)):
+        #
+        # Producer: one thread streams k-tiles of A and B into the stages, tile after tile
+        #
+        hopper.setmaxnreg(cfg.producer_regs, inc=False)
+        with dsl.if_(dsl.eq(threadIdx.x, 0)):
+            hopper.tma_prefetch(tmA)
+            hopper.tma_prefetch(tmB)
+            stage = dsl.declare(0, "stage", const=False)
+            phase = dsl.declare(0, "phase", const=False)
+            for tile in dsl.range(blockIdx.x, num_tiles, gridDim.x):
+                m_tile, n_tile, l_idx = _tile_coords(cfg, tile, tiles_m, tiles_n, batched)
+                for k_tile in dsl.range(k_tiles):
+                    empty_bar.wait(stage, 1 - phase)                       # the consumers freed the stage
+                    full_bar.arrive_expect_tx(stage, stage_bytes)
+                    hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, k_tile * bK, l_idx))
+                    hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx))
+                    _advance(stage, phase, cfg.stages)
+    with dsl.else_():
+        #
+        # Consumers: wgmma from the stages into fp32 accumulators, then the epilogue
+        #
+        hopper.setmaxnreg(cfg.consumer_regs, inc=True)
+        cw = wg - 1                                                       # this consumer's rows of the tile
+        atom = wgmma_atom(bN, wg_type, major_a="K" if a_major == "K" else "MN",
+                          major_b="K" if b_major == "K" else "MN")
+        thr_mma = make_tiled_mma(atom).get_slice(threadIdx.x % 128)
+        acc_shape = thr_mma.partition_C(tc.make_identity_tensor((cfg.rows, bN))).shape
+        tCrC = dsl.make_rmem_tensor(dsl.float32, tc.make_layout(acc_shape))   # (V,MMA_M,1) fp32 accumulators
+        leader = dsl.eq(threadIdx.x % 128, 0)                             # arrives for the warpgroup
+        stage = dsl.declare(0, "stage", const=False)
+        phase = dsl.declare(0, "phase", const=False)
+        for tile in dsl.range(blockIdx.x, num_tiles, gridDim.x):
+            m_tile, n_tile, l_idx = _tile_coords(cfg, tile, tiles_m, tiles_n, batched)
+            for k_tile in dsl.range(k_tiles):
+                full_bar.wait(stage, phase)                               # the stage's bytes landed
+                hopper.wgmma_fence()
+                sA_k = tc.local_tile(sA(_, _, stage), (cfg.rows, bK), (cw, 0))  # (ROWS,BLK_K)
+                hopper.wgmma_gemm(atom, sA_k, sB(_, _, stage), tCrC, accumulate=k_tile > 0)
+                hopper.wgmma_commit()
+                hopper.wgmma_wait(1)                                      # the previous k-tile's wgmmas are done:
+                with dsl.if_(leader & (k_tile > 0)):                      # its stage goes back to the producer
+                    empty_bar.arrive(dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1))
+                _advance(stage, phase, cfg.stages)
+            hopper.wgmma_wait(0)
+            with dsl.if_(leader):                                         # the tile's last stage
+                empty_bar.arrive(dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1))
+
+            #
+            # Epilogue: this consumer's (ROWS, BLK_N) part of the tile, from the accumulators
+            #
+            tiler = (bM, bN)
+            coord = (m_tile, n_tile)
+            gD = tc.local_tile(tc.local_tile(D(l_idx, _, _), tiler, coord), (cfg.rows, bN), (cw, 0))  # (ROWS,BLK_N)
+            cD = tc.local_tile(tc.local_tile(tc.make_identity_tensor((M, N)), tiler, coord), (cfg.rows, bN),
+                               (cw, 0))                                   # (ROWS,BLK_N) -> (m,n)
+            tCgD = thr_mma.partition_C(gD)                                # (V,MMA_M,1)
+            tCcD = thr_mma.partition_C(cD)                                # (V,MMA_M,1) -> (m,n)
+            tCgC = None
+            if ep.read_c:
+                gC = tc.local_tile(tc.local_tile(C(l_idx, _, _), tiler, coord), (cfg.rows, bN), (cw, 0))
+                tCgC = thr_mma.partition_C(gC)                            # (V,MMA_M,1)
+            for mb in range(tc.size(tCrC, 1)):
+                for j in range(bN // 8):                                  # one n8 block at a time: few live
+                    blk = ((_, _, j), mb, 0)                              # registers beyond the accumulators
+                    _epilogue(tCrC(blk), tCgC(blk) if ep.read_c else None, tCgD(blk), tCcD(blk), bias, alpha, beta,
+                              ep, M, N, full)
+
+
+def operand_majors(A3: Any, Bt: Any) -> tuple[str, str]:
+    """("K" or "M", "K" or "N"): the contiguous mode of A (L,M,K) and of B given as (L,N,K)."""
+    return ("K" if A3.stride(2) == 1 else "M"), ("K" if Bt.stride(2) == 1 else "N")
+
+
+def make_maps(A3: Any, Bt: Any, cfg: Sm90Config, elem: str) -> tuple[Any, Any]:
+    """The TMA maps of A (L,M,K) and B (L,N,K), over their (M,K,L) / (N,K,L) views, each filling one
+    stage of the operand's smem layout (the same layout the kernel's descriptors read)."""
+    from tilecraft.runtime.tma import make_tma_map
+
+    dtype = ELEMENTS[elem][0]
+    a_major, b_major = operand_majors(A3, Bt)
+    sA = smem_layout(dtype, a_major, cfg.blk_m, cfg.blk_k, cfg.stages)(_, _, 0)
+    sB = smem_layout(dtype, b_major, cfg.blk_n, cfg.blk_k, cfg.stages)(_, _, 0)
+    return make_tma_map(A3.permute(1, 2, 0), sA), make_tma_map(Bt.permute(1, 2, 0), sB)
+
+
+def launch(A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, cfg: Sm90Config, elem: str, ep: Any,
+           sms: int) -> None:
+    """Run the kernel: D3 (L,M,N) from A3 (L,M,K), Bt (L,N,K) (TMA-compatible: 16-byte aligned base
+    and strides), C3 / bias as the epilogue says; one CTA per SM up to the number of tiles."""
+    L, M, N = D3.shape
+    K = A3.shape[2]
+    tmA, tmB = make_maps(A3, Bt, cfg, elem)
+    tiles = -(-M // cfg.blk_m) * -(-N // cfg.blk_n) * L
+    full = M % cfg.blk_m == 0 and N % cfg.blk_n == 0
+    sm90_gemm_kernel[(min(tiles, sms),), (cfg.threads,)](tmA, tmB, C3, D3, bias, alpha, beta, K, cfg, elem,
+                                                         operand_majors(A3, Bt), ep, full)
