@@ -326,13 +326,16 @@ def _ctas_per_sm(registers: int, threads: int, smem: int) -> int:
 def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int) -> MixedConfig:
     """The tiling for a problem (splits left to the launch, which knows the kernel's occupancy): 4 warps;
     16-row tiles so each lane has 8 16-byte loads per chunk (4 tiles of int4 or 2 of int8 at M <= 8,
-    fewer as M grows and the accumulators take the registers); 128-value chunks where K allows."""
+    fewer as M grows and the accumulators take the registers); 128-value chunks where K allows (64 for
+    groups of 32)."""
     mb = -(-min(M, MAX_M) // 8)
     tiles = (4 if fmt.bits == 4 else 2) if mb == 1 else (2 if mb == 2 else 1)
     while N % (16 * tiles):
         tiles //= 2
     kb = k_block(fmt.bits)
-    chunk = next(c for c in (128, 64, 32) if K % c == 0 and c % kb == 0
+    # groups of 32: a 64-value chunk (two groups) keeps the per-group scales and zero points in registers
+    first = 64 if fmt.group_size == 32 else 128
+    chunk = next(c for c in (128, 64, 32) if c <= first and K % c == 0 and c % kb == 0
                  and (fmt.group_size is None or c % fmt.group_size == 0))
     return MixedConfig(warps=4, tiles=tiles, chunk=chunk)
 
