@@ -36,9 +36,9 @@ from tilecraft.gemm import gemm as tc_gemm  # noqa: E402
 
 S = Sm90Config
 VARIANTS: list[Sm90Config] = [
-    S(128, 256, 64, stages=4), S(128, 256, 64, stages=3), S(128, 256, 64, stages=4, raster=4),
-    S(128, 256, 64, stages=4, raster=16), S(256, 128, 64, stages=4), S(128, 192, 64, stages=5),
-    S(128, 128, 64, stages=6),
+    S(128, 256, 64, stages=4), S(128, 256, 64, stages=3), S(128, 256, 64, stages=4, raster=16),
+    S(128, 256, 64, stages=4, cluster_m=2), S(128, 256, 64, stages=3, cluster_m=2),
+    S(128, 256, 64, stages=4, raster=16, cluster_m=2), S(256, 128, 64, stages=4), S(128, 128, 64, stages=6),
 ]
 SM80_BEST = TensorOpConfig(128, 256, 32, 2, 4, stages=4, lean_loop=True, smem_epilogue=True)
 LLM_NK = [(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336), (8192, 8192), (10240, 8192), (57344, 8192),
@@ -101,7 +101,7 @@ def correctness_cases() -> list[dict[str, Any]]:
                     (4096, 4096, 4096)]:
         cases.append(dict(M=M, N=N, K=K))
     for majors in ("mk", "kn", "mn"):
-        cases.append(dict(M=777, N=640, K=520, majors=majors))
+        cases.append(dict(M=776, N=640, K=520, majors=majors))
         cases.append(dict(M=512, N=512, K=512, majors=majors, dtype="bfloat16"))
     cases += [
         dict(M=300, N=500, K=136, L=3), dict(M=300, N=500, K=136, L=3, bcast=True),
@@ -110,8 +110,19 @@ def correctness_cases() -> list[dict[str, Any]]:
         dict(M=1024, N=1024, K=1024, dtype="bfloat16", C=True, beta=1.0, bias="n", act="silu"),
     ]
     for cfg in VARIANTS[1:]:
-        cases.append(dict(M=1100, N=900, K=700, config=cfg))
+        cases.append(dict(M=1100, N=900, K=704, config=cfg))
+    cases.append(dict(M=1300, N=700, K=520, majors="mn", config=S(128, 256, 64, stages=4, cluster_m=2)))
+    cases.append(dict(M=384, N=512, K=256, L=3, C=True, beta=0.5, config=S(128, 256, 64, stages=4, cluster_m=2)))
     return cases
+
+
+def _fp8_contender(cfg: Sm90Config) -> Any:
+    from tilecraft.bench.contenders import Kernel
+
+    def factory(problem: Any) -> Any:
+        return Kernel(fn=lambda a, b: tc_gemm(a, b, config=cfg, out_dtype=torch.bfloat16), prepare=lambda x: (x.a, x.b),
+                      label=f"tilecraft fp8 {cfg.name}, bf16 out")
+    return factory
 
 
 def resources() -> list[list[Any]]:
@@ -185,6 +196,20 @@ def main(argv: list[str] | None = None) -> int:
             md.append(markdown_table(["shape", "dtype", "contender", "status", "TFLOP/s", "vs cuBLAS", "detail"], rows))
             print(md[-1], flush=True)
             sweeps += [r.to_dict() for r in sw.records]
+    fp8 = [S(128, 256, 128, stages=4), S(128, 256, 128, stages=3), S(128, 256, 128, stages=4, cluster_m=2)]
+    fp8_names = []
+    for cfg in fp8:
+        name = f"tc_fp8_{cfg.name}"
+        register_contender(name, _fp8_contender(cfg), f"tilecraft fp8 {cfg.name}", replace=True)
+        fp8_names.append(name)
+    for n in (4096, 8192):
+        sw = run_gemm_sweep([GemmShape(n, n, n)], "fp8", ["scaled_mm"] + fp8_names, baseline="scaled_mm", timer=timer,
+                            progress=False)
+        rows = [[r.shape, "fp8", r.contender, r.status, f"{r.tflops:.1f}" if r.tflops else "-",
+                 f"{r.ratio:.3f}x" if r.ratio else "-", r.detail[:60]] for r in sw.records]
+        md.append(markdown_table(["shape", "dtype", "contender", "status", "TFLOP/s", "vs _scaled_mm", "detail"], rows))
+        print(md[-1], flush=True)
+        sweeps += [r.to_dict() for r in sw.records]
     report["sweeps"] = sweeps
 
     if args.llm:

@@ -134,12 +134,14 @@ def _reference(A, B, C, alpha, beta, bias, along, act):
 
 CASES = [
     dict(M=128, N=256, K=64), dict(M=1000, N=1000, K=1000), dict(M=333, N=517, K=264), dict(M=1, N=8, K=8),
-    dict(M=777, N=640, K=520, majors="MK"), dict(M=777, N=640, K=520, majors="KN"),
+    dict(M=776, N=640, K=520, majors="MK"), dict(M=777, N=640, K=520, majors="KN"),
     dict(M=600, N=300, K=520, majors="MN", elem="bfloat16"), dict(M=300, N=500, K=136, L=3),
     dict(M=300, N=500, K=136, L=3, bcast=True), dict(M=515, N=260, K=200, C=True, alpha=0.5, beta=-1.5),
     dict(M=515, N=260, K=200, bias="n", act="relu"), dict(M=515, N=260, K=200, bias="m", act="gelu"),
-    dict(M=515, N=260, K=200, act="silu", out="float32"), dict(M=700, N=900, K=1100, cfg=Sm90Config(128, 128, 64, 6)),
-    dict(M=700, N=900, K=1100, cfg=Sm90Config(256, 128, 64, 4)),
+    dict(M=515, N=260, K=200, act="silu", out="float32"), dict(M=700, N=900, K=1104, cfg=Sm90Config(128, 128, 64, 6)),
+    dict(M=700, N=904, K=1104, cfg=Sm90Config(256, 128, 64, 4)),
+    dict(M=1300, N=700, K=520, majors="MN", cfg=Sm90Config(cluster_m=2)),      # odd m-tiles in a cluster of 2
+    dict(M=384, N=512, K=256, L=3, C=True, beta=0.5, cfg=Sm90Config(cluster_m=2)),
 ]
 
 
@@ -186,3 +188,69 @@ def test_tc_gemm_takes_the_hopper_path(monkeypatch):
     ref = A.double() @ B.double()
     assert float((D.double() - ref).norm() / ref.norm()) < 2e-3
     assert seen == [pick_sm90_config(2048, 2048, 2048, 1, torch.cuda.get_device_properties(0).multi_processor_count)]
+
+
+@pytest.mark.gpu
+def test_operands_tma_cannot_read_are_refused_by_the_op_and_rerouted_by_tc_gemm():
+    if not _hopper():
+        pytest.skip("needs sm_90")
+    from tilecraft.gemm import gemm
+    A = torch.randn(300, 700, device="cuda", dtype=torch.float16)[:, :699]   # rows of 1400 bytes: no TMA
+    B = torch.randn(699, 256, device="cuda", dtype=torch.float16)
+    ok, why = GemmOp("float16", None, Sm90Config()).can_implement(A, B)
+    assert not ok and "TMA" in why
+    ref = A.double() @ B.double()
+    assert float((gemm(A, B).double() - ref).norm() / ref.norm()) < 2e-3
+
+
+@pytest.mark.parametrize("elem", ["float8_e4m3fn", "float8_e5m2"])
+def test_fp8_compiles_to_qgmma(elem):
+    cfg = Sm90Config(128, 256, 128, stages=4)
+    A = torch.empty(1, 256, 256, dtype=getattr(torch, elem))
+    Bt = torch.empty(1, 256, 256, dtype=getattr(torch, elem))
+    D = torch.empty(1, 256, 256, dtype=torch.bfloat16)
+    tmA, tmB = sm90.make_maps(A, Bt, cfg, elem)
+    args = (tmA, tmB, None, D, None, np.float32(2), np.float32(0), 256, cfg, elem, ("K", "K"),
+            EpilogueSpec(unit_alpha=False), True)
+    k = sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a")
+    assert k.resources.spill_store_bytes == 0
+    assert f"wgmma_m64n256k32_f32_{sm90.ELEMENTS[elem][1]}_{sm90.ELEMENTS[elem][1]}_ss(" in sm90.sm90_gemm_kernel.source(*args)
+    if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm"):
+        assert "QGMMA" in rt.sass(k.module.cubin)
+    with pytest.raises(dsl.TraceError, match="128 bytes"):
+        bad = (tmA, tmB, None, D, None, np.float32(2), np.float32(0), 256, Sm90Config(), elem, ("K", "K"),
+               EpilogueSpec(), True)
+        sm90.sm90_gemm_kernel.source(*bad)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("elem", ["float8_e4m3fn", "float8_e5m2"])
+def test_fp8_matches_float64_with_scales(elem):
+    if not _hopper():
+        pytest.skip("needs sm_90")
+    from tilecraft.gemm import gemm
+    torch.manual_seed(0)
+    dt = getattr(torch, elem)
+    for M, N, K in [(1000, 1000, 1024), (333, 512, 272), (4096, 4096, 4096)]:
+        A = torch.randn(M, K, device="cuda").to(dt)
+        B = torch.randn(N, K, device="cuda").to(dt).t()                # column-major, as _scaled_mm takes it
+        bias = torch.randn(N, device="cuda").to(torch.bfloat16)
+        D = gemm(A, B, scale_a=0.5, scale_b=3.0, bias=bias)
+        assert D.dtype == torch.bfloat16
+        ref = 1.5 * (A.double() @ B.double())
+        err = float((D.double() - (ref + bias.double())).norm() / ref.norm())
+        assert err < 1.5e-2, (M, N, K, err)                            # bf16 output rounding
+        D2 = gemm(A, B, scale_a=0.5, scale_b=3.0, out_dtype=torch.float32)
+        err = float((D2.double() - ref).norm() / ref.norm())
+        assert err < 1e-5, (M, N, K, err)                              # exact products, fp32 sums
+
+
+def test_cluster_multicast_compiles():
+    cfg = Sm90Config(128, 256, 64, stages=4, cluster_m=2)
+    cfg.validate()
+    kern, args = _compile(cfg, "float16")
+    src = kern.source(*args)
+    assert "tc::tma_load_multicast_3d(" in src and "tc::mbarrier_arrive_cluster(" in src and "tc::cluster_sync()" in src
+    k = kern.compile(*args, arch="sm_90a")
+    assert k.resources.spill_store_bytes == 0
+    assert args[1].args.box_dims[1] == 128                          # each CTA loads half of B's 256 rows

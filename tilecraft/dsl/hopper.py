@@ -114,19 +114,32 @@ def _start_offset(tile: Tensor) -> Any:
     return off
 
 
-def tma_load(m: TmaMapArg, dst: Tensor, bar: Any, origin: Any, *, multicast: Any = None, cta_rank: int = 0) -> None:
+def tma_load(m: TmaMapArg, dst: Tensor, bar: Any, origin: Any, *, multicast: Any = None, cta_rank: Any = 0) -> None:
     """One thread: copy the box at tensor element `origin` into smem tile `dst`, completing on the
-    mbarrier at shared address `bar`. ``multicast``: a 16-bit CTA mask; the box then lands at the same
-    offset in every CTA of the mask (each must expect the bytes on its own barrier)."""
+    mbarrier at shared address `bar`.
+
+    With a map made for multicast k (``make_tma_map(..., multicast=k)``) this CTA copies slice
+    ``cta_rank`` (0..k-1, may be a runtime value) of the tile to the CTAs of the 16-bit ``multicast``
+    mask, at the same offset in each (each must expect the whole tile's bytes on its own barrier)."""
     t = _use_sm90()
     _check_tile(m, dst, "tma_load")
-    cs = ", ".join(render(c, "int") for c in m.coords(origin, cta_rank))
     rank = m.args.rank
-    if multicast is None:
+    if m.args.multicast == 1:
+        if multicast is not None:
+            raise TraceError("tma_load: a multicast mask needs a map made with multicast > 1")
+        cs = ", ".join(render(c, "int") for c in m.coords(origin))
         t.emit(f"tc::tma_load_{rank}d({_tile_address(dst)}, {m.ref}, {_u32(bar)}, {cs});")
-    else:
-        t.emit(f"tc::tma_load_multicast_{rank}d({_tile_address(dst)}, {m.ref}, {_u32(bar)}, "
-               f"(tc::u16)({render(multicast, 'unsigned')}), {cs});")
+        return
+    if multicast is None:
+        raise TraceError(f"tma_load: the map splits its tile over {m.args.multicast} CTAs; pass the CTA mask")
+    coords = list(m.coords(origin))
+    md = m.args.multicast_dim
+    coords[md] = coords[md] + cta_rank * m.args.box_dims[md]               # this CTA's slice of the box
+    per_slice = m.args.box_bytes // m.args.element_bytes
+    sliced = Tensor(dst.engine, dst.layout, dst.offset + cta_rank * per_slice)
+    cs = ", ".join(render(c, "int") for c in coords)
+    t.emit(f"tc::tma_load_multicast_{rank}d({_tile_address(sliced)}, {m.ref}, {_u32(bar)}, "
+           f"(tc::u16)({render(multicast, 'unsigned')}), {cs});")
 
 
 def tma_store(m: TmaMapArg, src: Tensor, origin: Any) -> None:
@@ -325,5 +338,8 @@ def cluster_rank() -> IntExpr:
 
 
 def cluster_sync() -> None:
-    """Every thread of every CTA of the cluster meets here (arrive with release, wait with acquire)."""
-    _use_sm90().emit("tc::cluster_sync();")
+    """Every thread of every CTA of the cluster meets here (arrive with release, wait with acquire); the
+    warp reconverges first (the barrier is .aligned)."""
+    t = _use_sm90()
+    t.emit("__syncwarp();")
+    t.emit("tc::cluster_sync();")

@@ -24,7 +24,9 @@ from tilecraft.gemm.tensorop import (
 
 __all__ = ["GemmOp", "gemm", "HEURISTIC_TABLE", "SM90_TABLE", "pick_config", "pick_sm90_config", "Plan"]
 
-_TORCH_ELEMENTS = {"float16": "float16", "bfloat16": "bfloat16", "float32": "tf32"}
+_TORCH_ELEMENTS = {"float16": "float16", "bfloat16": "bfloat16", "float32": "tf32",
+                   "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
+_FP8 = ("float8_e4m3fn", "float8_e5m2")
 _MIN_ARCH = 80
 
 #: The configurations the heuristic picks from (CI compiles each for sm_80 and sm_90a).
@@ -43,6 +45,7 @@ SM90_TABLE: dict[str, Sm90Config] = {c.name: c for c in (
     Sm90Config(128, 256, 64, stages=4, consumers=2),   # big problems
     Sm90Config(128, 128, 64, stages=6, consumers=2),   # fewer tiles: twice the CTAs' worth of tiles
 )}
+SM90_TABLE_FP8_SMALL = Sm90Config(128, 128, 128, stages=6, consumers=2)   # fp8 where the 16-bit table says sm80
 _TF32_TABLE = (TensorOpConfig(128, 128, 32, 2, 2, stages=3), TensorOpConfig(128, 256, 32, 2, 4, stages=3))
 
 
@@ -173,16 +176,22 @@ class GemmOp:
     # -- checks
     def _check(self, A: Any, B: Any, C: Any, bias: Any, need_aligned: bool) -> tuple[Any, Any, Any, Any]:
         import torch
-        if self.element not in ELEMENT_TYPES:
-            raise ValueError(f"element must be one of {sorted(ELEMENT_TYPES)}, got {self.element!r}")
+        if self.element in _FP8 and not isinstance(self.config, Sm90Config):
+            raise ValueError(f"{self.element} operands run on the Hopper kernel only: give an Sm90Config with "
+                             "blk_k=128")
+        if self.element not in ELEMENT_TYPES and self.element not in _FP8:
+            raise ValueError(f"element must be one of {sorted(ELEMENT_TYPES) + list(_FP8)}, got {self.element!r}")
+        if self.element in _FP8 and self.out_dtype not in ("float16", "bfloat16", "float32"):
+            raise ValueError(f"fp8 GEMMs write float16, bfloat16 or float32 (out_dtype), got {self.out_dtype!r}")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
         if self.bias not in ("none", "n", "m"):
             raise ValueError(f"bias must be 'none', 'n' or 'm', got {self.bias!r}")
-        self.config.validate(4 if self.element == "tf32" else 2)
+        self.config.validate(4 if self.element == "tf32" else 1 if self.element in _FP8 else 2)
         hopper = isinstance(self.config, Sm90Config)
-        if hopper and self.element == "tf32":
-            raise ValueError("the Hopper (Sm90Config) kernel takes float16 or bfloat16 operands; use a TensorOpConfig for tf32")
+        if hopper and self.element not in ("float16", "bfloat16") + _FP8:
+            raise ValueError("the Hopper (Sm90Config) kernel takes float16, bfloat16 or fp8 operands; use a "
+                             "TensorOpConfig for tf32")
         for name, x in (("A", A), ("B", B), ("C", C), ("bias", bias)):
             if x is not None and not isinstance(x, torch.Tensor):
                 raise TypeError(f"{name} must be a torch tensor, got {type(x).__name__}")
@@ -215,6 +224,9 @@ class GemmOp:
                 raise ValueError(f"the Hopper kernel (Sm90Config) needs sm_90 (wgmma, TMA), this GPU is sm_{cc[0]}{cc[1]}; "
                                  "use a TensorOpConfig")
             for name, x in (("A", A3), ("B", B3.transpose(1, 2))):
+                if self.element in _FP8 and x.stride(2) != 1:
+                    raise ValueError(f"fp8 wgmma reads K-major operands only: {name} must have unit stride along K "
+                                     f"(A row-major, B column-major), got strides {x.stride()}")
                 if not _tma_ready(x):
                     raise ValueError(f"{name} cannot be read by TMA (16-byte aligned base, a unit stride in the last two "
                                      f"modes, other strides multiples of 16 bytes): shape {tuple(x.shape)}, strides "
@@ -326,11 +338,14 @@ def _torch_epilogue(acc: Any, C: Any, bias: Any, alpha: float, beta: float, op: 
 def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0, bias: Any = None,
          activation: str | None = None, out_dtype: Any = None, bias_along: str = "n",
          config: TensorOpConfig | Sm90Config | None = None,
-         allow_tf32: bool | None = None) -> Any:
+         allow_tf32: bool | None = None, scale_a: float = 1.0, scale_b: float = 1.0) -> Any:
     """D = act(alpha * A @ B + beta * C + bias) on torch CUDA tensors, with a configuration picked for the
     device and shape (or ``config``). A (..., M, K), B (..., K, N) of float16 / bfloat16 (tensor cores, fp32
-    accumulation) or float32 (tf32 tensor cores when allowed, else the IEEE SIMT kernel). Returns a new
-    tensor of ``out_dtype`` (default: A's dtype). Unaligned operands are padded (a copy), never refused."""
+    accumulation), float32 (tf32 tensor cores when allowed, else the IEEE SIMT kernel), or fp8 e4m3 / e5m2
+    on Hopper (per-tensor ``scale_a`` / ``scale_b``, output bfloat16 unless ``out_dtype`` says otherwise).
+    On sm_90 16-bit and fp8 operands run the TMA + wgmma kernel (tilecraft/gemm/sm90.py) where TMA can read
+    them and the shape suits it, the sm80 tensor-op kernel otherwise. Returns a new tensor of ``out_dtype``
+    (default: A's dtype). Unaligned operands are padded (a copy), never refused."""
     import torch
 
     if not isinstance(A, torch.Tensor) or not isinstance(B, torch.Tensor):
@@ -339,13 +354,28 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
         raise TypeError(f"A and B must have one dtype, got {A.dtype} and {B.dtype}")
     name = str(A.dtype).replace("torch.", "")
     if name not in _TORCH_ELEMENTS:
-        raise TypeError(f"tc.gemm supports float16, bfloat16 and float32 operands, got {A.dtype}")
+        raise TypeError(f"tc.gemm supports float16, bfloat16, float32 and (on Hopper) float8_e4m3fn / float8_e5m2 "
+                        f"operands, got {A.dtype}")
     elem = _TORCH_ELEMENTS[name]
     if elem == "tf32":
         tf32 = torch.backends.cuda.matmul.allow_tf32 if allow_tf32 is None else allow_tf32
         if not tf32:
             return _ieee_fp32(A, B, C, alpha, beta, bias, activation, bias_along, out_dtype)
     out = str(out_dtype).replace("torch.", "") if out_dtype is not None else None
+    if elem in _FP8:
+        if not (A.is_cuda and _is_sm90(A.device)):
+            raise TypeError(f"{A.dtype} GEMMs need a Hopper GPU (fp8 wgmma); this is "
+                            f"{'a CPU tensor' if not A.is_cuda else 'sm_%d%d' % torch.cuda.get_device_capability(A.device)}")
+        A = A if A.stride(-1) == 1 else A.contiguous()                   # wgmma reads fp8 K-major only
+        B = B if B.stride(-2) == 1 else B.transpose(-1, -2).contiguous().transpose(-1, -2)
+        out = out or "bfloat16"
+        alpha = alpha * float(scale_a) * float(scale_b)                  # per-tensor scales
+        if config is None:
+            A3, B3 = _batched(A, "A"), _batched(B, "B")
+            config = replace(pick_sm90_config(A3.shape[1], B3.shape[2], A3.shape[2], max(A3.shape[0], B3.shape[0]),
+                                              _sm_count(A.device)) or SM90_TABLE_FP8_SMALL, blk_k=128)
+    elif scale_a != 1.0 or scale_b != 1.0:
+        raise ValueError("scale_a / scale_b are per-tensor scales of fp8 operands; fold them into alpha otherwise")
     if config is None and A.is_cuda and elem != "tf32" and _is_sm90(A.device):
         A3, B3 = _batched(A, "A"), _batched(B, "B")
         if _tma_ready(A3) and _tma_ready(B3.transpose(1, 2)):

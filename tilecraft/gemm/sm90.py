@@ -14,6 +14,8 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
 * **Main loop.** Per k-tile a consumer waits on ``full``, issues blk_k/16 wgmmas (m64nNk16) into its
   fp32 accumulators, commits them as a group and waits until only that group is in flight, so the
   previous k-tile's stage is released while this one computes.
+* **Clusters.** With ``cluster_m`` = 2 two CTAs on neighbouring m-tiles share each B k-tile: each loads half
+  and multicasts it to both, and a stage is free only when the consumers of both CTAs released it.
 * **Persistent grid.** One CTA per SM walks the output tiles ``blockIdx.x, blockIdx.x + gridDim.x, ...``
   in grouped order (``raster`` m-tiles per group, Triton's / CUTLASS's swizzle) so that concurrently
   computed tiles share A and B in L2; the producer runs ahead into the next tile while the consumers
@@ -22,6 +24,8 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
   the epilogue predicates its stores unless the host says every tile is whole (``full``).
 * **Epilogue.** The sm80 path's: alpha, beta * C, bias along N or M, relu/gelu/silu, cast, straight
   from the accumulators (pairs of adjacent columns per store).
+* **fp8.** e4m3 / e5m2 operands (K-major, as wgmma requires) use m64nNk32 and 128-element k-tiles;
+  per-tensor scales fold into alpha; D is fp16, bf16 or fp32.
 """
 from __future__ import annotations
 
@@ -40,12 +44,16 @@ __all__ = ["Sm90Config", "sm90_gemm_kernel", "smem_layout", "ELEMENTS"]
 ELEMENTS = {
     "float16": (dsl.float16, "f16"),
     "bfloat16": (dsl.bfloat16, "bf16"),
+    # 8-bit floats only travel (TMA) and feed wgmma as bytes: the kernel never does arithmetic on them
+    "float8_e4m3fn": (dsl.uint8, "e4m3"),
+    "float8_e5m2": (dsl.uint8, "e5m2"),
 }
 
 
 @dataclass(frozen=True)
 class Sm90Config:
-    """One tiling of the Hopper GEMM: CTA tile (blk_m, blk_n, blk_k), ``stages`` smem buffers,
+    """One tiling of the Hopper GEMM: CTA tile (blk_m, blk_n, blk_k; blk_k is 128 bytes of the operand
+    type, so 64 for 16-bit and 128 for fp8 operands), ``stages`` smem buffers,
     ``consumers`` consumer warpgroups splitting blk_m (each a multiple of 64 rows), ``raster`` m-tiles
     per group of the persistent walk, and the registers per thread of the producer / consumer roles."""
 
@@ -57,6 +65,7 @@ class Sm90Config:
     raster: int = 8
     producer_regs: int = 40
     consumer_regs: int = 232
+    cluster_m: int = 1
 
     @property
     def threads(self) -> int:
@@ -71,7 +80,7 @@ class Sm90Config:
     @property
     def name(self) -> str:
         return (f"sm90_{self.blk_m}x{self.blk_n}x{self.blk_k}_s{self.stages}_c{self.consumers}"
-                + (f"_r{self.raster}" if self.raster != 8 else ""))
+                + (f"_r{self.raster}" if self.raster != 8 else "") + (f"_cl{self.cluster_m}x1" if self.cluster_m > 1 else ""))
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
         """Shared memory of the stages (plus the barriers and 1 KB of alignment slack)."""
@@ -97,6 +106,10 @@ class Sm90Config:
         for r in (self.producer_regs, self.consumer_regs):
             if r % 8 or not 24 <= r <= 256:
                 raise ValueError(f"{self.name}: register counts must be multiples of 8 in [24, 256]")
+        if self.cluster_m not in (1, 2):
+            raise ValueError(f"{self.name}: cluster_m must be 1 or 2 (CTAs of a cluster along M sharing B)")
+        if self.cluster_m > 1 and (self.blk_n // self.cluster_m) * self.blk_k * elem_bytes % 1024:
+            raise ValueError(f"{self.name}: each CTA's slice of the multicast B tile must be whole 1 KB swizzle atoms")
         if 128 * (self.producer_regs + self.consumers * self.consumer_regs) > 65536:
             raise ValueError(f"{self.name}: the roles' registers exceed the SM's 64K")
 
@@ -123,6 +136,15 @@ def _tile_coords(cfg: Sm90Config, tile: Any, tiles_m: Any, tiles_n: Any, batched
     return first_m + in_group % rows, in_group // rows, l_idx
 
 
+def _release(empty_bar: Any, stage: Any, cluster: int) -> None:
+    """A consumer warpgroup frees `stage` for the producer of every CTA that writes into it."""
+    if cluster == 1:
+        empty_bar.arrive(stage)
+        return
+    for r in range(cluster):
+        empty_bar.arrive(stage, cta=r)
+
+
 def _advance(stage: Any, phase: Any, stages: int) -> None:
     """The next pipeline slot: stage + 1, wrapping to 0 with the phase flipped."""
     last = dsl.eq(stage, stages - 1)
@@ -141,11 +163,16 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, cfg: Constexpr, elem:
     dtype, wg_type = ELEMENTS[elem]
     a_major, b_major = majors
     bM, bN, bK = cfg.blk_m, cfg.blk_n, cfg.blk_k
+    dsl.assume(bK * dtype.bits == 1024, f"blk_k={bK} is not 128 bytes of {elem}")
+    dsl.assume(dtype.bits == 16 or majors == ("K", "K"), "8-bit wgmma operands must both be K-major")
     L, M, N = D.shape
     batched = not (isinstance(L, int) and L == 1)
+    CL = cfg.cluster_m                                                    # CTAs along M sharing B (multicast)
     tiles_m, tiles_n = tc.ceil_div(M, bM), tc.ceil_div(N, bN)
-    num_tiles = tiles_m * tiles_n * L
+    units_m = tc.ceil_div(tiles_m, CL)                                    # m-tiles of whole clusters
+    num_units = units_m * tiles_n * L                                     # what one cluster computes at a time
     k_tiles = tc.ceil_div(K, bK)
+    rank = hopper.cluster_rank() if CL > 1 else 0                         # this CTA's m-tile in its cluster
 
     #
     # Shared memory: STAGES swizzled buffers per operand, a full and an empty barrier per stage
@@ -157,11 +184,15 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, cfg: Constexpr, elem:
     with dsl.if_(dsl.eq(threadIdx.x, 0)):
         for s in range(cfg.stages):
             full_bar.init(s, 1)
-            empty_bar.init(s, cfg.consumers)
+            empty_bar.init(s, cfg.consumers * CL)                         # every consumer of the cluster
         hopper.fence_barrier_init()
-    dsl.syncthreads()
+    if CL > 1:
+        hopper.cluster_sync()                                             # the peers' barriers exist
+    else:
+        dsl.syncthreads()
     wg = hopper.warpgroup_index()
-    stage_bytes = tmA.box_bytes + tmB.box_bytes
+    stage_bytes = tmA.box_bytes + tmB.box_bytes * CL                      # B lands whole: every CTA's slice
+    unit0, unit_step = (blockIdx.x // CL, gridDim.x // CL) if CL > 1 else (blockIdx.x, gridDim.x)
 
     with dsl.if_(dsl.eq(wg, 0)):
         #
@@ -173,13 +204,18 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, cfg: Constexpr, elem:
             hopper.tma_prefetch(tmB)
             stage = dsl.declare(0, "stage", const=False)
             phase = dsl.declare(0, "phase", const=False)
-            for tile in dsl.range(blockIdx.x, num_tiles, gridDim.x):
-                m_tile, n_tile, l_idx = _tile_coords(cfg, tile, tiles_m, tiles_n, batched)
+            for unit in dsl.range(unit0, num_units, unit_step):
+                m_unit, n_tile, l_idx = _tile_coords(cfg, unit, units_m, tiles_n, batched)
+                m_tile = m_unit * CL + rank
                 for k_tile in dsl.range(k_tiles):
                     empty_bar.wait(stage, 1 - phase)                       # the consumers freed the stage
                     full_bar.arrive_expect_tx(stage, stage_bytes)
                     hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, k_tile * bK, l_idx))
-                    hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx))
+                    if CL > 1:                                             # this CTA's slice of B, to both
+                        hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx),
+                                        multicast=(1 << CL) - 1, cta_rank=rank)
+                    else:
+                        hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx))
                     _advance(stage, phase, cfg.stages)
     with dsl.else_():
         #
@@ -195,8 +231,9 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, cfg: Constexpr, elem:
         leader = dsl.eq(threadIdx.x % 128, 0)                             # arrives for the warpgroup
         stage = dsl.declare(0, "stage", const=False)
         phase = dsl.declare(0, "phase", const=False)
-        for tile in dsl.range(blockIdx.x, num_tiles, gridDim.x):
-            m_tile, n_tile, l_idx = _tile_coords(cfg, tile, tiles_m, tiles_n, batched)
+        for unit in dsl.range(unit0, num_units, unit_step):
+            m_unit, n_tile, l_idx = _tile_coords(cfg, unit, units_m, tiles_n, batched)
+            m_tile = m_unit * CL + rank
             for k_tile in dsl.range(k_tiles):
                 full_bar.wait(stage, phase)                               # the stage's bytes landed
                 hopper.wgmma_fence()
@@ -204,12 +241,12 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, cfg: Constexpr, elem:
                 hopper.wgmma_gemm(atom, sA_k, sB(_, _, stage), tCrC, accumulate=k_tile > 0)
                 hopper.wgmma_commit()
                 hopper.wgmma_wait(1)                                      # the previous k-tile's wgmmas are done:
-                with dsl.if_(leader & (k_tile > 0)):                      # its stage goes back to the producer
-                    empty_bar.arrive(dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1))
+                with dsl.if_(leader & (k_tile > 0)):                      # its stage goes back to the producer(s)
+                    _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), CL)
                 _advance(stage, phase, cfg.stages)
             hopper.wgmma_wait(0)
             with dsl.if_(leader):                                         # the tile's last stage
-                empty_bar.arrive(dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1))
+                _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), CL)
 
             #
             # Epilogue: this consumer's (ROWS, BLK_N) part of the tile, from the accumulators
@@ -230,6 +267,8 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, cfg: Constexpr, elem:
                     blk = ((_, _, j), mb, 0)                              # registers beyond the accumulators
                     _epilogue(tCrC(blk), tCgC(blk) if ep.read_c else None, tCgD(blk), tCcD(blk), bias, alpha, beta,
                               ep, M, N, full)
+    if CL > 1:
+        hopper.cluster_sync()           # no CTA leaves while a peer may still multicast into it or arrive on it
 
 
 def operand_majors(A3: Any, Bt: Any) -> tuple[str, str]:
@@ -246,7 +285,7 @@ def make_maps(A3: Any, Bt: Any, cfg: Sm90Config, elem: str) -> tuple[Any, Any]:
     a_major, b_major = operand_majors(A3, Bt)
     sA = smem_layout(dtype, a_major, cfg.blk_m, cfg.blk_k, cfg.stages)(_, _, 0)
     sB = smem_layout(dtype, b_major, cfg.blk_n, cfg.blk_k, cfg.stages)(_, _, 0)
-    return make_tma_map(A3.permute(1, 2, 0), sA), make_tma_map(Bt.permute(1, 2, 0), sB)
+    return make_tma_map(A3.permute(1, 2, 0), sA), make_tma_map(Bt.permute(1, 2, 0), sB, multicast=cfg.cluster_m)
 
 
 def launch(A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, cfg: Sm90Config, elem: str, ep: Any,
@@ -256,7 +295,10 @@ def launch(A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any,
     L, M, N = D3.shape
     K = A3.shape[2]
     tmA, tmB = make_maps(A3, Bt, cfg, elem)
-    tiles = -(-M // cfg.blk_m) * -(-N // cfg.blk_n) * L
-    full = M % cfg.blk_m == 0 and N % cfg.blk_n == 0
-    sm90_gemm_kernel[(min(tiles, sms),), (cfg.threads,)](tmA, tmB, C3, D3, bias, alpha, beta, K, cfg, elem,
-                                                         operand_majors(A3, Bt), ep, full)
+    CL = cfg.cluster_m
+    tiles_m = -(-M // cfg.blk_m)
+    units = -(-tiles_m // CL) * -(-N // cfg.blk_n) * L
+    full = M % cfg.blk_m == 0 and N % cfg.blk_n == 0 and tiles_m % CL == 0
+    grid = min(units, sms // CL) * CL
+    sm90_gemm_kernel.launch(tmA, tmB, C3, D3, bias, alpha, beta, K, cfg, elem, operand_majors(A3, Bt), ep, full,
+                            grid=(grid,), block=(cfg.threads,), cluster=(CL, 1, 1) if CL > 1 else None)
