@@ -7,7 +7,7 @@ At M <= 16 the time is the time to stream W from HBM once; everything here serve
   16 (n) x 16 (k) weight tile, B is x^T (16 k x 8 m, M padded to 8 with a clamped row that is never
   stored), C the fp32 16 x 8 tile. SIMT for M <= 4 would need 2 FMA per weight per row of x plus the
   same conversion work, ~4x the issue slots of one HMMA per 256 weights; the mma path keeps every
-  M <= 8 the same cost and M = 16 one extra HMMA per conversion, so one kernel serves M = 1..64.
+  M <= 8 the same cost and M = 16 one extra HMMA per conversion, so one kernel serves M = 1..32 (larger M in slices of 32).
 * **No shared memory for W.** Each weight is read by exactly one lane: the packed layout is fragment
   ordered (quant/pack.py), so lane t's 16-byte load *is* its A operands for 4 (int4) or 2 (int8)
   k-blocks of one tile, and a warp's load instruction reads 512 contiguous bytes. The loads go straight
@@ -52,8 +52,9 @@ from tilecraft.tensor import Tensor
 
 __all__ = ["MixedConfig", "MixedGemm", "mixed_gemm", "mixed_gemm_kernel", "pick_mixed_config", "MAX_M"]
 
-#: rows of x one launch handles (8 m-columns per mma, up to 8 of them); larger M runs in slices
-MAX_M = 64
+#: rows of x one launch handles (8 m-columns per mma, up to 4 of them: the B fragments of a chunk take
+#: 2 registers per k-block and m-block); larger M runs in slices, each streaming W again
+MAX_M = 32
 _ELEM = {"float16": (dsl.float16, SM80_16x8x16_F32F16F16F32_TN), "bfloat16": (dsl.bfloat16, SM80_16x8x16_F32BF16BF16F32_TN)}
 #: a symmetric weight's zero pair (8 or 128 in both halves) as 16-bit float bits, by (dtype, bits)
 _SYMMETRIC_ZERO = {("float16", 4): 0x48004800, ("float16", 8): 0x58005800,
@@ -176,7 +177,10 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     mma = make_tiled_mma(atom)
     thr_mma = mma.get_slice(lane)
     wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, CK // KB, NT)) for _b in range(2)]  # (WORD,KBLK,TILE) x 2
-    xbuf = [dsl.make_rmem_tensor(dtype, (4, mb, K16)) for _b in range(2)]          # (MMA_B,M8,K16) x 2
+    # x travels with the weights (2 buffers) while its fragments are few; past M = 16 it is loaded (from
+    # L1 / L2, where all warps find it) at the start of each chunk's compute, into one buffer
+    x_ahead = mb <= 2
+    xbuf = [dsl.make_rmem_tensor(dtype, (4, mb, K16)) for _b in range(2 if x_ahead else 1)]  # (MMA_B,M8,K16)
     sbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(2)] if grouped else None  # (ROW,GRP,TILE)
     zbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(2)] if grouped and fmt.zero_point else None
     acc = [dsl.make_rmem_tensor(dsl.float32, (4, 1, mb)) for _t in range(NT)]    # (MMA_C,1,M8) per tile
@@ -185,15 +189,20 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     tmp = dsl.make_rmem_tensor(dsl.float32, (4, 1, mb)) if grouped else None     # (MMA_C,1,M8) one group
     a_frag = dsl.make_rmem_tensor(dtype, (8, 1))                                  # (MMA_A,1) one A operand
 
-    def load(b: int, c: Any) -> None:
-        """Chunk c (absolute) of this CTA's tiles and of x -> buffer b: 128-bit weight loads, 64-bit x loads."""
-        for t in range(NT):
-            for kb in range(CK // KB):
-                dsl.copy(mW(rb * NT + t, c * (CK // KB) + kb, lane, _), wbuf[b](_, kb, t))
+    def load_x(xb: Tensor, c: Any) -> None:
+        """The B fragments of chunk c: lane (g, q) loads x[8 m + g, 16 j + 4q ..+3] (8 bytes) per k-block j."""
         for j in range(K16):
             for m in range(mb):
                 row = imin(8 * m + g, M - 1)                              # rows past M: a copy never stored
-                dsl.copy(tc.local_tile(x, (1, 4), (row, c * (CK // 4) + 4 * j + q)), xbuf[b](_, m, j))
+                dsl.copy(tc.local_tile(x, (1, 4), (row, c * (CK // 4) + 4 * j + q)), xb(_, m, j))
+
+    def load(b: int, c: Any) -> None:
+        """Chunk c (absolute) of this CTA's tiles -> buffer b: 128-bit weight loads (and x, scales, zeros)."""
+        for t in range(NT):
+            for kb in range(CK // KB):
+                dsl.copy(mW(rb * NT + t, c * (CK // KB) + kb, lane, _), wbuf[b](_, kb, t))
+        if x_ahead:
+            load_x(xbuf[b], c)
         for t in range(NT if grouped else 0):
             for gi in range(GPC):
                 dsl.copy(mS(rb * NT + t, c * GPC + gi, g, _), sbuf[b](_, gi, t))
@@ -205,8 +214,11 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
             return f"{_SYMMETRIC_ZERO[(fmt.dtype, fmt.bits)]:#x}u"
         return _word(zbuf[b], 0, gi, t) if grouped else _word(zpc, 0, t)
 
-    def compute(b: int) -> None:
-        """acc += the chunk in buffer b: per group and tile, convert each k-block's A operand and multiply."""
+    def compute(b: int, c: Any) -> None:
+        """acc += chunk c from buffer b: per group and tile, convert each k-block's A operand and multiply."""
+        xb = xbuf[b] if x_ahead else xbuf[0]
+        if not x_ahead:
+            load_x(xb, c)
         for gi in range(GPC):
             for t in range(NT):
                 dst = tmp if grouped else acc[t]
@@ -221,7 +233,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                         _call(f"dequant_u8_{'f16' if fmt.dtype == 'float16' else 'bf16'}",
                               _word(wbuf[b], 2 * jj, kb, t), _word(wbuf[b], 2 * jj + 1, kb, t), zero_word(b, t, gi),
                               _regs(a_frag))
-                    dsl.gemm(mma, a_frag, xbuf[b](_, _, j), dst)          # (MMA_C,1,M8) += A_j x_j
+                    dsl.gemm(mma, a_frag, xb(_, _, j), dst)          # (MMA_C,1,M8) += A_j x_j
                 if grouped:
                     s_g = dsl.convert(sbuf[b](0, gi, t), dsl.float32)      # scale of row g
                     s_h = dsl.convert(sbuf[b](1, gi, t), dsl.float32)      # scale of row g+8
@@ -241,11 +253,11 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     for it in dsl.range((n_w + 1) // 2):
         with dsl.if_(2 * it + 1 < n_w):
             load(1, c_begin + warp + W * (2 * it + 1))
-        compute(0)
+        compute(0, c_begin + warp + W * (2 * it))
         with dsl.if_(2 * it + 2 < n_w):
             load(0, c_begin + warp + W * (2 * it + 2))
         with dsl.if_(2 * it + 1 < n_w):
-            compute(1)
+            compute(1, c_begin + warp + W * (2 * it + 1))
 
     if not grouped:
         # per-channel: one scale per row, applied once to the whole sum
@@ -445,7 +457,7 @@ def _launch(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig) -> Non
 def mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, *, config: MixedConfig | None = None) -> Any:
     """y (..., N) = x (..., K) @ dequantize(w) (+ bias): x float16 / bfloat16 (the dtype w was packed for),
     w a ``tilecraft.quant.PackedWeight`` of W (K, N), bias (N) or None; y has x's dtype. ``config`` overrides
-    the tiling (and ``config.splits`` the split-K slices). Rows of x beyond 64 run 64 at a time."""
+    the tiling (and ``config.splits`` the split-K slices). Rows of x beyond 32 run 32 at a time."""
     if not isinstance(w, PackedWeight):
         raise TypeError(f"the mixed-input GEMM takes a PackedWeight (tc.quant.pack), got {type(w).__name__}")
     return MixedGemm(w.format, config)(x, w, bias)

@@ -1,0 +1,289 @@
+"""The mixed-input GEMM (tilecraft/gemm/mixed.py).
+
+CPU: a bit-level model of mixed.cuh's magic-number conversions (numpy 16-bit floats, the header's
+constants) against the packed layout; every format run in the emulator (tests/gemm/emulate.py) against
+float64 x @ dequantize(W), through tc.quant.gemm with its launches redirected there (split-K, M past 64,
+bias); every format compiled by NVRTC for sm_80 and sm_90a without spills; the entry point's errors.
+GPU: random shapes, every format, M from 1 to 100 against float64.
+"""
+from __future__ import annotations
+
+import itertools
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tilecraft as tc  # noqa: E402
+import tilecraft.quant as Q  # noqa: E402
+from tilecraft.gemm import mixed  # noqa: E402
+from tilecraft.gemm.mixed import MixedConfig, mixed_gemm_kernel, pick_mixed_config  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gemm"))
+import emulate  # noqa: E402
+
+DTYPES = (torch.float16, torch.bfloat16)
+FORMATS = list(itertools.product((4, 8), (None, 32, 64, 128), (False, True), DTYPES))
+_TOL = {torch.float16: 2e-3, torch.bfloat16: 1.2e-2}  # relative Frobenius error: a rounding of y
+
+
+def _problem(bits: int, group: int | None, zp: bool, dtype: Any, M: int, K: int, N: int, seed: int = 0,
+             device: str = "cpu", bias: bool = True) -> tuple:
+    g = torch.Generator().manual_seed(seed)
+    w = torch.randn(K, N, generator=g) * 0.05
+    pw = Q.pack(Q.quantize(w, bits, group, zp), dtype).to(device)
+    x = torch.randn(M, K, generator=g).to(dtype).to(device)
+    b = torch.randn(N, generator=g).to(dtype).to(device) if bias else None
+    return x, pw, b
+
+
+def _check(y: Any, x: Any, pw: Any, b: Any) -> None:
+    ref = x.double() @ pw.dequantize(torch.float64)
+    if b is not None:
+        ref = ref + b.double()
+    assert y.dtype == x.dtype and y.shape == ref.shape
+    err = float((y.double() - ref).norm() / ref.norm())
+    assert err <= _TOL[x.dtype], err
+
+
+# ----------------------------------------------------------------------------- the conversions, bit by bit
+
+def _h(bits: int) -> float:
+    return float(np.array([bits], dtype=np.uint16).view(np.float16)[0])
+
+
+def _hb(x: float) -> int:
+    return int(np.array([x], dtype=np.float16).view(np.uint16)[0])
+
+
+def _b(bits: int) -> float:
+    return float(np.array([bits << 16], dtype=np.uint32).view(np.float32)[0])
+
+
+def _bb(x: float) -> int:
+    return int(np.array([x], dtype=np.float32).view(np.uint32)[0]) >> 16  # exact values only
+
+
+def _halves(w: int) -> tuple[int, int]:
+    return w & 0xFFFF, w >> 16
+
+
+def _model_u4(w: int, z: int, bf: bool) -> list[int]:
+    """mixed.cuh's dequant_u4_f16 / _bf16 on one word: the four A registers (16-bit pairs)."""
+    zg, zh = _halves(z)
+    out = []
+    for r in range(4):
+        zr = zh if r % 2 else zg
+        pair = []
+        for half in (0, 1):
+            if bf:  # ((w >> 4r) & 0x000f000f) | 0x43004300, times 1 minus (128 + z)
+                m = (((w >> (4 * r)) & 0x000F000F) | 0x43004300) >> (16 * half) & 0xFFFF
+                pair.append(_bb(_b(m) - (128 + _b(zr))))
+            else:
+                src = w if r < 2 else w >> 8
+                if r % 2 == 0:  # (src & 0x000f000f) | 0x6400, minus 1024 + z
+                    m = ((src & 0x000F000F) | 0x64006400) >> (16 * half) & 0xFFFF
+                    pair.append(_hb(_h(m) - (_h(zr) + 1024)))
+                else:  # (src & 0x00f000f0) | 0x6400, times 1/16 minus (64 + z)
+                    m = ((src & 0x00F000F0) | 0x64006400) >> (16 * half) & 0xFFFF
+                    pair.append(_hb(_h(m) * 0.0625 - (64 + _h(zr))))
+        out.append(pair[0] | pair[1] << 16)
+    return out
+
+
+def _model_u8(w0: int, w1: int, z: int, bf: bool) -> list[int]:
+    """dequant_u8_f16 (bytes under 0x64: 1024 + v) / _bf16 (through fp32: 2^23 + v)."""
+    zg, zh = _halves(z)
+    out = []
+    for r in range(4):
+        w = w0 if r < 2 else w1
+        pair = []
+        for e in (0, 1):
+            v = (w >> (8 * (2 * (r % 2) + e))) & 0xFF
+            zr = zh if r % 2 else zg
+            if bf:
+                pair.append(_bb((8388608.0 + v) - (8388608.0 + _b(zr))))
+            else:
+                pair.append(_hb(_h(0x6400 | v) - (_h(zr) + 1024)))
+        out.append(pair[0] | pair[1] << 16)
+    return out
+
+
+@pytest.mark.parametrize("bits,bf", list(itertools.product((4, 8), (False, True))))
+def test_conversion_model_gives_q_minus_z(bits: int, bf: bool) -> None:
+    """For random words and zero points, register r value e of the conversion is (q - z) of A-fragment
+    value 2r + e, where the packed layout puts q (nibble v/2 + 4(v%2), or byte v%4 of word v/4)."""
+    rng = random.Random(bits * 2 + bf)
+    enc = _bb if bf else _hb
+    dec = _b if bf else _h
+    for _ in range(200):
+        words = [rng.getrandbits(32), rng.getrandbits(32)]
+        zs = [rng.randrange(2 ** bits), rng.randrange(2 ** bits)]
+        z = enc(zs[0]) | enc(zs[1]) << 16
+        if bits == 4:
+            regs = _model_u4(words[0], z, bf)
+            vals = [(words[0] >> (4 * (v // 2 + 4 * (v % 2)))) & 0xF for v in range(8)]
+        else:
+            regs = _model_u8(words[0], words[1], z, bf)
+            vals = [(words[v // 4] >> (8 * (v % 4))) & 0xFF for v in range(8)]
+        for v in range(8):
+            r, e = divmod(v, 2)
+            got = dec((regs[r] >> (16 * e)) & 0xFFFF)
+            assert got == vals[v] - zs[r % 2], (v, vals[v], zs)
+
+
+def test_header_constants_match_the_model() -> None:
+    """The model above uses the constants written in mixed.cuh (so the two cannot drift apart)."""
+    text = (Path(tc.__file__).parent / "include" / "tilecraft" / "mixed.cuh").read_text()
+    for c in ("0x000f000fu", "0x00f000f0u", "0x64006400u", "0x2c002c00u", "0xd400d400u", "0x3c003c00u",
+              "0xbc00bc00u", "0x43004300u", "0x3f803f80u", "0xbf80bf80u", "0xc300c300u", "0x4140", "0x4342",
+              "0x7440", "0x7443", "0x7632", "0x4b000000u", "8388608.0f"):
+        assert c in text, c
+    assert _hb(1 / 16) == 0x2C00 and _hb(-64.0) == 0xD400 and _bb(-128.0) == 0xC300 and _bb(1.0) == 0x3F80
+    assert mixed._SYMMETRIC_ZERO == {("float16", 4): _hb(8.0) * 0x10001, ("float16", 8): _hb(128.0) * 0x10001,
+                                     ("bfloat16", 4): _bb(8.0) * 0x10001, ("bfloat16", 8): _bb(128.0) * 0x10001}
+
+
+# ----------------------------------------------------------------------------- emulated
+
+@pytest.fixture
+def emulated(monkeypatch: Any) -> None:
+    """tc.quant.gemm on CPU tensors: launches run in the emulator, the device check is skipped."""
+    if not emulate.available():
+        pytest.skip("no g++")
+    from tilecraft.dsl.kernel import Kernel
+    monkeypatch.setattr(Kernel, "launch", lambda self, *a, grid, block, stream=None, **kw:
+                        emulate.launch(self, grid, block, *a, **kw))
+    monkeypatch.setattr(mixed, "_check_device", lambda x: None)
+
+
+#: every (bits, group, zero point, dtype) once, with a spread of M, tilings and split-K slices
+EMULATED = [
+    (4, 128, False, torch.float16, 1, 256, 64, MixedConfig(4, 4, 128, splits=2)),
+    (4, 128, True, torch.bfloat16, 16, 256, 64, MixedConfig(2, 2, 128, splits=1)),
+    (4, 64, False, torch.bfloat16, 3, 256, 32, MixedConfig(2, 1, 64, splits=2)),
+    (4, 64, True, torch.float16, 9, 128, 64, None),
+    (4, 32, False, torch.float16, 8, 128, 32, MixedConfig(1, 2, 64, splits=2)),
+    (4, 32, True, torch.bfloat16, 5, 256, 16, None),
+    (4, None, False, torch.bfloat16, 2, 128, 64, MixedConfig(2, 4, 64, splits=2)),
+    (4, None, True, torch.float16, 24, 128, 32, None),
+    (8, 128, False, torch.bfloat16, 7, 256, 32, None),
+    (8, 128, True, torch.float16, 1, 128, 32, MixedConfig(2, 2, 128)),
+    (8, 64, False, torch.float16, 12, 128, 16, MixedConfig(2, 1, 64, splits=2)),
+    (8, 64, True, torch.bfloat16, 4, 192, 32, None),
+    (8, 32, False, torch.bfloat16, 1, 96, 32, None),
+    (8, 32, True, torch.float16, 6, 128, 32, MixedConfig(4, 2, 32, splits=2)),
+    (8, None, False, torch.float16, 3, 96, 32, None),
+    (8, None, True, torch.bfloat16, 17, 160, 16, MixedConfig(2, 1, 32, splits=3)),
+]
+
+
+@pytest.mark.parametrize("bits,group,zp,dtype,M,K,N,cfg", EMULATED)
+def test_emulated_every_format(emulated: None, bits: int, group: int | None, zp: bool, dtype: Any, M: int, K: int,
+                               N: int, cfg: MixedConfig | None) -> None:
+    x, pw, b = _problem(bits, group, zp, dtype, M, K, N, seed=M + K)
+    y = Q.gemm(x, pw, b, config=cfg)
+    _check(y, x, pw, b)
+    ws, cnt = mixed._WORKSPACES[("cpu", 0)]
+    assert float(ws.abs().sum()) == 0 and int(cnt.abs().sum()) == 0       # left zeroed for the next call
+
+
+def test_emulated_batched_x_and_m_past_64(emulated: None) -> None:
+    """x (2, 35, K): 70 rows run as 32 + 32 + 6; no bias."""
+    x, pw, _b = _problem(4, 128, False, torch.float16, 70, 128, 16, bias=False)
+    y = tc.quant.gemm(x.reshape(2, 35, 128), pw)
+    assert y.shape == (2, 35, 16)
+    _check(y.reshape(70, 16), x, pw, None)
+
+
+# ----------------------------------------------------------------------------- NVRTC
+
+def _compile_args(bits: int, group: int | None, zp: bool, dtype: Any, M: int, K: int = 1024, N: int = 1024) -> tuple:
+    pw = Q.pack(Q.quantize(torch.randn(K, N), bits, group, zp), dtype)
+    cfg = pick_mixed_config(pw.format, M, K, N)
+    return (torch.empty(M, K, dtype=dtype), pw.qweight, pw.scales, pw.zeros, torch.empty(N, dtype=dtype),
+            torch.empty(M, N, dtype=dtype), torch.empty(M, N), torch.empty(N // 16, dtype=torch.int32), pw.format,
+            cfg, -(-M // 8))
+
+
+def _resources(arch: str, fmt: tuple, M: int) -> Any:
+    return mixed_gemm_kernel.compile(*_compile_args(*fmt, M), arch=arch).resources
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_every_format_compiles_without_spills(arch: str) -> None:
+    """The heuristic's kernel (split-K, bias) of every format at M = 1 (the decoding case)."""
+    for fmt in FORMATS:
+        r = _resources(arch, fmt, 1)
+        assert r.spills == 0 and r.stack_frame_bytes == 0 and r.registers <= 255, (arch, fmt, r)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("M", [16, 32])
+def test_every_format_compiles_at_larger_m(arch: str, M: int) -> None:
+    """M = 16 without spills; at M = 32 ptxas settles int8 g64 with zero points at 128 registers and a
+    4-byte spill (measured with NVRTC 13): allowed, nothing more."""
+    for fmt in FORMATS:
+        r = _resources(arch, fmt, M)
+        assert r.stack_frame_bytes <= (0 if M <= 16 else 8), (arch, fmt, M, r)
+
+
+# ----------------------------------------------------------------------------- errors
+
+def test_entry_point_errors(emulated: None) -> None:
+    x, pw, b = _problem(4, 128, False, torch.float16, 2, 128, 32)
+    with pytest.raises(TypeError, match="PackedWeight"):
+        Q.gemm(x, pw.unpack())
+    with pytest.raises(TypeError, match="packed for torch.float16 activations"):
+        Q.gemm(x.to(torch.bfloat16), pw)
+    with pytest.raises(ValueError, match=r"K = 128"):
+        Q.gemm(x[:, :64], pw)
+    with pytest.raises(ValueError, match="bias must be a"):
+        Q.gemm(x, pw, b[:16])
+    with pytest.raises(ValueError, match="does not match the kernel's int8"):
+        mixed.MixedGemm(Q.PackedFormat(8, 128, False, "float16"))(x, pw)
+    forged = Q.PackedWeight(pw.qweight[:, :1].contiguous(), pw.scales, None, pw.shape, pw.format)
+    with pytest.raises(ValueError, match="packed qweight must be a contiguous"):
+        Q.gemm(x, forged)
+    with pytest.raises(ValueError, match="chunk must be a multiple of the group size 128"):
+        Q.gemm(x, pw, config=MixedConfig(chunk=64))
+    with pytest.raises(ValueError, match="N = 32 is not a multiple of 16 x tiles = 64"):
+        Q.gemm(x, pw, config=MixedConfig(tiles=4))
+
+
+def test_device_check_needs_cuda() -> None:
+    x, pw, _b = _problem(4, 128, False, torch.float16, 2, 128, 32)
+    with pytest.raises(ValueError, match="CUDA tensors"):
+        Q.gemm(x, pw)
+
+
+# ----------------------------------------------------------------------------- GPU
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bits,group,zp,dtype", FORMATS)
+def test_gpu_random_shapes(bits: int, group: int | None, zp: bool, dtype: Any) -> None:
+    rng = random.Random(hash((bits, group, zp, str(dtype))) % 1000)
+    G = group or 128
+    for M in (1, rng.randint(2, 8), rng.randint(9, 16), rng.randint(17, 32), 100):
+        K = G * rng.randint(1, 24) * (2 if bits == 4 and G == 32 else 1)
+        N = 16 * rng.randint(1, 96)
+        x, pw, b = _problem(bits, group, zp, dtype, M, K, N, seed=M, device="cuda", bias=rng.random() < 0.5)
+        y = Q.gemm(x, pw, b)
+        torch.cuda.synchronize()
+        _check(y, x, pw, b)
+
+
+@pytest.mark.gpu
+def test_gpu_llama_shape_and_repeated_calls() -> None:
+    """N = K = 4096 int4 g128 (split-K): three calls give the same answer up to fp32 reassociation."""
+    x, pw, b = _problem(4, 128, False, torch.float16, 4, 4096, 4096, device="cuda")
+    ys = [Q.gemm(x, pw, b) for _ in range(3)]
+    for y in ys:
+        _check(y, x, pw, b)
+    assert float((ys[0].float() - ys[2].float()).abs().max()) <= 2e-2 * float(ys[0].float().abs().max())
