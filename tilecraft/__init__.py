@@ -16,7 +16,7 @@ from tilecraft.layout import __all__ as _layout_all
 from tilecraft.tensor import *  # noqa: F401,F403
 from tilecraft.tensor import __all__ as _tensor_all
 
-_LAZY_SUBMODULES = ("runtime", "bench", "dsl", "atoms", "gemm")
+_LAZY_SUBMODULES = ("runtime", "bench", "dsl", "atoms", "gemm", "quant")
 # The kernel language (tilecraft.dsl), reachable as tc.kernel, tc.range, ... without importing it eagerly.
 # Its thread-level gemm stays tc.dsl.gemm: tc.gemm is the GEMM library.
 _DSL_NAMES = frozenset({

@@ -1,0 +1,195 @@
+#!/usr/bin/env python
+"""Issue 9: the small-M mixed-input GEMM (tilecraft/gemm/mixed.py) against the memory-bandwidth limit.
+
+    PYTHONPATH=$PWD python3 benchmarks/bench_mixed.py [--quick] [--sweep] [--json out.json]
+
+For each shape (N = K = 8192 and Llama-3-8B / 70B layers, W as (K, N)) and M in {1, 2, 4, 8, 16, 128}:
+
+* ours: W4A16 g128 and W8A16 per-channel (fp16 activations; bf16 for W4 g128 too);
+* cuBLAS dense fp16 and bf16 (torch.matmul with the (K, N) weight);
+* torch's int4 kernel (torch._weight_int4pack_mm) where this torch has it;
+* the measured copy bandwidth: a device-to-device copy of the W4 weight's byte count, as (read + write)
+  bytes / time, and of 1 GB (the asymptote).
+
+Every timing rotates among >= 4 copies of the weights (and enough copies that one rotation is > 3x L2), so
+the GB/s are HBM figures; CUDA-event medians from tilecraft.bench.timing. GB/s counts the bytes one call
+must move (packed weights, scales, zeros, x, y). "% copy" divides by the same-size copy's bandwidth.
+Each of our configurations is checked against float64 x @ dequantize(W) first. ``--sweep`` also times a
+grid of tilings and split-K counts at N = K = 8192 (the heuristic is untuned: pick from this table).
+Prints Markdown tables; ``--json`` writes every row.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+import tilecraft.quant as Q  # noqa: E402
+from tilecraft.bench.report import markdown_table  # noqa: E402
+from tilecraft.bench.rotation import copies_for_rotation, l2_cache_bytes  # noqa: E402
+from tilecraft.bench.timing import Timer  # noqa: E402
+from tilecraft.gemm.mixed import MixedConfig, mixed_gemm, pick_mixed_config  # noqa: E402
+
+#: (name, K, N): the weight of y = x @ W
+SHAPES = [
+    ("square 8192", 8192, 8192),
+    ("llama3-8b qkv", 4096, 6144), ("llama3-8b o", 4096, 4096), ("llama3-8b gate_up", 4096, 28672),
+    ("llama3-8b down", 14336, 4096),
+    ("llama3-70b qkv", 8192, 10240), ("llama3-70b o", 8192, 8192), ("llama3-70b gate_up", 8192, 57344),
+    ("llama3-70b down", 28672, 8192),
+]
+MS = [1, 2, 4, 8, 16, 128]
+OURS = [("W4A16 g128 fp16", 4, 128, torch.float16), ("W4A16 g128 bf16", 4, 128, torch.bfloat16),
+        ("W8A16 pc fp16", 8, None, torch.float16)]
+TIMER = Timer(warmup_ms=20, rep_ms=60, min_reps=20)
+
+
+def _copies(nbytes: int) -> int:
+    return max(4, copies_for_rotation(nbytes, l2_cache_bytes(), factor=3.0, max_bytes=24 << 30))
+
+
+def _time(fn: Callable[..., Any], sets: list[tuple]) -> float:
+    """Median microseconds of fn over the rotation sets."""
+    return TIMER(fn, sets).median_ms * 1e3
+
+
+def copy_bandwidth(nbytes: int) -> float:
+    """GB/s of a device-to-device copy of nbytes ((read + write) / time), rotating buffers past L2."""
+    n = _copies(nbytes)
+    src = [torch.empty(nbytes, dtype=torch.uint8, device="cuda") for _ in range(n)]
+    dst = [torch.empty(nbytes, dtype=torch.uint8, device="cuda") for _ in range(n)]
+    us = _time(lambda a, b: b.copy_(a), list(zip(src, dst)))
+    return 2 * nbytes / us / 1e3
+
+
+def _check(y: Any, x: Any, pw: Any) -> float:
+    ref = x.double() @ pw.dequantize(torch.float64)
+    return float((y.double() - ref).norm() / ref.norm())
+
+
+def ours(K: int, N: int, M: int, bits: int, group: int | None, dtype: Any, config: MixedConfig | None = None) -> dict:
+    """Time our GEMM; also its relative error against float64 (first copy)."""
+    w = torch.randn(K, N, device="cuda") * 0.02
+    pw0 = Q.pack(Q.quantize(w, bits, group), dtype)
+    n = _copies(pw0.nbytes)
+    pws = [pw0] + [Q.PackedWeight(pw0.qweight.clone(), pw0.scales.clone(), None, pw0.shape, pw0.format)
+                   for _ in range(n - 1)]
+    x = torch.randn(M, K, device="cuda").to(dtype)
+    y = mixed_gemm(x, pw0, config=config)
+    torch.cuda.synchronize()
+    err = _check(y, x, pw0)
+    us = _time(lambda xx, p: mixed_gemm(xx, p, config=config), [(x, p) for p in pws])
+    nbytes = pw0.nbytes + x.numel() * 2 + M * N * 2
+    cfg = config or pick_mixed_config(pw0.format, M, K, N)
+    return {"us": us, "bytes": nbytes, "err": err, "config": cfg.name, "copies": n}
+
+
+def dense(K: int, N: int, M: int, dtype: Any) -> dict:
+    """cuBLAS: torch.matmul of x (M, K) and a dense (K, N) weight."""
+    nbytes = K * N * 2
+    n = _copies(nbytes)
+    ws = [torch.randn(K, N, device="cuda").to(dtype) for _ in range(n)]
+    x = torch.randn(M, K, device="cuda").to(dtype)
+    us = _time(torch.matmul, [(x, w) for w in ws])
+    return {"us": us, "bytes": nbytes + x.numel() * 2 + M * N * 2}
+
+
+def torch_int4(K: int, N: int, M: int) -> dict:
+    """torch._weight_int4pack_mm (bf16 activations, g128), when this torch has it for CUDA."""
+    if not hasattr(torch.ops.aten, "_weight_int4pack_mm") or not hasattr(torch.ops.aten, "_convert_weight_to_int4pack"):
+        return {"missing": "no torch._weight_int4pack_mm"}
+    try:
+        q = torch.randint(0, 16, (N, K), dtype=torch.int32, device="cuda")
+        packed_in = (q[:, ::2] << 4 | q[:, 1::2]).to(torch.uint8)
+        wp = torch.ops.aten._convert_weight_to_int4pack(packed_in, 8)
+        sz = torch.randn(K // 128, N, 2, device="cuda").to(torch.bfloat16)
+        x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
+        torch.ops.aten._weight_int4pack_mm(x, wp, 128, sz)
+        n = _copies(K * N // 2)
+        sets = [(x, wp.clone(), 128, sz.clone()) for _ in range(n)]
+        us = _time(torch.ops.aten._weight_int4pack_mm, sets)
+        return {"us": us, "bytes": K * N // 2 + sz.numel() * 2 + x.numel() * 2 + M * N * 2}
+    except Exception as e:  # the op's signature and layouts changed across torch versions
+        return {"missing": f"{type(e).__name__}: {e}"[:120]}
+
+
+def _safe(fn: Callable[..., dict], *a: Any, **kw: Any) -> dict:
+    try:
+        return fn(*a, **kw)
+    except Exception as e:  # one failing variant must not end the run
+        return {"missing": f"{type(e).__name__}: {e}"[:200], "trace": traceback.format_exc()[-800:]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="only N = K = 8192")
+    ap.add_argument("--sweep", action="store_true", help="also time tilings and split-K counts at 8192^2")
+    ap.add_argument("--json", type=Path, help="write every row here")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("needs a CUDA GPU")
+        return 2
+    props = torch.cuda.get_device_properties(0)
+    print(f"# mixed-input GEMM, {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}\n")
+    big = copy_bandwidth(1 << 30)
+    print(f"copy bandwidth (1 GB D2D, read + write): {big:.0f} GB/s\n")
+    rows, out, bad = [], [], 0
+    for name, K, N in SHAPES[:1] if args.quick else SHAPES:
+        copy_bw = copy_bandwidth(K * N // 2)
+        for M in MS:
+            res: dict[str, dict] = {label: _safe(ours, K, N, M, b, g, dt) for label, b, g, dt in OURS}
+            res["cuBLAS fp16"] = _safe(dense, K, N, M, torch.float16)
+            res["cuBLAS bf16"] = _safe(dense, K, N, M, torch.bfloat16)
+            res["torch int4"] = _safe(torch_int4, K, N, M)
+            for label, r in res.items():
+                out.append({"shape": name, "K": K, "N": N, "M": M, "kernel": label, "copy_GBps": copy_bw, **r})
+                if "us" not in r:
+                    rows.append([name, M, label, "", "", "", "", "", r["missing"][:60]])
+                    continue
+                gbps = r["bytes"] / r["us"] / 1e3
+                vs16 = res["cuBLAS fp16"].get("us", float("nan")) / r["us"]
+                vs_bf = res["cuBLAS bf16"].get("us", float("nan")) / r["us"]
+                tol = 2e-3 if "fp16" in label else 1.2e-2
+                note = r.get("config", "")
+                if "err" in r:
+                    note += f" err {r['err']:.1e}"
+                    if not r["err"] <= tol:
+                        bad += 1
+                        note += " FAIL"
+                rows.append([name, M, label, f"{r['us']:.1f}", f"{gbps:.0f}", f"{100 * gbps / copy_bw:.0f}%",
+                             f"{vs16:.2f}x", f"{vs_bf:.2f}x", note])
+    print(markdown_table(["shape", "M", "kernel", "µs", "GB/s", "% copy", "vs cuBLAS fp16", "vs cuBLAS bf16",
+                          "notes"], rows))
+    if args.sweep:
+        K = N = 8192
+        srows = []
+        copy_bw = copy_bandwidth(K * N // 2)
+        for M in (1, 16):
+            for warps in (2, 4, 8):
+                for tiles in (1, 2, 4, 8):
+                    for splits in (1, 2, 3, 4, 6, 8, 16):
+                        cfg = MixedConfig(warps, tiles, 128, splits)
+                        r = _safe(ours, K, N, M, 4, 128, torch.float16, config=cfg)
+                        out.append({"sweep": True, "M": M, "config": cfg.name, **r})
+                        if "us" in r:
+                            gbps = r["bytes"] / r["us"] / 1e3
+                            srows.append([M, cfg.name, f"{r['us']:.1f}", f"{gbps:.0f}", f"{100 * gbps / copy_bw:.0f}%",
+                                          f"{r['err']:.1e}"])
+        srows.sort(key=lambda r: (r[0], float(r[2])))
+        print("\n## W4A16 g128 fp16, N = K = 8192: tilings x split-K (fastest first per M)\n")
+        print(markdown_table(["M", "config", "µs", "GB/s", "% copy", "err"], srows))
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1, default=str))
+    print(f"\n{bad} correctness failures")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
