@@ -38,7 +38,7 @@ S = Sm90Config
 VARIANTS: list[Sm90Config] = [
     S(128, 256, 64, stages=4), S(128, 256, 64, stages=3), S(128, 256, 64, stages=4, raster=16),
     S(128, 256, 64, stages=4, cluster_m=2), S(128, 256, 64, stages=3, cluster_m=2),
-    S(128, 256, 64, stages=4, raster=16, cluster_m=2), S(256, 128, 64, stages=4), S(128, 128, 64, stages=6),
+    S(128, 256, 64, stages=4, raster=16, cluster_m=2), S(128, 128, 64, stages=6),
 ]
 SM80_BEST = TensorOpConfig(128, 256, 32, 2, 4, stages=4, lean_loop=True, smem_epilogue=True)
 LLM_NK = [(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336), (8192, 8192), (10240, 8192), (57344, 8192),
@@ -111,7 +111,8 @@ def correctness_cases() -> list[dict[str, Any]]:
     ]
     for cfg in VARIANTS[1:]:
         cases.append(dict(M=1100, N=900, K=704, config=cfg))
-    cases.append(dict(M=1300, N=700, K=520, majors="mn", config=S(128, 256, 64, stages=4, cluster_m=2)))
+    cases.append(dict(M=1344, N=704, K=520, majors="mn", config=S(128, 256, 64, stages=4, cluster_m=2)))
+    cases.append(dict(M=512, N=512, K=8192, C=True, beta=-1.0, bias="n", act="gelu", config=S(128, 128, 64, 6, splits=8)))
     cases.append(dict(M=384, N=512, K=256, L=3, C=True, beta=0.5, config=S(128, 256, 64, stages=4, cluster_m=2)))
     return cases
 
@@ -137,7 +138,7 @@ def resources() -> list[list[Any]]:
         Bt = torch.empty(1, 256, 256, dtype=torch.float16)
         D = torch.empty(1, 256, 256, dtype=torch.float16)
         tmA, tmB = sm90.make_maps(A, Bt, cfg, "float16")
-        k = sm90.sm90_gemm_kernel.compile(tmA, tmB, None, D, None, np.float32(1), np.float32(0), 256, cfg, "float16",
+        k = sm90.sm90_gemm_kernel.compile(tmA, tmB, None, D, None, np.float32(1), np.float32(0), 256, None, cfg, "float16",
                                           ("K", "K"), EpilogueSpec(), True, arch="sm_90a")
         r = k.resources
         sass = rt.sass(k.module.cubin) if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm") else ""
@@ -214,6 +215,13 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.llm:
         shapes = [GemmShape(m, n, k) for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK]
+        skinny = run_gemm_sweep([GemmShape(512, 512, 65536)], "fp16", ["cublas", "tc_sm80", "tc_auto"], timer=timer,
+                                progress=False)
+        md.append(markdown_table(["shape", "contender", "status", "TFLOP/s", "vs cuBLAS"],
+                                 [[r.shape, r.contender, r.status, f"{r.tflops:.1f}" if r.tflops else "-",
+                                   f"{r.ratio:.3f}x" if r.ratio else "-"] for r in skinny.records]))
+        print(md[-1], flush=True)
+        report["skinny"] = [r.to_dict() for r in skinny.records]
         llm = []
         for dtype in ("bf16",):
             sw = run_gemm_sweep(shapes, dtype, ["cublas", "tc_auto"], timer=timer, progress=False)

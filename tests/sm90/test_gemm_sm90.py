@@ -3,6 +3,8 @@ SASS and no spills; the kernel language's Hopper constructs refuse misuse; on an
 matches float64 for ragged shapes, all majors, batch and every epilogue (GPU tests)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -34,7 +36,8 @@ def _compile(cfg, elem, majors=("K", "K"), ep=EpilogueSpec(), full=True, out=Non
     C = torch.empty(L, 256, 256, dtype=dt) if ep.read_c else None
     bias = torch.empty(256, dtype=dt) if ep.bias != "none" else None
     tmA, tmB = sm90.make_maps(A, Bt, cfg, elem)
-    args = (tmA, tmB, C, D, bias, np.float32(1), np.float32(0), 256, cfg, elem, sm90.operand_majors(A, Bt), ep, full)
+    args = (tmA, tmB, C, D, bias, np.float32(1), np.float32(0), 256, None, cfg, elem, sm90.operand_majors(A, Bt), ep,
+            full)
     return sm90.sm90_gemm_kernel, args
 
 
@@ -112,8 +115,11 @@ def test_validate_names_the_broken_rule():
 def test_heuristic():
     big, mid = SM90_TABLE.values()
     assert pick_sm90_config(4096, 4096, 4096, 1, 132) == big
-    assert pick_sm90_config(1024, 1024, 1024, 1, 132) == mid
-    assert pick_sm90_config(512, 512, 65536, 1, 132) is None       # few tiles, long K: sm80 split-K
+    assert pick_sm90_config(2048, 1536, 1024, 1, 132) == mid       # 192 tiles of 128x128
+    assert pick_sm90_config(512, 512, 65536, 1, 132) == replace(mid, splits=8)   # 16 tiles, long K: split-K
+    assert pick_sm90_config(128, 4096, 4096, 1, 132) == replace(mid, splits=4)
+    assert pick_sm90_config(128, 128, 128, 1, 132) == mid          # too short to split
+    assert [sm90.effective_splits(K, replace(mid, splits=8)) for K in (64, 512, 576, 4096)] == [1, 8, 5, 8]
 
 
 # ----------------------------------------------------------------------------------------- GPU
@@ -142,6 +148,8 @@ CASES = [
     dict(M=700, N=904, K=1104, cfg=Sm90Config(256, 128, 64, 4)),
     dict(M=1300, N=700, K=520, majors="MN", cfg=Sm90Config(cluster_m=2)),      # odd m-tiles in a cluster of 2
     dict(M=384, N=512, K=256, L=3, C=True, beta=0.5, cfg=Sm90Config(cluster_m=2)),
+    dict(M=512, N=512, K=8192, C=True, beta=-1.0, bias="n", act="gelu", cfg=Sm90Config(128, 128, 64, 6, splits=8)),
+    dict(M=200, N=300, K=2000, L=2, majors="KN", cfg=Sm90Config(128, 128, 64, 6, splits=5)),
 ]
 
 
@@ -210,7 +218,7 @@ def test_fp8_compiles_to_qgmma(elem):
     Bt = torch.empty(1, 256, 256, dtype=getattr(torch, elem))
     D = torch.empty(1, 256, 256, dtype=torch.bfloat16)
     tmA, tmB = sm90.make_maps(A, Bt, cfg, elem)
-    args = (tmA, tmB, None, D, None, np.float32(2), np.float32(0), 256, cfg, elem, ("K", "K"),
+    args = (tmA, tmB, None, D, None, np.float32(2), np.float32(0), 256, None, cfg, elem, ("K", "K"),
             EpilogueSpec(unit_alpha=False), True)
     k = sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a")
     assert k.resources.spill_store_bytes == 0
@@ -218,7 +226,7 @@ def test_fp8_compiles_to_qgmma(elem):
     if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm"):
         assert "QGMMA" in rt.sass(k.module.cubin)
     with pytest.raises(dsl.TraceError, match="128 bytes"):
-        bad = (tmA, tmB, None, D, None, np.float32(2), np.float32(0), 256, Sm90Config(), elem, ("K", "K"),
+        bad = (tmA, tmB, None, D, None, np.float32(2), np.float32(0), 256, None, Sm90Config(), elem, ("K", "K"),
                EpilogueSpec(), True)
         sm90.sm90_gemm_kernel.source(*bad)
 

@@ -267,6 +267,13 @@ class Kernel:
         k(*[_leaf_value(leaves[i]) for i in spec.used], grid=grid, block=block, smem=spec.smem_bytes, stream=stream,
           cluster=cluster)
 
+    def max_active_clusters(self, *args: Any, block: Any, cluster: Any, **kwargs: Any) -> int:
+        """How many clusters of this specialization fit on the current GPU at once (see
+        ``tilecraft.runtime.Kernel.max_active_clusters``)."""
+        key, _, _ = self._key(args, kwargs)
+        spec = self._specialization(key)
+        return self._compile(key, None).max_active_clusters(block, spec.smem_bytes, cluster)
+
     def __getitem__(self, config: tuple) -> Callable[..., None]:
         """``kernel[grid, block](*args)`` (or ``kernel[grid, block, stream]``)."""
         if not isinstance(config, tuple) or len(config) not in (2, 3):

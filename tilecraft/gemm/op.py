@@ -84,15 +84,17 @@ def pick_config(M: int, N: int, K: int, L: int, elem: str, sms: int) -> TensorOp
 
 
 def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int) -> Sm90Config | None:
-    """The Hopper kernel's tile for a shape, or None where the sm80 path does better today (few output
-    tiles and a long K: split-K, which the persistent kernel does not have yet)."""
+    """The Hopper kernel's configuration for a shape: the big tile when it fills the SMs, else the mid tile,
+    split along K (fp32 partials + a reduction) when its tiles leave most SMs idle and K is long enough."""
     big, mid = SM90_TABLE.values()
     if math.ceil(M / big.blk_m) * math.ceil(N / big.blk_n) * L >= sms:
         return big
     tiles = math.ceil(M / mid.blk_m) * math.ceil(N / mid.blk_n) * L
-    if tiles >= sms // 4 or K <= 8 * mid.blk_k:
+    k_tiles = math.ceil(K / mid.blk_k)
+    splits = min(sms // tiles, k_tiles // 4, 32)                  # fill the SMs, >= 4 k-tiles per split
+    if tiles >= (3 * sms) // 4 or splits < 2:
         return mid
-    return None
+    return replace(mid, splits=splits)
 
 
 def _is_sm90(device: Any) -> bool:
@@ -231,6 +233,10 @@ class GemmOp:
                     raise ValueError(f"{name} cannot be read by TMA (16-byte aligned base, a unit stride in the last two "
                                      f"modes, other strides multiples of 16 bytes): shape {tuple(x.shape)}, strides "
                                      f"{x.stride()}; tc.gemm takes the sm80 path for such operands")
+            from tilecraft.gemm.sm90 import tma_problem
+            why = tma_problem(A3, B3.transpose(1, 2), self.config, self.element)
+            if why:
+                raise ValueError(f"TMA cannot read the operands as tiled: {why}; tc.gemm takes the sm80 path for them")
         elif need_aligned:
             for name, x in (("A", A3), ("B", B3.transpose(1, 2))):
                 if not _aligned(x):
@@ -379,8 +385,11 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     if config is None and A.is_cuda and elem != "tf32" and _is_sm90(A.device):
         A3, B3 = _batched(A, "A"), _batched(B, "B")
         if _tma_ready(A3) and _tma_ready(B3.transpose(1, 2)):
+            from tilecraft.gemm.sm90 import tma_problem
             config = pick_sm90_config(A3.shape[1], B3.shape[2], A3.shape[2], max(A3.shape[0], B3.shape[0]),
                                       _sm_count(A.device))
+            if config is not None and tma_problem(A3, B3.transpose(1, 2), config, elem):
+                config = None
     if config is None:
         A3, B3 = _batched(A, "A"), _batched(B, "B")
         config = pick_config(A3.shape[1], B3.shape[2], A3.shape[2], max(A3.shape[0], B3.shape[0]), elem,

@@ -16,6 +16,9 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
   previous k-tile's stage is released while this one computes.
 * **Clusters.** With ``cluster_m`` = 2 two CTAs on neighbouring m-tiles share each B k-tile: each loads half
   and multicasts it to both, and a stage is free only when the consumers of both CTAs released it.
+* **Split-K.** ``splits`` > 1 makes each work unit one k-slice of a tile: the splits write fp32
+  partial tiles to a workspace and the sm80 path's reduction kernel sums them and applies the epilogue
+  (for shapes with few output tiles and a long K, which otherwise leave most SMs idle).
 * **Persistent grid.** One CTA per SM walks the output tiles ``blockIdx.x, blockIdx.x + gridDim.x, ...``
   in grouped order (``raster`` m-tiles per group, Triton's / CUTLASS's swizzle) so that concurrently
   computed tiles share A and B in L2; the producer runs ahead into the next tile while the consumers
@@ -66,6 +69,7 @@ class Sm90Config:
     producer_regs: int = 40
     consumer_regs: int = 232
     cluster_m: int = 1
+    splits: int = 1
 
     @property
     def threads(self) -> int:
@@ -80,7 +84,7 @@ class Sm90Config:
     @property
     def name(self) -> str:
         return (f"sm90_{self.blk_m}x{self.blk_n}x{self.blk_k}_s{self.stages}_c{self.consumers}"
-                + (f"_r{self.raster}" if self.raster != 8 else "") + (f"_cl{self.cluster_m}x1" if self.cluster_m > 1 else ""))
+                + (f"_r{self.raster}" if self.raster != 8 else "") + (f"_cl{self.cluster_m}x1" if self.cluster_m > 1 else "") + (f"_sk{self.splits}" if self.splits > 1 else ""))
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
         """Shared memory of the stages (plus the barriers and 1 KB of alignment slack)."""
@@ -106,6 +110,8 @@ class Sm90Config:
         for r in (self.producer_regs, self.consumer_regs):
             if r % 8 or not 24 <= r <= 256:
                 raise ValueError(f"{self.name}: register counts must be multiples of 8 in [24, 256]")
+        if self.splits < 1:
+            raise ValueError(f"{self.name}: splits must be >= 1")
         if self.cluster_m not in (1, 2):
             raise ValueError(f"{self.name}: cluster_m must be 1 or 2 (CTAs of a cluster along M sharing B)")
         if self.cluster_m > 1 and (self.blk_n // self.cluster_m) * self.blk_k * elem_bytes % 1024:
@@ -136,6 +142,18 @@ def _tile_coords(cfg: Sm90Config, tile: Any, tiles_m: Any, tiles_n: Any, batched
     return first_m + in_group % rows, in_group // rows, l_idx
 
 
+def _unit_coords(cfg: Sm90Config, unit: Any, units_m: Any, tiles_n: Any, batched: bool, tile_units: Any,
+                 per_split: Any, k_tiles: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """(m unit, n_tile, batch, first k-tile, k-tiles) of a work unit: a tile (of whole clusters) and,
+    with split-K, one of its k-slices (the split is the unit's outermost coordinate)."""
+    if cfg.splits == 1:
+        return (*_tile_coords(cfg, unit, units_m, tiles_n, batched), 0, k_tiles)
+    split = unit // tile_units
+    k_begin = split * per_split
+    return (*_tile_coords(cfg, unit % tile_units, units_m, tiles_n, batched), k_begin,
+            imin(per_split, k_tiles - k_begin))
+
+
 def _release(empty_bar: Any, stage: Any, cluster: int) -> None:
     """A consumer warpgroup frees `stage` for the producer of every CTA that writes into it."""
     if cluster == 1:
@@ -153,11 +171,12 @@ def _advance(stage: Any, phase: Any, stages: int) -> None:
 
 
 @dsl.kernel
-def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, cfg: Constexpr, elem: Constexpr, majors: Constexpr,
+def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, elem: Constexpr, majors: Constexpr,
                      ep: Constexpr, full: Constexpr):
     """D (L,M,N) = epilogue(alpha * A @ B^T, C, bias) with A and B given as TMA maps of (M,K,L) and
-    (N,K,L) views; see the module docstring."""
-    from tilecraft.gemm.tensorop import _epilogue
+    (N,K,L) views; see the module docstring. With split-K, W is the fp32 workspace (S,L,M,N) of the
+    splits' partial tiles (D then only gives the extents) and splitk_reduce_kernel finishes."""
+    from tilecraft.gemm.tensorop import _epilogue, _store
 
     dsl.launch_bounds(cfg.threads, 1)
     dtype, wg_type = ELEMENTS[elem]
@@ -170,8 +189,12 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, cfg: Constexpr, elem:
     CL = cfg.cluster_m                                                    # CTAs along M sharing B (multicast)
     tiles_m, tiles_n = tc.ceil_div(M, bM), tc.ceil_div(N, bN)
     units_m = tc.ceil_div(tiles_m, CL)                                    # m-tiles of whole clusters
-    num_units = units_m * tiles_n * L                                     # what one cluster computes at a time
+    S = cfg.splits
+    tile_units = units_m * tiles_n * L
+    num_units = tile_units * S                                            # what one cluster computes at a time
     k_tiles = tc.ceil_div(K, bK)
+    per_split = tc.ceil_div(k_tiles, S) if S > 1 else k_tiles             # k-tiles per split (the host makes
+                                                                          # every split non-empty)
     rank = hopper.cluster_rank() if CL > 1 else 0                         # this CTA's m-tile in its cluster
 
     #
@@ -205,9 +228,10 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, cfg: Constexpr, elem:
             stage = dsl.declare(0, "stage", const=False)
             phase = dsl.declare(0, "phase", const=False)
             for unit in dsl.range(unit0, num_units, unit_step):
-                m_unit, n_tile, l_idx = _tile_coords(cfg, unit, units_m, tiles_n, batched)
+                m_unit, n_tile, l_idx, k_begin, k_count = _unit_coords(cfg, unit, units_m, tiles_n, batched,
+                                                                       tile_units, per_split, k_tiles)
                 m_tile = m_unit * CL + rank
-                for k_tile in dsl.range(k_tiles):
+                for k_tile in dsl.range(k_begin, k_begin + k_count):
                     empty_bar.wait(stage, 1 - phase)                       # the consumers freed the stage
                     full_bar.arrive_expect_tx(stage, stage_bytes)
                     hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, k_tile * bK, l_idx))
@@ -232,9 +256,10 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, cfg: Constexpr, elem:
         stage = dsl.declare(0, "stage", const=False)
         phase = dsl.declare(0, "phase", const=False)
         for unit in dsl.range(unit0, num_units, unit_step):
-            m_unit, n_tile, l_idx = _tile_coords(cfg, unit, units_m, tiles_n, batched)
+            m_unit, n_tile, l_idx, k_begin, k_count = _unit_coords(cfg, unit, units_m, tiles_n, batched, tile_units,
+                                                                   per_split, k_tiles)
             m_tile = m_unit * CL + rank
-            for k_tile in dsl.range(k_tiles):
+            for k_tile in dsl.range(k_count):
                 full_bar.wait(stage, phase)                               # the stage's bytes landed
                 hopper.wgmma_fence()
                 sA_k = tc.local_tile(sA(_, _, stage), (cfg.rows, bK), (cw, 0))  # (ROWS,BLK_K)
@@ -258,6 +283,11 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, cfg: Constexpr, elem:
                                (cw, 0))                                   # (ROWS,BLK_N) -> (m,n)
             tCgD = thr_mma.partition_C(gD)                                # (V,MMA_M,1)
             tCcD = thr_mma.partition_C(cD)                                # (V,MMA_M,1) -> (m,n)
+            if S > 1:                                                     # this split's fp32 partial tile
+                split = unit // tile_units
+                gW = tc.local_tile(tc.local_tile(W(split, l_idx, _, _), tiler, coord), (cfg.rows, bN), (cw, 0))
+                _store(tCrC, thr_mma.partition_C(gW), tCcD, M, N, full)
+                continue
             tCgC = None
             if ep.read_c:
                 gC = tc.local_tile(tc.local_tile(C(l_idx, _, _), tiler, coord), (cfg.rows, bN), (cw, 0))
@@ -288,17 +318,69 @@ def make_maps(A3: Any, Bt: Any, cfg: Sm90Config, elem: str) -> tuple[Any, Any]:
     return make_tma_map(A3.permute(1, 2, 0), sA), make_tma_map(Bt.permute(1, 2, 0), sB, multicast=cfg.cluster_m)
 
 
+def effective_splits(K: int, cfg: Sm90Config) -> int:
+    """The split count the kernel runs for K: at most cfg.splits, each split non-empty (the kernel gives
+    split s the k-tiles [s * ceil(k_tiles / S), ...))."""
+    k_tiles = -(-K // cfg.blk_k)
+    S = max(1, min(cfg.splits, k_tiles))
+    while S > 1 and (S - 1) * -(-k_tiles // S) >= k_tiles:
+        S -= 1
+    return S
+
+
+def tma_problem(A3: Any, Bt: Any, cfg: Sm90Config, elem: str) -> str | None:
+    """Why TMA cannot read A (L,M,K) / B (L,N,K) tiled for cfg (alignment, strides, an MN-major extent
+    that does not split into 64-element columns), or None when it can. Pure: no GPU needed."""
+    from tilecraft.runtime.tma import tma_args_for
+
+    dtype = ELEMENTS[elem][0]
+    for name, x, major, mn, mc in (("A", A3, operand_majors(A3, Bt)[0], cfg.blk_m, 1),
+                                   ("B", Bt, operand_majors(A3, Bt)[1], cfg.blk_n, cfg.cluster_m)):
+        lay = smem_layout(dtype, "K" if major == "K" else "MN", mn, cfg.blk_k, cfg.stages)(_, _, 0)
+        try:
+            tma_args_for(x.permute(1, 2, 0), lay, multicast=mc)
+        except ValueError as e:
+            return f"{name}: {e}"
+    return None
+
+
 def launch(A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, cfg: Sm90Config, elem: str, ep: Any,
            sms: int) -> None:
     """Run the kernel: D3 (L,M,N) from A3 (L,M,K), Bt (L,N,K) (TMA-compatible: 16-byte aligned base
-    and strides), C3 / bias as the epilogue says; one CTA per SM up to the number of tiles."""
+    and strides), C3 / bias as the epilogue says; one CTA per SM up to the number of work units. With
+    split-K the splits write fp32 partials to a workspace and tensorop's reduction kernel applies the
+    epilogue."""
+    import torch
+    from dataclasses import replace
+    from tilecraft.gemm.tensorop import EpilogueSpec, splitk_reduce_kernel
+
     L, M, N = D3.shape
     K = A3.shape[2]
+    cfg = replace(cfg, splits=effective_splits(K, cfg))
     tmA, tmB = make_maps(A3, Bt, cfg, elem)
-    CL = cfg.cluster_m
+    CL, S = cfg.cluster_m, cfg.splits
     tiles_m = -(-M // cfg.blk_m)
-    units = -(-tiles_m // CL) * -(-N // cfg.blk_n) * L
+    units = -(-tiles_m // CL) * -(-N // cfg.blk_n) * L * S
     full = M % cfg.blk_m == 0 and N % cfg.blk_n == 0 and tiles_m % CL == 0
-    grid = min(units, sms // CL) * CL
-    sm90_gemm_kernel.launch(tmA, tmB, C3, D3, bias, alpha, beta, K, cfg, elem, operand_majors(A3, Bt), ep, full,
-                            grid=(grid,), block=(cfg.threads,), cluster=(CL, 1, 1) if CL > 1 else None)
+    W = None
+    if S > 1:
+        W = torch.empty(S, L, M, N, dtype=torch.float32, device=D3.device)
+        args = (tmA, tmB, None, D3, None, alpha, beta, K, W, cfg, elem, operand_majors(A3, Bt), EpilogueSpec(), full)
+    else:
+        args = (tmA, tmB, C3, D3, bias, alpha, beta, K, None, cfg, elem, operand_majors(A3, Bt), ep, full)
+    resident = sms // CL
+    if CL > 1:
+        key = (cfg, elem, sms)
+        if key not in _RESIDENT_CLUSTERS:
+            _RESIDENT_CLUSTERS[key] = sm90_gemm_kernel.max_active_clusters(*args, block=(cfg.threads,),
+                                                                           cluster=(CL, 1, 1))
+        resident = max(1, min(resident, _RESIDENT_CLUSTERS[key]))
+    grid = min(units, resident) * CL
+    sm90_gemm_kernel.launch(*args, grid=(grid,), block=(cfg.threads,), cluster=(CL, 1, 1) if CL > 1 else None)
+    if S > 1:
+        threads = 256
+        splitk_reduce_kernel[(-(-(L * M * N) // threads),), (threads,)](W, C3, D3, bias, alpha, beta, ep, threads)
+
+
+# (config, element, SM count) -> clusters the GPU holds at once (the persistent grid with clusters)
+_RESIDENT_CLUSTERS: dict[Any, int] = {}

@@ -144,6 +144,19 @@ class Kernel:
         self.launch = fast  # type: ignore[method-assign]
         fast(*args, **launch)
 
+    def max_active_clusters(self, block: Any, smem: int, cluster: Any, device: int | None = None) -> int:
+        """How many clusters of `cluster` blocks (of `block` threads and `smem` dynamic bytes) the GPU can
+        hold at once (``cuOccupancyMaxActiveClusters``): the grid of a persistent kernel launched in
+        clusters, since GPCs with an odd number of free SMs cannot place a whole cluster everywhere."""
+        from tilecraft.runtime.device import check
+
+        L = _Launcher(self)
+        c = _dim3(cluster, "cluster")
+        cfg = L.config(c, block, smem, c)
+        dev = device if device is not None else (L.torch.cuda.current_device() if L.torch is not None else 0)
+        L.ready(cfg, dev)
+        return int(check(L.driver.cuOccupancyMaxActiveClusters(L.fn, cfg.ex), "cuOccupancyMaxActiveClusters"))
+
     def __repr__(self) -> str:
         return f"<tilecraft Kernel {self.signature} {self.module.arch}>"
 
