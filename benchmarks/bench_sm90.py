@@ -101,7 +101,7 @@ def correctness_cases() -> list[dict[str, Any]]:
                     (4096, 4096, 4096)]:
         cases.append(dict(M=M, N=N, K=K))
     for majors in ("mk", "kn", "mn"):
-        cases.append(dict(M=776, N=640, K=520, majors=majors))
+        cases.append(dict(M=832, N=640, K=520, majors=majors))
         cases.append(dict(M=512, N=512, K=512, majors=majors, dtype="bfloat16"))
     cases += [
         dict(M=300, N=500, K=136, L=3), dict(M=300, N=500, K=136, L=3, bcast=True),
@@ -212,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
         print(md[-1], flush=True)
         sweeps += [r.to_dict() for r in sw.records]
     report["sweeps"] = sweeps
+    from tilecraft.gemm import sm90
+    report["resident_clusters"] = {f"{c.name} {e} sms={n}": v for (c, e, n), v in sm90._RESIDENT_CLUSTERS.items()}
+    print("resident clusters (cuOccupancyMaxActiveClusters):", report["resident_clusters"], flush=True)
 
     if args.llm:
         shapes = [GemmShape(m, n, k) for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK]

@@ -287,3 +287,18 @@ def test_gpu_llama_shape_and_repeated_calls() -> None:
     for y in ys:
         _check(y, x, pw, b)
     assert float((ys[0].float() - ys[2].float()).abs().max()) <= 2e-2 * float(ys[0].float().abs().max())
+
+
+@pytest.mark.gpu
+def test_tc_gemm_dispatches_packed_weights():
+    """tc.gemm(x, packed_weight, bias=...) is the mixed-input GEMM; other epilogue arguments are refused."""
+    torch.manual_seed(0)
+    x = torch.randn(4, 1024, device="cuda", dtype=torch.float16)
+    w = torch.randn(1024, 512)
+    pw = Q.pack(Q.quantize(w, 4, 128), torch.float16).to("cuda")
+    bias = torch.randn(512, device="cuda", dtype=torch.float16)
+    y = tc.gemm(x, pw, bias=bias)
+    ref = x.double() @ pw.dequantize().double().cuda() + bias.double()
+    assert float((y.double() - ref).norm() / ref.norm()) < 2e-3
+    with pytest.raises(ValueError, match="bias= only"):
+        tc.gemm(x, pw, alpha=2.0)

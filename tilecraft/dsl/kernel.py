@@ -79,7 +79,7 @@ def _describe(x: Any, leaves: list[Any]) -> Any:
         return ("C", x, _typed(x))
     if type(x).__name__ == "TmaMap" and hasattr(x, "args"):
         leaves.append(x)
-        return ("M", x.key, x.args, x.smem)
+        return ("M", x.key, x.static_args, x.smem)
     if isinstance(x, int):
         leaves.append(x)
         return ("I", x == 1)

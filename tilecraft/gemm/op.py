@@ -354,6 +354,11 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     (default: A's dtype). Unaligned operands are padded (a copy), never refused."""
     import torch
 
+    if type(B).__name__ == "PackedWeight":  # quantized weights (tilecraft.quant.pack): the mixed-input GEMM
+        from tilecraft.gemm.mixed import mixed_gemm
+        if C is not None or alpha != 1.0 or beta != 0.0 or activation or out_dtype is not None or config is not None:
+            raise ValueError("tc.gemm(x, packed_weight) takes bias= only (y = x @ dequantize(W) + bias in x's dtype)")
+        return mixed_gemm(A, B, bias)
     if not isinstance(A, torch.Tensor) or not isinstance(B, torch.Tensor):
         raise TypeError(f"tc.gemm takes torch tensors, got {type(A).__name__} and {type(B).__name__}")
     if A.dtype != B.dtype:

@@ -32,6 +32,7 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,6 +121,7 @@ class Sm90Config:
             raise ValueError(f"{self.name}: the roles' registers exceed the SM's 64K")
 
 
+@functools.lru_cache(maxsize=None)
 def smem_layout(dtype: Any, major: str, mn: int, bk: int, stages: int) -> Any:
     """(MN, BLK_K, STAGES) 128-byte swizzled smem of one operand: K-major rows of blk_k elements, or
     MN-major columns of 64 (16-bit) elements with the k-groups of one MN-block adjacent, so that the
@@ -308,14 +310,52 @@ def operand_majors(A3: Any, Bt: Any) -> tuple[str, str]:
 
 def make_maps(A3: Any, Bt: Any, cfg: Sm90Config, elem: str) -> tuple[Any, Any]:
     """The TMA maps of A (L,M,K) and B (L,N,K), over their (M,K,L) / (N,K,L) views, each filling one
-    stage of the operand's smem layout (the same layout the kernel's descriptors read)."""
+    stage of the operand's smem layout (the same layout the kernel's descriptors read). Maps are cached
+    on everything they encode (address, extents, strides, tile), so a repeated call costs a lookup."""
+    a_major, b_major = operand_majors(A3, Bt)
+    return (_map(A3.permute(1, 2, 0), elem, a_major, cfg.blk_m, cfg.blk_k, cfg.stages, 1),
+            _map(Bt.permute(1, 2, 0), elem, b_major, cfg.blk_n, cfg.blk_k, cfg.stages, cfg.cluster_m))
+
+
+_MAPS: dict[Any, Any] = {}
+
+
+def _map(x: Any, elem: str, major: str, mn: int, bk: int, stages: int, multicast: int) -> Any:
     from tilecraft.runtime.tma import make_tma_map
 
-    dtype = ELEMENTS[elem][0]
+    key = (x.data_ptr(), tuple(x.shape), x.stride(), str(x.dtype), x.device, elem, major, mn, bk, stages, multicast)
+    m = _MAPS.get(key)
+    if m is None:
+        if len(_MAPS) >= 1024:
+            _MAPS.clear()
+        lay = smem_layout(ELEMENTS[elem][0], "K" if major == "K" else "MN", mn, bk, stages)(_, _, 0)
+        m = _MAPS[key] = make_tma_map(x, lay, multicast=multicast)
+    return m
+
+
+def tma_problem(A3: Any, Bt: Any, cfg: Sm90Config, elem: str) -> str | None:
+    """Why TMA cannot read A (L,M,K) / B (L,N,K) tiled for cfg (alignment, strides, an MN-major extent
+    that does not split into 64-element columns), or None when it can. Pure: no GPU needed."""
     a_major, b_major = operand_majors(A3, Bt)
-    sA = smem_layout(dtype, a_major, cfg.blk_m, cfg.blk_k, cfg.stages)(_, _, 0)
-    sB = smem_layout(dtype, b_major, cfg.blk_n, cfg.blk_k, cfg.stages)(_, _, 0)
-    return make_tma_map(A3.permute(1, 2, 0), sA), make_tma_map(Bt.permute(1, 2, 0), sB, multicast=cfg.cluster_m)
+    return _tma_problem(tuple(A3.shape), A3.stride(), A3.data_ptr() % 16, tuple(Bt.shape), Bt.stride(),
+                        Bt.data_ptr() % 16, str(A3.dtype), cfg, elem)
+
+
+@functools.lru_cache(maxsize=1024)
+def _tma_problem(a_shape: tuple, a_stride: tuple, a_mis: int, b_shape: tuple, b_stride: tuple, b_mis: int,
+                 dtype: str, cfg: Sm90Config, elem: str) -> str | None:
+    from tilecraft.runtime.tma import tma_encode_args
+
+    for name, shape, stride, mis, mn, mc in (("A", a_shape, a_stride, a_mis, cfg.blk_m, 1),
+                                             ("B", b_shape, b_stride, b_mis, cfg.blk_n, cfg.cluster_m)):
+        major = "K" if stride[2] == 1 else "MN"
+        lay = smem_layout(ELEMENTS[elem][0], major, mn, cfg.blk_k, cfg.stages)(_, _, 0)
+        try:   # the (MN, K, L) view, at an address with the operand's misalignment
+            tma_encode_args((shape[1], shape[2], shape[0]), (stride[1], stride[2], stride[0]), dtype.replace("torch.", ""),
+                            lay, multicast=mc, address=mis)
+        except ValueError as e:
+            return f"{name}: {e}"
+    return None
 
 
 def effective_splits(K: int, cfg: Sm90Config) -> int:
@@ -326,22 +366,6 @@ def effective_splits(K: int, cfg: Sm90Config) -> int:
     while S > 1 and (S - 1) * -(-k_tiles // S) >= k_tiles:
         S -= 1
     return S
-
-
-def tma_problem(A3: Any, Bt: Any, cfg: Sm90Config, elem: str) -> str | None:
-    """Why TMA cannot read A (L,M,K) / B (L,N,K) tiled for cfg (alignment, strides, an MN-major extent
-    that does not split into 64-element columns), or None when it can. Pure: no GPU needed."""
-    from tilecraft.runtime.tma import tma_args_for
-
-    dtype = ELEMENTS[elem][0]
-    for name, x, major, mn, mc in (("A", A3, operand_majors(A3, Bt)[0], cfg.blk_m, 1),
-                                   ("B", Bt, operand_majors(A3, Bt)[1], cfg.blk_n, cfg.cluster_m)):
-        lay = smem_layout(dtype, "K" if major == "K" else "MN", mn, cfg.blk_k, cfg.stages)(_, _, 0)
-        try:
-            tma_args_for(x.permute(1, 2, 0), lay, multicast=mc)
-        except ValueError as e:
-            return f"{name}: {e}"
-    return None
 
 
 def launch(A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, cfg: Sm90Config, elem: str, ep: Any,

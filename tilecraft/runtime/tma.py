@@ -436,6 +436,14 @@ class TmaMap:
     tensor: Any = None
 
     @property
+    def static_args(self) -> TmaEncodeArgs:
+        """The encode arguments without the tensor's address, extents and strides (what a kernel may
+        specialize on: maps of different tensors with the same tiling share one compiled kernel)."""
+        from dataclasses import replace
+        a = self.args
+        return replace(a, global_address=0, global_dims=(0,) * a.rank, global_strides=(0,) * len(a.global_strides))
+
+    @property
     def key(self) -> tuple[Any, ...]:
         a = self.args
         return (a.data_type, a.box_dims, a.element_strides, a.swizzle, a.dims, a.element_bytes, a.multicast,
