@@ -101,7 +101,7 @@ def correctness_cases() -> list[dict[str, Any]]:
                     (4096, 4096, 4096)]:
         cases.append(dict(M=M, N=N, K=K))
     for majors in ("mk", "kn", "mn"):
-        cases.append(dict(M=832, N=640, K=520, majors=majors))
+        cases.append(dict(M=832, N=640, K=520, majors=majors))  # MN-major extents: multiples of 64
         cases.append(dict(M=512, N=512, K=512, majors=majors, dtype="bfloat16"))
     cases += [
         dict(M=300, N=500, K=136, L=3), dict(M=300, N=500, K=136, L=3, bcast=True),
@@ -111,7 +111,7 @@ def correctness_cases() -> list[dict[str, Any]]:
     ]
     for cfg in VARIANTS[1:]:
         cases.append(dict(M=1100, N=900, K=704, config=cfg))
-    cases.append(dict(M=1344, N=704, K=520, majors="mn", config=S(128, 256, 64, stages=4, cluster_m=2)))
+    cases.append(dict(M=1344, N=768, K=520, majors="mn", config=S(128, 256, 64, stages=4, cluster_m=2)))
     cases.append(dict(M=512, N=512, K=8192, C=True, beta=-1.0, bias="n", act="gelu", config=S(128, 128, 64, 6, splits=8)))
     cases.append(dict(M=384, N=512, K=256, L=3, C=True, beta=0.5, config=S(128, 256, 64, stages=4, cluster_m=2)))
     return cases
