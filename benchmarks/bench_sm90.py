@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
 
@@ -33,6 +34,7 @@ from tilecraft.bench.shapes import GemmShape  # noqa: E402
 from tilecraft.bench.timing import Timer  # noqa: E402
 from tilecraft.gemm import GemmOp, Sm90Config, TensorOpConfig, tensorop_contender  # noqa: E402
 from tilecraft.gemm import gemm as tc_gemm  # noqa: E402
+from bench_tensorop import _operand, _reference  # noqa: E402  (the same operands and float64 reference)
 
 S = Sm90Config
 VARIANTS: list[Sm90Config] = [
@@ -45,24 +47,6 @@ LLM_NK = [(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336), (8192, 8192)
           (8192, 28672)]
 _DT = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
 _TOL = {"float16": 2e-3, "bfloat16": 1.5e-2, "float32": 1e-4}
-
-
-def _operand(L: int | None, R: int, C: int, contiguous_last: bool, dtype: Any) -> Any:
-    shape = (R, C) if contiguous_last else (C, R)
-    if L is not None:
-        shape = (L,) + shape
-    x = torch.randn(*shape, device="cuda").to(dtype)
-    return x if contiguous_last else x.transpose(-1, -2)
-
-
-def _reference(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, along: str, act: str) -> Any:
-    x = alpha * (A.double() @ B.double())
-    if C is not None and beta != 0:
-        x = x + beta * C.double()
-    if bias is not None:
-        x = x + (bias.double() if along == "n" else bias.double()[:, None])
-    return {"none": lambda v: v, "relu": torch.relu, "gelu": torch.nn.functional.gelu,
-            "silu": torch.nn.functional.silu}[act](x)
 
 
 def check_case(case: dict[str, Any]) -> dict[str, Any]:

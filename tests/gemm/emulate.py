@@ -141,3 +141,14 @@ def launch(kernel: Any, grid: Any, block: Any, *args: Any, **kwargs: Any) -> Non
     g = g + (1,) * (3 - len(g))
     b = block if isinstance(block, int) else int(block[0])
     handle.tc_run(ptrs, g[0], g[1], g[2], b)
+
+
+def route_launches(monkeypatch: Any) -> None:
+    """Make every ``@tc.kernel`` launch run in this emulator for the test (skip it without g++)."""
+    import pytest
+
+    if not available():
+        pytest.skip("no g++")
+    from tilecraft.dsl.kernel import Kernel
+    monkeypatch.setattr(Kernel, "launch", lambda self, *a, grid, block, stream=None, **kw:
+                        launch(self, grid, block, *a, **kw))

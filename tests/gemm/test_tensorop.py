@@ -115,11 +115,7 @@ def test_single_k_block_tiles_are_rejected() -> None:
 @pytest.fixture
 def emulated(monkeypatch: Any) -> None:
     """tc.gemm on CPU tensors: launches go to the emulator, the device check is skipped."""
-    if not emulate.available():
-        pytest.skip("no g++")
-    from tilecraft.dsl.kernel import Kernel
-    monkeypatch.setattr(Kernel, "launch", lambda self, *a, grid, block, stream=None, **kw:
-                        emulate.launch(self, grid, block, *a, **kw))
+    emulate.route_launches(monkeypatch)
     monkeypatch.setattr(GemmOp, "_check_device", staticmethod(lambda A, B: None))
 
 

@@ -154,11 +154,7 @@ def test_header_constants_match_the_model() -> None:
 @pytest.fixture
 def emulated(monkeypatch: Any) -> None:
     """tc.quant.gemm on CPU tensors: launches run in the emulator, the device check is skipped."""
-    if not emulate.available():
-        pytest.skip("no g++")
-    from tilecraft.dsl.kernel import Kernel
-    monkeypatch.setattr(Kernel, "launch", lambda self, *a, grid, block, stream=None, **kw:
-                        emulate.launch(self, grid, block, *a, **kw))
+    emulate.route_launches(monkeypatch)
     monkeypatch.setattr(mixed, "_check_device", lambda x: None)
 
 
