@@ -29,7 +29,7 @@ from tilecraft.dsl.expr import BoolExpr, IntExpr, TraceError, Var, make, render
 from tilecraft.dsl.memory import PointerEngine, RegisterEngine, smem_tensor, uint64
 from tilecraft.dsl.trace import current
 from tilecraft.layout import ComposedLayout, Swizzle
-from tilecraft.tensor import Tensor
+from tilecraft.tensor import Tensor, local_tile
 
 __all__ = [
     "TmaMapArg", "tma_load", "tma_store", "tma_store_commit", "tma_store_wait", "tma_prefetch",
@@ -271,9 +271,9 @@ def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any =
     a_major = "K" if atom.major_a == "K" else "MN"
     b_major = "K" if atom.major_b == "K" else "MN"
     for kb in range(KA // k):
-        db = gmma_desc(_L_tile(sB, (bn, k), (0, kb)), b_major)
+        db = gmma_desc(local_tile(sB, (bn, k), (0, kb)), b_major)
         for mb in range(M // am):
-            da = gmma_desc(_L_tile(sA, (am, k), (mb, kb)), a_major)
+            da = gmma_desc(local_tile(sA, (am, k), (mb, kb)), a_major)
             first = mb * nd
             for q in range(nd):
                 eng.versions[first + q] += 1
@@ -284,11 +284,6 @@ def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any =
                 scale = "1u"
             arr = f"*reinterpret_cast<{ctype}(*)[{nd}]>({eng.address(first)})"
             t.emit(f"{atom.cxx}{trans}({arr}, {render(da)}, {render(db)}, {scale});")
-
-
-def _L_tile(x: Tensor, tiler: tuple[int, int], coord: tuple[int, int]) -> Tensor:
-    from tilecraft.tensor import local_tile
-    return local_tile(x, tiler, coord)
 
 
 def wgmma_fence() -> None:

@@ -45,7 +45,6 @@ SM90_TABLE: dict[str, Sm90Config] = {c.name: c for c in (
     Sm90Config(128, 256, 64, stages=4, consumers=2),   # big problems
     Sm90Config(128, 128, 64, stages=6, consumers=2),   # fewer tiles: twice the CTAs' worth of tiles
 )}
-SM90_TABLE_FP8_SMALL = Sm90Config(128, 128, 128, stages=6, consumers=2)   # fp8 where the 16-bit table says sm80
 _TF32_TABLE = (TensorOpConfig(128, 128, 32, 2, 2, stages=3), TensorOpConfig(128, 256, 32, 2, 4, stages=3))
 
 
@@ -83,7 +82,7 @@ def pick_config(M: int, N: int, K: int, L: int, elem: str, sms: int) -> TensorOp
     return small if math.ceil(M / small.blk_m) * math.ceil(N / small.blk_n) * L > tiles else mid
 
 
-def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int) -> Sm90Config | None:
+def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int) -> Sm90Config:
     """The Hopper kernel's configuration for a shape: the big tile when it fills the SMs, else the mid tile,
     split along K (fp32 partials + a reduction) when its tiles leave most SMs idle and K is long enough."""
     big, mid = SM90_TABLE.values()
@@ -384,7 +383,7 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
         if config is None:
             A3, B3 = _batched(A, "A"), _batched(B, "B")
             config = replace(pick_sm90_config(A3.shape[1], B3.shape[2], A3.shape[2], max(A3.shape[0], B3.shape[0]),
-                                              _sm_count(A.device)) or SM90_TABLE_FP8_SMALL, blk_k=128)
+                                              _sm_count(A.device)), blk_k=128)
     elif scale_a != 1.0 or scale_b != 1.0:
         raise ValueError("scale_a / scale_b are per-tensor scales of fp8 operands; fold them into alpha otherwise")
     if config is None and A.is_cuda and elem != "tf32" and _is_sm90(A.device):
@@ -393,7 +392,7 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
             from tilecraft.gemm.sm90 import tma_problem
             config = pick_sm90_config(A3.shape[1], B3.shape[2], A3.shape[2], max(A3.shape[0], B3.shape[0]),
                                       _sm_count(A.device))
-            if config is not None and tma_problem(A3, B3.transpose(1, 2), config, elem):
+            if tma_problem(A3, B3.transpose(1, 2), config, elem):
                 config = None
     if config is None:
         A3, B3 = _batched(A, "A"), _batched(B, "B")
