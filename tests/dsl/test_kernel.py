@@ -34,6 +34,36 @@ def test_signature_names_and_comments():
     assert re.search(r"const float v\d* = x\[i\];", src)
 
 
+
+def _scaled_index(n):
+    j = blockIdx.x * 128 + threadIdx.x                                  # the helper's own line
+    return dsl.where(j < n, j, n - 1)
+
+
+@dsl.inline
+def _scaled_index_inline(n):
+    j = blockIdx.x * 128 + threadIdx.x                                  # the helper's own line
+    return dsl.where(j < n, j, n - 1)
+
+
+@dsl.kernel
+def uses_helper(y, n, inline: Constexpr):
+    k = _scaled_index_inline(n) if inline else _scaled_index(n)
+    y[k] = 1.0
+    y[k + 1] = 2.0
+
+
+def test_inline_helpers_name_their_locals():
+    y = torch.zeros(10)
+    plain = uses_helper.source(y, 10, False)
+    inlined = uses_helper.source(y, 10, True)
+    # a plain helper's local is an expression: it is rendered where it is used
+    assert "const int j" not in plain and plain.count("int(blockIdx.x) * 128") >= 1
+    # an @inline helper's local is declared once, under its name, with the helper's comment
+    assert "const int j = int(blockIdx.x) * 128 + int(threadIdx.x);  // the helper's own line" in inlined
+    assert inlined.count("int(blockIdx.x) * 128") == 1
+
+
 @dsl.kernel
 def loops(x, n, unroll: Constexpr):
     acc = dsl.make_rmem_tensor(dsl.float32, 4)                            # (4)

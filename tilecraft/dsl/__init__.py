@@ -18,7 +18,7 @@ from tilecraft.dsl.memory import (
 )
 from tilecraft.dsl.partition import permute_modes, vector_permutation
 from tilecraft.dsl.trace import (
-    assign, assume, blockDim, blockIdx, declare, else_, gridDim, if_, launch_bounds, range, syncthreads, threadIdx,
+    assign, assume, blockDim, blockIdx, declare, else_, gridDim, if_, inline, launch_bounds, range, syncthreads, threadIdx,
 )
 
 __all__ = [
@@ -28,6 +28,6 @@ __all__ = [
     "Constexpr", "Kernel", "Specialization", "kernel",
     "DType", "as_dtype", "bfloat16", "bool_", "convert", "elem_less", "float16", "float32", "float64", "int8", "int32", "int64", "make_gmem_ptr",
     "make_rmem_tensor", "make_smem_ptr", "smem_tensor", "uint8", "uint32",
-    "assign", "assume", "blockDim", "blockIdx", "declare", "else_", "gridDim", "if_", "launch_bounds", "range",
+    "assign", "assume", "blockDim", "blockIdx", "declare", "else_", "gridDim", "if_", "inline", "launch_bounds", "range",
     "syncthreads", "threadIdx", "permute_modes", "vector_permutation",
 ]

@@ -177,7 +177,7 @@ class Trace:
             return local
 
         def global_(frame: Any, event: str, arg: Any) -> Any:
-            if frame.f_code is code:
+            if frame.f_code is code or frame.f_code in _INLINE:
                 return local
             return None
 
@@ -190,7 +190,7 @@ class Trace:
             _current = prev_current
 
     def bind_locals(self, frame: Any) -> None:
-        if frame is None or frame.f_code is not self.code:
+        if frame is None or frame.f_code is not self.code and frame.f_code not in _INLINE:
             return
         from tilecraft.dsl.memory import bind_local
         for name, val in frame.f_locals.items():
@@ -297,6 +297,19 @@ threadIdx = _Dim3("threadIdx")
 blockIdx = _Dim3("blockIdx")
 blockDim = _Dim3("blockDim")
 gridDim = _Dim3("gridDim")
+
+
+#: code objects of @inline helpers: traced like the kernel's own body
+_INLINE: set[Any] = set()
+
+
+def inline(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorator for a helper a kernel calls while tracing: its locals are watched like the kernel's own
+    (a local holding a runtime value becomes a named C++ variable, evaluated once where it is assigned)
+    and its source lines annotate the code it emits. Without it a helper's intermediate values are
+    expressions, re-rendered at every use."""
+    _INLINE.add(fn.__code__)
+    return fn
 
 
 def launch_bounds(max_threads: int, min_blocks: int | None = None) -> None:

@@ -172,53 +172,141 @@ def _advance(stage: Any, phase: Any, stages: int) -> None:
     dsl.assign(stage, dsl.where(last, 0, stage + 1))
 
 
+class _Schedule:
+    """Trace-time facts of one launch both roles agree on: the problem's extents, the work units (tiles
+    of whole clusters, times the k-splits) and which of them this CTA computes."""
+
+    def __init__(self, cfg: Sm90Config, shape: tuple[Any, Any, Any], K: Any):
+        name = dsl.declare                                                # runtime values get a C++ name
+        self.L, self.M, self.N = shape                                    # of D
+        self.batched = not (isinstance(self.L, int) and self.L == 1)
+        self.CL = CL = cfg.cluster_m                                      # CTAs along M sharing B (multicast)
+        tiles_m = name(tc.ceil_div(self.M, cfg.blk_m), "tiles_m")
+        self.tiles_n = name(tc.ceil_div(self.N, cfg.blk_n), "tiles_n")
+        self.units_m = name(tc.ceil_div(tiles_m, CL), "units_m") if CL > 1 else tiles_m  # m-tiles of whole clusters
+        self.tile_units = name(self.units_m * self.tiles_n * self.L, "tile_units")
+        self.num_units = name(self.tile_units * cfg.splits, "num_units") if cfg.splits > 1 else self.tile_units  # what one cluster computes at a time
+        self.k_tiles = name(tc.ceil_div(K, cfg.blk_k), "k_tiles")
+        # k-tiles per split (the host makes every split non-empty)
+        self.per_split = name(tc.ceil_div(self.k_tiles, cfg.splits), "per_split") if cfg.splits > 1 else self.k_tiles
+        self.rank = name(hopper.cluster_rank(), "rank") if CL > 1 else 0  # this CTA's m-tile in its cluster
+        self.unit0, self.unit_step = (blockIdx.x // CL, gridDim.x // CL) if CL > 1 else (blockIdx.x, gridDim.x)
+        self.cfg = cfg
+
+    def units(self) -> Any:
+        """The loop over this CTA's work units."""
+        return dsl.range(self.unit0, self.num_units, self.unit_step)
+
+    def coords(self, unit: Any) -> tuple[Any, Any, Any, Any, Any]:
+        """(m_tile, n_tile, batch, first k-tile, k-tiles) of `unit` for this CTA."""
+        m_unit, n_tile, l_idx, k_begin, k_count = _unit_coords(self.cfg, unit, self.units_m, self.tiles_n, self.batched,
+                                                               self.tile_units, self.per_split, self.k_tiles)
+        return m_unit * self.CL + self.rank, n_tile, l_idx, k_begin, k_count
+
+
+@dsl.inline
+def pipeline(cfg: Sm90Config, dtype: Any, majors: tuple[str, str], producer_arrivals: int = 1) -> tuple[Any, ...]:
+    """The shared memory of the main loop: ``stages`` swizzled buffers per operand, (BLK_M, BLK_K, PIPE) and
+    (BLK_N, BLK_K, PIPE), and a ``full`` and an ``empty`` mbarrier per stage, initialized (``full`` expects
+    `producer_arrivals` arrivals plus the transaction bytes, ``empty`` one arrival per consumer warpgroup
+    of the cluster) and visible to the whole cluster when this returns."""
+    a_major, b_major = majors
+    sA = dsl.smem_tensor(dtype, smem_layout(dtype, a_major, cfg.blk_m, cfg.blk_k, cfg.stages), align=1024)
+    sB = dsl.smem_tensor(dtype, smem_layout(dtype, b_major, cfg.blk_n, cfg.blk_k, cfg.stages), align=1024)
+    full_bar = hopper.mbarriers(cfg.stages)                               # the stage's operands landed
+    empty_bar = hopper.mbarriers(cfg.stages)                              # every consumer read it
+    with dsl.if_(dsl.eq(threadIdx.x, 0)):
+        for s in range(cfg.stages):
+            full_bar.init(s, producer_arrivals)
+            empty_bar.init(s, cfg.consumers * cfg.cluster_m)              # every consumer of the cluster
+        hopper.fence_barrier_init()
+    if cfg.cluster_m > 1:
+        hopper.cluster_sync()                                             # the peers' barriers exist
+    else:
+        dsl.syncthreads()
+    return sA, sB, full_bar, empty_bar
+
+
+@dsl.inline
+def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full: Any, sch: _Schedule, sA: Any, sB: Any,
+             full_bar: Any, empty_bar: Any, C: Any, D: Any, W: Any, bias: Any, alpha: Any, beta: Any) -> None:
+    """A consumer warpgroup's whole life: wgmma from the stages into fp32 accumulators, tile after tile,
+    each followed by the epilogue of its (ROWS, BLK_N) part (or, with split-K, the fp32 partial)."""
+    from tilecraft.gemm.tensorop import _epilogue, _store
+
+    hopper.setmaxnreg(cfg.consumer_regs, inc=True)
+    dtype, wg_type = ELEMENTS[elem]
+    a_major, b_major = majors
+    bM, bN, bK = cfg.blk_m, cfg.blk_n, cfg.blk_k
+    M, N = sch.M, sch.N
+    cw = hopper.warpgroup_index() - 1                                     # this consumer's rows of the tile
+    atom = wgmma_atom(bN, wg_type, major_a="K" if a_major == "K" else "MN", major_b="K" if b_major == "K" else "MN")
+    thr_mma = make_tiled_mma(atom).get_slice(threadIdx.x % 128)
+    acc_shape = thr_mma.partition_C(tc.make_identity_tensor((cfg.rows, bN))).shape
+    tCrC = dsl.make_rmem_tensor(dsl.float32, tc.make_layout(acc_shape))   # (V,MMA_M,1) fp32 accumulators
+    leader = dsl.eq(threadIdx.x % 128, 0)                                 # arrives for the warpgroup
+    stage = dsl.declare(0, "stage", const=False)
+    phase = dsl.declare(0, "phase", const=False)
+    for unit in sch.units():
+        m_tile, n_tile, l_idx, _k_begin, k_count = sch.coords(unit)
+        for k_tile in dsl.range(k_count):
+            full_bar.wait(stage, phase)                                   # the stage's bytes landed
+            hopper.wgmma_fence()
+            sA_k = tc.local_tile(sA(_, _, stage), (cfg.rows, bK), (cw, 0))  # (ROWS,BLK_K)
+            hopper.wgmma_gemm(atom, sA_k, sB(_, _, stage), tCrC, accumulate=k_tile > 0)
+            hopper.wgmma_commit()
+            hopper.wgmma_wait(1)                                          # the previous k-tile's wgmmas are done:
+            with dsl.if_(leader & (k_tile > 0)):                          # its stage goes back to the producer(s)
+                _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), sch.CL)
+            _advance(stage, phase, cfg.stages)
+        hopper.wgmma_wait(0)
+        with dsl.if_(leader):                                             # the tile's last stage
+            _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), sch.CL)
+
+        #
+        # Epilogue: this consumer's (ROWS, BLK_N) part of the tile, from the accumulators
+        #
+        tiler = (bM, bN)
+        coord = (m_tile, n_tile)
+        gD = tc.local_tile(tc.local_tile(D(l_idx, _, _), tiler, coord), (cfg.rows, bN), (cw, 0))  # (ROWS,BLK_N)
+        cD = tc.local_tile(tc.local_tile(tc.make_identity_tensor((M, N)), tiler, coord), (cfg.rows, bN),
+                           (cw, 0))                                       # (ROWS,BLK_N) -> (m,n)
+        tCgD = thr_mma.partition_C(gD)                                    # (V,MMA_M,1)
+        tCcD = thr_mma.partition_C(cD)                                    # (V,MMA_M,1) -> (m,n)
+        if cfg.splits > 1:                                                # this split's fp32 partial tile
+            split = unit // sch.tile_units
+            gW = tc.local_tile(tc.local_tile(W(split, l_idx, _, _), tiler, coord), (cfg.rows, bN), (cw, 0))
+            _store(tCrC, thr_mma.partition_C(gW), tCcD, M, N, full)
+            continue
+        tCgC = None
+        if ep.read_c:
+            gC = tc.local_tile(tc.local_tile(C(l_idx, _, _), tiler, coord), (cfg.rows, bN), (cw, 0))
+            tCgC = thr_mma.partition_C(gC)                                # (V,MMA_M,1)
+        for mb in range(tc.size(tCrC, 1)):
+            for j in range(bN // 8):                                      # one n8 block at a time: few live
+                blk = ((_, _, j), mb, 0)                                  # registers beyond the accumulators
+                _epilogue(tCrC(blk), tCgC(blk) if ep.read_c else None, tCgD(blk), tCcD(blk), bias, alpha, beta,
+                          ep, M, N, full)
+
+
 @dsl.kernel
 def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, elem: Constexpr, majors: Constexpr,
                      ep: Constexpr, full: Constexpr):
     """D (L,M,N) = epilogue(alpha * A @ B^T, C, bias) with A and B given as TMA maps of (M,K,L) and
     (N,K,L) views; see the module docstring. With split-K, W is the fp32 workspace (S,L,M,N) of the
     splits' partial tiles (D then only gives the extents) and splitk_reduce_kernel finishes."""
-    from tilecraft.gemm.tensorop import _epilogue, _store
-
     dsl.launch_bounds(cfg.threads, 1)
-    dtype, wg_type = ELEMENTS[elem]
-    a_major, b_major = majors
+    dtype, _wg_type = ELEMENTS[elem]
     bM, bN, bK = cfg.blk_m, cfg.blk_n, cfg.blk_k
     dsl.assume(bK * dtype.bits == 1024, f"blk_k={bK} is not 128 bytes of {elem}")
     dsl.assume(dtype.bits == 16 or majors == ("K", "K"), "8-bit wgmma operands must both be K-major")
     L, M, N = D.shape
-    batched = not (isinstance(L, int) and L == 1)
-    CL = cfg.cluster_m                                                    # CTAs along M sharing B (multicast)
-    tiles_m, tiles_n = tc.ceil_div(M, bM), tc.ceil_div(N, bN)
-    units_m = tc.ceil_div(tiles_m, CL)                                    # m-tiles of whole clusters
-    S = cfg.splits
-    tile_units = units_m * tiles_n * L
-    num_units = tile_units * S                                            # what one cluster computes at a time
-    k_tiles = tc.ceil_div(K, bK)
-    per_split = tc.ceil_div(k_tiles, S) if S > 1 else k_tiles             # k-tiles per split (the host makes
-                                                                          # every split non-empty)
-    rank = hopper.cluster_rank() if CL > 1 else 0                         # this CTA's m-tile in its cluster
-
-    #
-    # Shared memory: STAGES swizzled buffers per operand, a full and an empty barrier per stage
-    #
-    sA = dsl.smem_tensor(dtype, smem_layout(dtype, a_major, bM, bK, cfg.stages), align=1024)  # (BLK_M,BLK_K,PIPE)
-    sB = dsl.smem_tensor(dtype, smem_layout(dtype, b_major, bN, bK, cfg.stages), align=1024)  # (BLK_N,BLK_K,PIPE)
-    full_bar = hopper.mbarriers(cfg.stages)                               # TMA landed the stage
-    empty_bar = hopper.mbarriers(cfg.stages)                              # every consumer read it
-    with dsl.if_(dsl.eq(threadIdx.x, 0)):
-        for s in range(cfg.stages):
-            full_bar.init(s, 1)
-            empty_bar.init(s, cfg.consumers * CL)                         # every consumer of the cluster
-        hopper.fence_barrier_init()
-    if CL > 1:
-        hopper.cluster_sync()                                             # the peers' barriers exist
-    else:
-        dsl.syncthreads()
-    wg = hopper.warpgroup_index()
+    sch = _Schedule(cfg, (L, M, N), K)
+    CL = sch.CL
+    sA, sB, full_bar, empty_bar = pipeline(cfg, dtype, majors)
     stage_bytes = tmA.box_bytes + tmB.box_bytes * CL                      # B lands whole: every CTA's slice
-    unit0, unit_step = (blockIdx.x // CL, gridDim.x // CL) if CL > 1 else (blockIdx.x, gridDim.x)
 
+    wg = hopper.warpgroup_index()
     with dsl.if_(dsl.eq(wg, 0)):
         #
         # Producer: one thread streams k-tiles of A and B into the stages, tile after tile
@@ -229,76 +317,20 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
             hopper.tma_prefetch(tmB)
             stage = dsl.declare(0, "stage", const=False)
             phase = dsl.declare(0, "phase", const=False)
-            for unit in dsl.range(unit0, num_units, unit_step):
-                m_unit, n_tile, l_idx, k_begin, k_count = _unit_coords(cfg, unit, units_m, tiles_n, batched,
-                                                                       tile_units, per_split, k_tiles)
-                m_tile = m_unit * CL + rank
+            for unit in sch.units():
+                m_tile, n_tile, l_idx, k_begin, k_count = sch.coords(unit)
                 for k_tile in dsl.range(k_begin, k_begin + k_count):
                     empty_bar.wait(stage, 1 - phase)                       # the consumers freed the stage
                     full_bar.arrive_expect_tx(stage, stage_bytes)
                     hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, k_tile * bK, l_idx))
                     if CL > 1:                                             # this CTA's slice of B, to both
                         hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx),
-                                        multicast=(1 << CL) - 1, cta_rank=rank)
+                                        multicast=(1 << CL) - 1, cta_rank=sch.rank)
                     else:
                         hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx))
                     _advance(stage, phase, cfg.stages)
     with dsl.else_():
-        #
-        # Consumers: wgmma from the stages into fp32 accumulators, then the epilogue
-        #
-        hopper.setmaxnreg(cfg.consumer_regs, inc=True)
-        cw = wg - 1                                                       # this consumer's rows of the tile
-        atom = wgmma_atom(bN, wg_type, major_a="K" if a_major == "K" else "MN",
-                          major_b="K" if b_major == "K" else "MN")
-        thr_mma = make_tiled_mma(atom).get_slice(threadIdx.x % 128)
-        acc_shape = thr_mma.partition_C(tc.make_identity_tensor((cfg.rows, bN))).shape
-        tCrC = dsl.make_rmem_tensor(dsl.float32, tc.make_layout(acc_shape))   # (V,MMA_M,1) fp32 accumulators
-        leader = dsl.eq(threadIdx.x % 128, 0)                             # arrives for the warpgroup
-        stage = dsl.declare(0, "stage", const=False)
-        phase = dsl.declare(0, "phase", const=False)
-        for unit in dsl.range(unit0, num_units, unit_step):
-            m_unit, n_tile, l_idx, k_begin, k_count = _unit_coords(cfg, unit, units_m, tiles_n, batched, tile_units,
-                                                                   per_split, k_tiles)
-            m_tile = m_unit * CL + rank
-            for k_tile in dsl.range(k_count):
-                full_bar.wait(stage, phase)                               # the stage's bytes landed
-                hopper.wgmma_fence()
-                sA_k = tc.local_tile(sA(_, _, stage), (cfg.rows, bK), (cw, 0))  # (ROWS,BLK_K)
-                hopper.wgmma_gemm(atom, sA_k, sB(_, _, stage), tCrC, accumulate=k_tile > 0)
-                hopper.wgmma_commit()
-                hopper.wgmma_wait(1)                                      # the previous k-tile's wgmmas are done:
-                with dsl.if_(leader & (k_tile > 0)):                      # its stage goes back to the producer(s)
-                    _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), CL)
-                _advance(stage, phase, cfg.stages)
-            hopper.wgmma_wait(0)
-            with dsl.if_(leader):                                         # the tile's last stage
-                _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), CL)
-
-            #
-            # Epilogue: this consumer's (ROWS, BLK_N) part of the tile, from the accumulators
-            #
-            tiler = (bM, bN)
-            coord = (m_tile, n_tile)
-            gD = tc.local_tile(tc.local_tile(D(l_idx, _, _), tiler, coord), (cfg.rows, bN), (cw, 0))  # (ROWS,BLK_N)
-            cD = tc.local_tile(tc.local_tile(tc.make_identity_tensor((M, N)), tiler, coord), (cfg.rows, bN),
-                               (cw, 0))                                   # (ROWS,BLK_N) -> (m,n)
-            tCgD = thr_mma.partition_C(gD)                                # (V,MMA_M,1)
-            tCcD = thr_mma.partition_C(cD)                                # (V,MMA_M,1) -> (m,n)
-            if S > 1:                                                     # this split's fp32 partial tile
-                split = unit // tile_units
-                gW = tc.local_tile(tc.local_tile(W(split, l_idx, _, _), tiler, coord), (cfg.rows, bN), (cw, 0))
-                _store(tCrC, thr_mma.partition_C(gW), tCcD, M, N, full)
-                continue
-            tCgC = None
-            if ep.read_c:
-                gC = tc.local_tile(tc.local_tile(C(l_idx, _, _), tiler, coord), (cfg.rows, bN), (cw, 0))
-                tCgC = thr_mma.partition_C(gC)                            # (V,MMA_M,1)
-            for mb in range(tc.size(tCrC, 1)):
-                for j in range(bN // 8):                                  # one n8 block at a time: few live
-                    blk = ((_, _, j), mb, 0)                              # registers beyond the accumulators
-                    _epilogue(tCrC(blk), tCgC(blk) if ep.read_c else None, tCgD(blk), tCcD(blk), bias, alpha, beta,
-                              ep, M, N, full)
+        consumer(cfg, elem, majors, ep, full, sch, sA, sB, full_bar, empty_bar, C, D, W, bias, alpha, beta)
     if CL > 1:
         hopper.cluster_sync()           # no CTA leaves while a peer may still multicast into it or arrive on it
 
