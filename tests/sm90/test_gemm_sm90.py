@@ -264,6 +264,10 @@ def test_cluster_multicast_compiles():
     k = kern.compile(*args, arch="sm_90a")
     assert k.resources.spill_store_bytes == 0
     assert args[1].args.box_dims[1] == 128                          # each CTA loads half of B's 256 rows
+    if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm"):
+        # the consumers' remote arrives stay CTA-scoped releases: a cluster-scoped one is a MEMBAR.ALL.GPU
+        # per k-tile (measured: half the speed); only the two cluster_syncs fence the GPU
+        assert rt.sass(k.module.cubin).count("MEMBAR.ALL.GPU") == 2
 
 
 def test_maps_of_other_tensors_share_the_specialization():

@@ -110,7 +110,7 @@ ASYNC_PTX = {
     "mbarrier.init.shared::cta.b64": 2, "fence.mbarrier_init.release.cluster": 1, "prefetch.tensormap": 1,
     "mbarrier.try_wait.parity.shared::cta.b64": 2, "mbarrier.arrive.expect_tx.shared::cta.b64": 1,
     "mbarrier.expect_tx.relaxed.cta.shared::cta.b64": 1, "mbarrier.arrive.shared::cta.b64": 1,
-    "mbarrier.arrive.release.cluster.shared::cluster.b64": 1, "mapa.shared::cluster.u32": 2,
+    "mbarrier.arrive.shared::cluster.b64": 1, "mapa.shared::cluster.u32": 2,
     "ld.shared::cluster.u32": 1, "setmaxnreg.inc.sync.aligned.u32 232": 1, "setmaxnreg.dec.sync.aligned.u32 40": 1,
     "elect.sync": 1, "stmatrix.sync.aligned.m8n8.x4.shared.b16": 1, "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16": 1,
     "fence.proxy.async.shared::cta": 1, "cp.async.bulk.commit_group": 1, "cp.async.bulk.wait_group.read 0": 1,
