@@ -35,6 +35,7 @@ At M <= 16 the time is the time to stream W from HBM once; everything here serve
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext as _nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,13 +66,19 @@ _SYMMETRIC_ZERO = {("float16", 4): 0x48004800, ("float16", 8): 0x58005800,
 class MixedConfig:
     """One tiling of the mixed-input GEMM: ``warps`` per CTA (they split the CTA's k-range), ``tiles``
     16-row tiles per CTA (every warp covers all of them), ``chunk`` k values per warp iteration (a
-    multiple of the group size and of KB = 64 / 32 for int4 / int8), ``splits`` slices of K (grid.y;
-    None: chosen per problem)."""
+    multiple of the group size and of KB = 64 / 32 for int4 / int8), ``stages`` register buffers per warp
+    (chunks j+1 .. j+stages-1 are in flight while chunk j is converted), ``min_ctas`` the CTAs per SM
+    ptxas must make room for (it caps the registers; None: ptxas's choice), ``prefetch`` how many chunks beyond the register
+    buffers each warp asks L2 to fetch from HBM ahead of its loads (no registers held), ``splits`` slices
+    of K (grid.y; None: chosen per problem)."""
 
     warps: int = 4
     tiles: int = 4
     chunk: int = 128
     splits: int | None = None
+    stages: int = 2
+    min_ctas: int | None = None
+    prefetch: int = 0
 
     @property
     def threads(self) -> int:
@@ -80,6 +87,9 @@ class MixedConfig:
     @property
     def name(self) -> str:
         s = f"w{self.warps}_t{self.tiles}_c{self.chunk}"
+        s += f"_p{self.stages}" if self.stages != 2 else ""
+        s += f"_o{self.min_ctas}" if self.min_ctas else ""
+        s += f"_f{self.prefetch}" if self.prefetch else ""
         return s + (f"_s{self.splits}" if self.splits else "")
 
     def validate(self, fmt: PackedFormat, K: int, N: int) -> None:
@@ -87,6 +97,12 @@ class MixedConfig:
         kb = k_block(fmt.bits)
         if self.warps not in (1, 2, 4, 8) or self.tiles not in (1, 2, 4, 8):
             raise ValueError(f"{self.name}: warps and tiles must be 1, 2, 4 or 8")
+        if self.stages not in (2, 3, 4):
+            raise ValueError(f"{self.name}: stages must be 2, 3 or 4")
+        if not 0 <= self.prefetch <= 8:
+            raise ValueError(f"{self.name}: prefetch must be in 0..8 chunks")
+        if self.min_ctas is not None and not 1 <= self.min_ctas <= 2048 // self.threads:
+            raise ValueError(f"{self.name}: min_ctas must be in 1..{2048 // self.threads} for {self.threads} threads")
         if self.chunk % kb or self.chunk % 16:
             raise ValueError(f"{self.name}: chunk must be a multiple of {kb} for int{fmt.bits}")
         if fmt.group_size is not None and self.chunk % fmt.group_size:
@@ -146,9 +162,9 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     qw (N/16, K/KB, 32, 4) int32, scales / zeros (N/16, K/G, 8, 2) (zeros None when symmetric), bias (N)
     or None; ws (M,N) fp32 and counters (N / 16 tiles) int32, zeroed, or None without split-K (grid.y = 1);
     mb = ceil(M / 8) m-blocks of 8 columns."""
-    dsl.launch_bounds(cfg.threads)
+    dsl.launch_bounds(cfg.threads, cfg.min_ctas)
     dtype, atom = _ELEM[fmt.dtype]
-    NT, CK, W = cfg.tiles, cfg.chunk, cfg.warps
+    NT, CK, W, P = cfg.tiles, cfg.chunk, cfg.warps, cfg.stages
     KB = k_block(fmt.bits)
     M, K = x.shape
     BN = 16 * NT                                                          # rows of W^T (columns of y) per CTA
@@ -176,13 +192,13 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
 
     mma = make_tiled_mma(atom)
     thr_mma = mma.get_slice(lane)
-    wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, CK // KB, NT)) for _b in range(2)]  # (WORD,KBLK,TILE) x 2
-    # x travels with the weights (2 buffers) while its fragments are few; past M = 16 it is loaded (from
+    wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, CK // KB, NT)) for _b in range(P)]  # (WORD,KBLK,TILE) x P
+    # x travels with the weights (P buffers) while its fragments are few; past M = 16 it is loaded (from
     # L1 / L2, where all warps find it) at the start of each chunk's compute, into one buffer
     x_ahead = mb <= 2
-    xbuf = [dsl.make_rmem_tensor(dtype, (4, mb, K16)) for _b in range(2 if x_ahead else 1)]  # (MMA_B,M8,K16)
-    sbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(2)] if grouped else None  # (ROW,GRP,TILE)
-    zbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(2)] if grouped and fmt.zero_point else None
+    xbuf = [dsl.make_rmem_tensor(dtype, (4, mb, K16)) for _b in range(P if x_ahead else 1)]  # (MMA_B,M8,K16)
+    sbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(P)] if grouped else None  # (ROW,GRP,TILE)
+    zbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(P)] if grouped and fmt.zero_point else None
     acc = [dsl.make_rmem_tensor(dsl.float32, (4, 1, mb)) for _t in range(NT)]    # (MMA_C,1,M8) per tile
     for t in range(NT):
         dsl.clear(acc[t])
@@ -208,6 +224,18 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                 dsl.copy(mS(rb * NT + t, c * GPC + gi, g, _), sbuf[b](_, gi, t))
                 if zbuf is not None:
                     dsl.copy(mZ(rb * NT + t, c * GPC + gi, g, _), zbuf[b](_, gi, t))
+
+    KBC = CK // KB                                                        # 16-byte lane loads per tile and chunk
+    lines = NT * KBC * 4                                                  # 128-byte lines of a warp's chunk
+
+    def prefetch(c: Any) -> None:
+        """Ask L2 for chunk c (absolute) of this CTA's tiles: lane i takes line i (and i + 32, ...), line
+        4 (KBC t + kb) + p being bytes 128 p .. of the warp's 512-byte load of tile t, k-block kb."""
+        for i0 in range(0, lines, 32):
+            li = lane + i0
+            t, kb, p = li // (4 * KBC), li // 4 % KBC, li % 4
+            with dsl.if_(li < lines) if lines - i0 < 32 else _nullcontext():
+                _call("prefetch_l2", _addr(mW, (rb * NT + t, c * KBC + kb, 8 * p, 0)))
 
     def zero_word(b: int, t: int, gi: int) -> str:
         if not fmt.zero_point:
@@ -246,18 +274,30 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
             dsl.copy(mZ(rb * NT + t, 0, g, _), zpc(_, t))
 
     #
-    # Main loop: chunk j+1 travels to one buffer while chunk j is converted and multiplied from the other
+    # Main loop: chunks j+1 .. j+P-1 travel to P-1 buffers while chunk j is converted and multiplied from
+    # the P-th; step s of an iteration refills the buffer step s-1 has just consumed. With prefetch = D,
+    # chunks j+P .. j+P+D-2 are on their way from HBM to L2 as well, and step j asks for chunk j+P+D-1.
     #
-    with dsl.if_(n_w > 0):
-        load(0, c_begin + warp)
-    for it in dsl.range((n_w + 1) // 2):
-        with dsl.if_(2 * it + 1 < n_w):
-            load(1, c_begin + warp + W * (2 * it + 1))
-        compute(0, c_begin + warp + W * (2 * it))
-        with dsl.if_(2 * it + 2 < n_w):
-            load(0, c_begin + warp + W * (2 * it + 2))
-        with dsl.if_(2 * it + 1 < n_w):
-            compute(1, c_begin + warp + W * (2 * it + 1))
+    D = cfg.prefetch
+    for s in range(P - 1 + D):
+        with dsl.if_(s < n_w):
+            if s < P - 1:
+                load(s, c_begin + warp + W * s)
+            else:
+                prefetch(c_begin + warp + W * s)
+    for it in dsl.range((n_w + P - 1) // P):
+        for s in range(P):
+            j = P * it + s                                                # this step's chunk (of the warp's)
+            if D:
+                with dsl.if_(j + P - 1 + D < n_w):
+                    prefetch(c_begin + warp + W * (j + P - 1 + D))
+            with dsl.if_(j + P - 1 < n_w):
+                load((s + P - 1) % P, c_begin + warp + W * (j + P - 1))
+            if s == 0:                                                    # it < ceil(n_w / P): j < n_w
+                compute(0, c_begin + warp + W * j)
+            else:
+                with dsl.if_(j < n_w):
+                    compute(s, c_begin + warp + W * j)
 
     if not grouped:
         # per-channel: one scale per row, applied once to the whole sum
@@ -431,9 +471,18 @@ def _check_packed(w: PackedWeight) -> None:
                              f"got {got}")
 
 
+def _pick_splits(blocks: int, chunks: int, warps: int, slots: int) -> int:
+    """The split-K count for `blocks` row blocks of `chunks` chunks each when `slots` CTAs fit the GPU at
+    once: all CTAs in one wave, and, among those, the fewest splits that give the busiest warp (which
+    ends the kernel: a split's chunks are dealt to its warps round-robin) the fewest chunks,
+    ceil(chunks / (splits * warps)). More splits than that only add partial sums to reduce."""
+    most = max(1, min(slots // blocks, chunks // warps, 64))
+    return min(range(1, most + 1), key=lambda s: (-(-chunks // (s * warps)), s))
+
+
 def _launch(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig) -> None:
-    """One launch for up to MAX_M rows. Unless cfg fixes them, the splits of K are as many as fit one wave
-    of resident CTAs (from the compiled kernel's registers), at most one chunk per warp and split."""
+    """One launch for up to MAX_M rows. Unless cfg fixes them, the splits of K come from
+    ``_pick_splits`` with the resident CTAs of the compiled kernel (its registers) on this GPU."""
     from dataclasses import replace
     M, K = x.shape
     N = y.shape[1]
@@ -448,7 +497,7 @@ def _launch(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig) -> Non
         if x.is_cuda:
             regs = mixed_gemm_kernel.compile(*args).resources.registers
             per_sm = _ctas_per_sm(regs, cfg.threads, 4 * 16 * cfg.tiles * 8 * mb * cfg.warps)
-        splits = max(1, min(_sm_count(x) * per_sm // blocks, K // cfg.chunk // cfg.warps, 64))
+        splits = _pick_splits(blocks, K // cfg.chunk, cfg.warps, _sm_count(x) * per_sm)
     if splits == 1:
         args = args[:6] + (None, None) + args[8:]
     mixed_gemm_kernel[(blocks, splits), (cfg.threads,)](*args)

@@ -87,6 +87,9 @@ TC_DEVICE void dequant_u8_bf16(u32 w0, u32 w1, u32 z, u32* a) {
     a[3] = pack_bf16_hi(u8_minus(w1, 0x7442, ch), u8_minus(w1, 0x7443, ch));
 }
 
+// A hint: bring the 128-byte line at p from HBM into L2 (no register, nothing to wait for).
+TC_DEVICE void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
 // ------------------------------------------------------------------ split-K reduction
 // Each CTA adds its fp32 partial tile to a zeroed workspace with red.add, then counts itself in; the
 // last CTA of a row block (the count reaches `splits`) reads the sums, writes the output, and leaves
@@ -99,10 +102,13 @@ TC_DEVICE f32 ld_cg_f32(const f32* p) {
     asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
     return v;
 }
-// Every thread calls it after its red.adds; true in all threads of the CTA that arrived last.
+// Every thread calls it after its red.adds; true in all threads of the CTA that arrived last. One fence
+// per CTA, not per thread (the pattern of a grid-wide barrier): the barrier orders every thread's red.adds
+// before thread 0's acq_rel atomic, whose release is cumulative, so they are visible at gpu scope before
+// the count is; in the last CTA the atomic's acquire and the second barrier order the count before every
+// thread's loads of the sums.
 TC_DEVICE bool splitk_arrive_last(int* counter, int splits) {
     __shared__ int last;
-    __threadfence();
     __syncthreads();
     if (threadIdx.x == 0) {
         int old;
