@@ -13,9 +13,12 @@ For each shape (N = K = 8192 and Llama-3-8B / 70B layers, W as (K, N)) and M in 
 
 Every timing rotates among >= 4 copies of the weights (and enough copies that one rotation is > 3x L2), so
 the GB/s are HBM figures; CUDA-event medians from tilecraft.bench.timing. GB/s counts the bytes one call
-must move (packed weights, scales, zeros, x, y). "% copy" divides by the same-size copy's bandwidth.
-Each of our configurations is checked against float64 x @ dequantize(W) first. ``--sweep`` also times a
-grid of tilings and split-K counts at N = K = 8192 (the heuristic is untuned: pick from this table).
+must move (packed weights, scales, zeros, x, y). "% copy" is that GB/s over the GB/s of a device-to-device
+copy moving the same number of bytes (read + write, so a copy of half of them), measured the same way.
+Each of our configurations is checked against float64 x @ dequantize(W) first. ``--sweep`` also times the
+candidate configurations of ``sweep_configs`` (register buffers, L2 prefetch, tiles, chunk, warps,
+occupancy, split-K) at N = K = 8192, W4A16 g128 and W8A16 per-channel, fastest first per M, with the
+grid each ran on; ``--quick --sweep`` is the tuning run (about 2-3 minutes on an H100).
 Prints Markdown tables; ``--json`` writes every row.
 """
 from __future__ import annotations
@@ -35,7 +38,7 @@ import tilecraft.quant as Q  # noqa: E402
 from tilecraft.bench.report import markdown_table  # noqa: E402
 from tilecraft.bench.rotation import copies_for_rotation, l2_cache_bytes  # noqa: E402
 from tilecraft.bench.timing import Timer  # noqa: E402
-from tilecraft.gemm.mixed import MixedConfig, mixed_gemm, pick_mixed_config  # noqa: E402
+from tilecraft.gemm.mixed import MixedConfig, launch_grid, mixed_gemm, pick_mixed_config  # noqa: E402
 
 #: (name, K, N): the weight of y = x @ W
 SHAPES = [
@@ -60,13 +63,26 @@ def _time(fn: Callable[..., Any], sets: list[tuple]) -> float:
     return TIMER(fn, sets).median_ms * 1e3
 
 
+_COPY_GBPS: dict[int, float] = {}
+
+
 def copy_bandwidth(nbytes: int) -> float:
     """GB/s of a device-to-device copy of nbytes ((read + write) / time), rotating buffers past L2."""
-    n = _copies(nbytes)
-    src = [torch.empty(nbytes, dtype=torch.uint8, device="cuda") for _ in range(n)]
-    dst = [torch.empty(nbytes, dtype=torch.uint8, device="cuda") for _ in range(n)]
-    us = _time(lambda a, b: b.copy_(a), list(zip(src, dst)))
-    return 2 * nbytes / us / 1e3
+    if nbytes not in _COPY_GBPS:
+        n = _copies(nbytes)
+        src = [torch.empty(nbytes, dtype=torch.uint8, device="cuda") for _ in range(n)]
+        dst = [torch.empty(nbytes, dtype=torch.uint8, device="cuda") for _ in range(n)]
+        us = _time(lambda a, b: b.copy_(a), list(zip(src, dst)))
+        _COPY_GBPS[nbytes] = 2 * nbytes / us / 1e3
+    return _COPY_GBPS[nbytes]
+
+
+def rates(r: dict) -> dict:
+    """A timed row's GB/s, the GB/s of a copy moving the same bytes (r["bytes"] read + written in all),
+    and the first over the second."""
+    gbps = r["bytes"] / r["us"] / 1e3
+    copy = copy_bandwidth(r["bytes"] // 2)
+    return {"GBps": gbps, "copy_GBps": copy, "pct_copy": 100 * gbps / copy}
 
 
 def _check(y: Any, x: Any, pw: Any) -> float:
@@ -74,13 +90,25 @@ def _check(y: Any, x: Any, pw: Any) -> float:
     return float((y.double() - ref).norm() / ref.norm())
 
 
+_PACKED: dict[tuple, list] = {}
+
+
+def _packed(K: int, N: int, bits: int, group: int | None, dtype: Any) -> list:
+    """The rotation's copies of one random packed weight (made once per format and shape)."""
+    key = (K, N, bits, group, dtype)
+    if key not in _PACKED:
+        _PACKED.clear()                                                    # one shape's copies at a time
+        w = torch.randn(K, N, device="cuda") * 0.02
+        pw0 = Q.pack(Q.quantize(w, bits, group), dtype)
+        _PACKED[key] = [pw0] + [Q.PackedWeight(pw0.qweight.clone(), pw0.scales.clone(), None, pw0.shape, pw0.format)
+                                for _ in range(_copies(pw0.nbytes) - 1)]
+    return _PACKED[key]
+
+
 def ours(K: int, N: int, M: int, bits: int, group: int | None, dtype: Any, config: MixedConfig | None = None) -> dict:
-    """Time our GEMM; also its relative error against float64 (first copy)."""
-    w = torch.randn(K, N, device="cuda") * 0.02
-    pw0 = Q.pack(Q.quantize(w, bits, group), dtype)
-    n = _copies(pw0.nbytes)
-    pws = [pw0] + [Q.PackedWeight(pw0.qweight.clone(), pw0.scales.clone(), None, pw0.shape, pw0.format)
-                   for _ in range(n - 1)]
+    """Time our GEMM; also its relative error against float64 (first copy) and the grid it ran on."""
+    pws = _packed(K, N, bits, group, dtype)
+    pw0 = pws[0]
     x = torch.randn(M, K, device="cuda").to(dtype)
     y = mixed_gemm(x, pw0, config=config)
     torch.cuda.synchronize()
@@ -88,7 +116,32 @@ def ours(K: int, N: int, M: int, bits: int, group: int | None, dtype: Any, confi
     us = _time(lambda xx, p: mixed_gemm(xx, p, config=config), [(x, p) for p in pws])
     nbytes = pw0.nbytes + x.numel() * 2 + M * N * 2
     cfg = config or pick_mixed_config(pw0.format, M, K, N)
-    return {"us": us, "bytes": nbytes, "err": err, "config": cfg.name, "copies": n}
+    blocks, splits = launch_grid(x[:32], pw0, cfg)
+    return {"us": us, "bytes": nbytes, "err": err, "config": cfg.name, "grid": f"{blocks}x{splits}", "copies": len(pws)}
+
+
+def sweep_configs(bits: int, M: int) -> list[MixedConfig | None]:
+    """The candidates --sweep times for W (8192, 8192) at M rows (None: pick_mixed_config's choice):
+    around the default tiling (4 warps, 4 int4 / 2 int8 tiles at M <= 8, 2 / 1 at M = 16, 128-value
+    chunks), one knob at a time and a few combinations: L2 prefetch distance, 3 register buffers, tiles
+    (1: 512 row blocks, no split-K), 256-value chunks, 8 warps, a register cap for 4 CTAs per SM, and
+    fixed split-K counts."""
+    t = (4 if bits == 4 else 2) if M <= 8 else (2 if bits == 4 else 1)
+    C = MixedConfig
+    out: list[MixedConfig | None] = [None, C(4, t, 128)]
+    out += [C(4, t, 128, prefetch=f) for f in (1, 2, 4)]
+    out += [C(4, t, 128, stages=3), C(4, t, 128, stages=3, prefetch=2)]
+    out += [C(4, t // 2, 128, stages=3, prefetch=2), C(4, t // 2, 256, prefetch=2)]
+    out += [C(4, 1, 128, prefetch=2), C(4, 1, 256, prefetch=2), C(8, 1, 128, splits=1, prefetch=2),
+            C(8, 1, 256, splits=1, prefetch=2), C(4, 1, 512, splits=1, prefetch=1)]
+    out += [C(8, t, 128, prefetch=2), C(4, t, 128, min_ctas=4, prefetch=2)]
+    out += [C(4, t, 128, splits=s, prefetch=2) for s in (2, 4, 6)]
+    seen, uniq = set(), []
+    for c in out:
+        if c not in seen and (c is None or c.tiles >= 1):
+            seen.add(c)
+            uniq.append(c)
+    return uniq
 
 
 def dense(K: int, N: int, M: int, dtype: Any) -> dict:
@@ -142,18 +195,19 @@ def main() -> int:
     print(f"copy bandwidth (1 GB D2D, read + write): {big:.0f} GB/s\n")
     rows, out, bad = [], [], 0
     for name, K, N in SHAPES[:1] if args.quick else SHAPES:
-        copy_bw = copy_bandwidth(K * N // 2)
         for M in MS:
             res: dict[str, dict] = {label: _safe(ours, K, N, M, b, g, dt) for label, b, g, dt in OURS}
             res["cuBLAS fp16"] = _safe(dense, K, N, M, torch.float16)
             res["cuBLAS bf16"] = _safe(dense, K, N, M, torch.bfloat16)
             res["torch int4"] = _safe(torch_int4, K, N, M)
             for label, r in res.items():
-                out.append({"shape": name, "K": K, "N": N, "M": M, "kernel": label, "copy_GBps": copy_bw, **r})
+                if "us" in r:
+                    r.update(rates(r))
+                out.append({"shape": name, "K": K, "N": N, "M": M, "kernel": label, **r})
                 if "us" not in r:
                     rows.append([name, M, label, "", "", "", "", "", r["missing"][:60]])
                     continue
-                gbps = r["bytes"] / r["us"] / 1e3
+                gbps = r["GBps"]
                 vs16 = res["cuBLAS fp16"].get("us", float("nan")) / r["us"]
                 vs_bf = res["cuBLAS bf16"].get("us", float("nan")) / r["us"]
                 tol = 2e-3 if "fp16" in label else 1.2e-2
@@ -163,28 +217,29 @@ def main() -> int:
                     if not r["err"] <= tol:
                         bad += 1
                         note += " FAIL"
-                rows.append([name, M, label, f"{r['us']:.1f}", f"{gbps:.0f}", f"{100 * gbps / copy_bw:.0f}%",
+                rows.append([name, M, label, f"{r['us']:.1f}", f"{gbps:.0f}", f"{r['pct_copy']:.0f}%",
                              f"{vs16:.2f}x", f"{vs_bf:.2f}x", note])
     print(markdown_table(["shape", "M", "kernel", "µs", "GB/s", "% copy", "vs cuBLAS fp16", "vs cuBLAS bf16",
                           "notes"], rows))
     if args.sweep:
         K = N = 8192
-        srows = []
-        copy_bw = copy_bandwidth(K * N // 2)
-        for M in (1, 16):
-            for warps in (2, 4, 8):
-                for tiles in (1, 2, 4, 8):
-                    for splits in (1, 2, 3, 4, 6, 8, 16):
-                        cfg = MixedConfig(warps, tiles, 128, splits)
-                        r = _safe(ours, K, N, M, 4, 128, torch.float16, config=cfg)
-                        out.append({"sweep": True, "M": M, "config": cfg.name, **r})
-                        if "us" in r:
-                            gbps = r["bytes"] / r["us"] / 1e3
-                            srows.append([M, cfg.name, f"{r['us']:.1f}", f"{gbps:.0f}", f"{100 * gbps / copy_bw:.0f}%",
-                                          f"{r['err']:.1e}"])
-        srows.sort(key=lambda r: (r[0], float(r[2])))
-        print("\n## W4A16 g128 fp16, N = K = 8192: tilings x split-K (fastest first per M)\n")
-        print(markdown_table(["M", "config", "µs", "GB/s", "% copy", "err"], srows))
+        for label, bits, group in (("W4A16 g128 fp16", 4, 128), ("W8A16 pc fp16", 8, None)):
+            srows = []
+            for M in ((1, 2, 4, 8, 16) if bits == 4 else (1, 8, 16)):
+                for cfg in sweep_configs(bits, M):
+                    r = _safe(ours, K, N, M, bits, group, torch.float16, config=cfg)
+                    name = r.get("config", cfg.name if cfg else "?") + ("" if cfg else " (default)")
+                    if "us" in r:
+                        r.update(rates(r))
+                    out.append({"sweep": True, "kernel": label, "K": K, "N": N, "M": M, **r, "config": name})
+                    if "us" in r:
+                        srows.append([M, name, r["grid"], f"{r['us']:.2f}", f"{r['GBps']:.0f}", f"{r['pct_copy']:.0f}%",
+                                      f"{r['err']:.1e}"])
+                    else:
+                        srows.append([M, name, "", "", "", "", r["missing"][:60]])
+            srows.sort(key=lambda r: (r[0], float(r[3]) if r[3] else float("inf")))
+            print(f"\n## {label}, N = K = 8192: candidate configurations (fastest first per M)\n")
+            print(markdown_table(["M", "config", "grid", "µs", "GB/s", "% copy", "err"], srows))
     if args.json:
         args.json.write_text(json.dumps(out, indent=1, default=str))
     print(f"\n{bad} correctness failures")

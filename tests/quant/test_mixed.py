@@ -176,6 +176,12 @@ EMULATED = [
     (8, 32, True, torch.float16, 6, 128, 32, MixedConfig(4, 2, 32, splits=2)),
     (8, None, False, torch.float16, 3, 96, 32, None),
     (8, None, True, torch.bfloat16, 17, 160, 16, MixedConfig(2, 1, 32, splits=3)),
+    # the pipeline knobs: 3 and 4 register buffers over chunk counts that are not multiples of them, L2
+    # prefetch past the warp's last chunk, a register cap
+    (4, 128, False, torch.float16, 1, 1280, 64, MixedConfig(2, 4, 128, splits=2, stages=3)),
+    (4, 64, True, torch.bfloat16, 5, 1088, 32, MixedConfig(2, 2, 64, splits=2, stages=4, prefetch=3)),
+    (8, None, False, torch.float16, 12, 640, 32, MixedConfig(2, 2, 64, stages=3, prefetch=2, min_ctas=3)),
+    (8, 32, True, torch.bfloat16, 2, 384, 16, MixedConfig(1, 1, 32, splits=3, prefetch=8)),
 ]
 
 
@@ -187,6 +193,13 @@ def test_emulated_every_format(emulated: None, bits: int, group: int | None, zp:
     _check(y, x, pw, b)
     ws, cnt = mixed._WORKSPACES[("cpu", 0)]
     assert float(ws.abs().sum()) == 0 and int(cnt.abs().sum()) == 0       # left zeroed for the next call
+
+
+def test_emulated_default_prefetch(emulated: None) -> None:
+    """The heuristic's configuration (prefetch on) on a split-K problem whose warps have uneven chunk counts."""
+    assert pick_mixed_config(Q.PackedFormat(4, 128, False, "float16"), 1, 1408, 64).prefetch > 0
+    x, pw, b = _problem(4, 128, False, torch.float16, 1, 1408, 64)
+    _check(Q.gemm(x, pw, b), x, pw, b)
 
 
 def test_emulated_batched_x_and_m_past_64(emulated: None) -> None:
@@ -230,6 +243,96 @@ def test_every_format_compiles_at_larger_m(arch: str, M: int) -> None:
         assert r.stack_frame_bytes <= (0 if M <= 16 else 8), (arch, fmt, M, r)
 
 
+def _bench() -> Any:
+    """benchmarks/bench_mixed.py as a module (its sweep's configurations)."""
+    import importlib.util
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_mixed.py"
+    spec = importlib.util.spec_from_file_location("bench_mixed", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _sweep_variants(Ms: tuple[int, ...]) -> list[tuple]:
+    """(format, M, config) of every kernel --sweep compiles (splits are the grid's: one kernel each)."""
+    bench = _bench()
+    out = {}
+    for bits, group in ((4, 128), (8, None)):
+        for M in Ms:
+            for cfg in bench.sweep_configs(bits, M):
+                fmt = (bits, group, False, torch.float16)
+                cfg = cfg or pick_mixed_config(Q.PackedFormat(bits, group, False, "float16"), M, 8192, 8192)
+                out[(fmt, -(-M // 8), mixed.replace(cfg, splits=None))] = (fmt, M, cfg)
+    return list(out.values())
+
+
+def _variant_resources(arch: str, fmt: tuple, M: int, cfg: MixedConfig) -> Any:
+    args = list(_compile_args(*fmt, M))
+    args[9] = mixed.replace(cfg, splits=None)
+    return mixed_gemm_kernel.compile(*args, arch=arch).resources
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_pipeline_knobs_compile_without_spills(arch: str) -> None:
+    """stages 2-4, prefetch and min_ctas on the decoding tiling: no spills, and the register cap holds."""
+    fmt = (4, 128, False, torch.float16)
+    for cfg in (MixedConfig(4, 2, 128, stages=3), MixedConfig(4, 1, 128, stages=4, prefetch=4),
+                MixedConfig(4, 4, 128, prefetch=2), MixedConfig(4, 2, 128, min_ctas=4, prefetch=2)):
+        r = _variant_resources(arch, fmt, 1, cfg)
+        assert r.spills == 0 and r.stack_frame_bytes == 0, (arch, cfg, r)
+        if cfg.min_ctas:
+            assert r.registers <= 65536 // (cfg.threads * cfg.min_ctas), (arch, cfg, r)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_sweep_variants_compile(arch: str) -> None:
+    """Every kernel bench_mixed.py --sweep times compiles; all but those capped to 4 CTAs per SM (where
+    ptxas may trade a few spills for occupancy, which the sweep then measures) without spills."""
+    for fmt, M, cfg in _sweep_variants((1, 16)):
+        r = _variant_resources(arch, fmt, M, cfg)
+        assert r.registers <= 255 and (cfg.min_ctas or r.stack_frame_bytes == 0), (arch, fmt, M, cfg, r)
+
+
+def test_sweep_configs_are_valid() -> None:
+    """Every configuration of the sweep passes validate() at N = K = 8192."""
+    bench = _bench()
+    for bits, group in ((4, 128), (8, None)):
+        fmt = Q.PackedFormat(bits, group, False, "float16")
+        for M in (1, 2, 4, 8, 16):
+            cfgs = bench.sweep_configs(bits, M)
+            assert None in cfgs and len(set(cfgs)) == len(cfgs)
+            for cfg in cfgs:
+                (cfg or pick_mixed_config(fmt, M, 8192, 8192)).validate(fmt, 8192, 8192)
+
+
+# ----------------------------------------------------------------------------- the grid
+
+def test_pick_splits_one_wave_and_busiest_warp() -> None:
+    """_pick_splits keeps blocks x splits within the resident slots and, among such counts, no other gives
+    the busiest warp fewer chunks or the same with fewer splits; N = K = 8192 int4 g128 at 3 CTAs per SM
+    on 132 SMs: 128 row blocks x 3."""
+    rng = random.Random(3)
+    for _ in range(500):
+        blocks, chunks, warps = rng.randint(1, 600), rng.randint(1, 300), rng.choice((1, 2, 4, 8))
+        slots = rng.randint(1, 800)
+        s = mixed._pick_splits(blocks, chunks, warps, slots)
+        busiest = -(-chunks // (s * warps))
+        assert s == 1 or (blocks * s <= slots and s <= chunks // warps)
+        for t in range(1, s):
+            assert -(-chunks // (t * warps)) > busiest
+        for t in range(s + 1, min(slots // blocks, chunks // warps, 64) + 1):
+            assert -(-chunks // (t * warps)) >= busiest
+    assert mixed._pick_splits(128, 64, 4, 3 * 132) == 3
+
+
+def test_launch_grid_off_a_gpu() -> None:
+    """Off a GPU the launch assumes 132 SMs and 3 CTAs each; a config's own splits are kept."""
+    x, pw, _b = _problem(4, 128, False, torch.float16, 1, 8192, 1024, bias=False)
+    assert mixed.launch_grid(x, pw, MixedConfig(4, 4, 128)) == (16, 16)
+    assert mixed.launch_grid(x, pw, MixedConfig(4, 4, 128, splits=5)) == (16, 5)
+
+
 # ----------------------------------------------------------------------------- errors
 
 def test_entry_point_errors(emulated: None) -> None:
@@ -251,6 +354,12 @@ def test_entry_point_errors(emulated: None) -> None:
         Q.gemm(x, pw, config=MixedConfig(chunk=64))
     with pytest.raises(ValueError, match="N = 32 is not a multiple of 16 x tiles = 64"):
         Q.gemm(x, pw, config=MixedConfig(tiles=4))
+    with pytest.raises(ValueError, match="stages must be 2, 3 or 4"):
+        Q.gemm(x, pw, config=MixedConfig(tiles=2, stages=5))
+    with pytest.raises(ValueError, match="prefetch must be in 0..8"):
+        Q.gemm(x, pw, config=MixedConfig(tiles=2, prefetch=9))
+    with pytest.raises(ValueError, match="min_ctas must be in 1..16"):
+        Q.gemm(x, pw, config=MixedConfig(tiles=2, min_ctas=17))
 
 
 def test_device_check_needs_cuda() -> None:

@@ -13,10 +13,13 @@ At M <= 16 the time is the time to stream W from HBM once; everything here serve
   k-blocks of one tile, and a warp's load instruction reads 512 contiguous bytes. The loads go straight
   to registers (``LDG.128``); an smem round trip would only add instructions.
 * **Bytes in flight.** A warp owns ``tiles`` 16-row tiles and walks its k-chunks (``chunk`` k values
-  each) through two register buffers: chunk j+1's loads (``tiles * chunk / KB`` 128-bit loads per lane,
-  8 in the default configurations: 4 KB per warp) are issued before chunk j is converted and multiplied.
-  With 4 warps per CTA and 3-4 CTAs per SM that is 48-64 KB in flight per SM (an H100 needs ~40 KB to
-  cover HBM latency at full bandwidth).
+  each) through ``stages`` register buffers (default 2): chunks j+1 .. j+stages-1 (``tiles * chunk / KB``
+  128-bit loads per lane each, 8 in the default configurations: 4 KB per warp) are in flight while chunk
+  j is converted and multiplied. With 4 warps per CTA and 3-4 CTAs per SM that is 48-64 KB per SM (an
+  H100 needs ~40 KB to cover HBM latency at full bandwidth) in the steady state; but at the start and in
+  the tail the warps wait on one round trip per chunk, so ``prefetch`` chunks further ahead are asked
+  of L2 (``prefetch.global.L2``, one instruction per lane and chunk, no register held) and their loads
+  find them there.
 * **In-register conversion** (include/tilecraft/mixed.cuh): magic-number int4/int8 -> fp16/bf16
   producing q - z exactly (z: the zero point, or 8 / 128 for symmetric weights stored unsigned).
   Scales are applied to fp32 accumulators: per group, the k-blocks of a group accumulate into a
@@ -26,17 +29,19 @@ At M <= 16 the time is the time to stream W from HBM once; everything here serve
 * **k permutation.** A GEMM may permute k as long as A and B agree: slot s of a 16-k block holds
   k = 4q + 2 (s >= 8) + s % 2, so lane (g, q)'s B operand is x[g, 4q .. 4q+3], one 8-byte load.
 * **Split-K.** N = 8192 gives only N / (16 tiles) row blocks, too few CTAs for 132 SMs; grid.y = S
-  slices of K fill the machine. Within a CTA, its warps take the slice's chunks round-robin and meet in
-  shared memory at the end. With S > 1, each CTA adds its partial (already scaled) to an fp32 workspace
-  with ``red.add`` and counts itself in; the last CTA of a row block writes y (+ bias) and zeroes the
-  workspace and counter for the next launch: one kernel, no memset. The order of the fp32 additions
-  varies from run to run (results differ in the last bits).
+  slices of K fill the machine: the fewest S that keep every CTA in one wave and give the busiest warp
+  the fewest chunks (``_pick_splits``). Within a CTA, its warps take the slice's chunks round-robin and
+  meet in shared memory at the end. With S > 1, each CTA adds its partial (already scaled) to an fp32
+  workspace with ``red.add`` and counts itself in (one gpu-scope acq_rel atomic per CTA after a barrier,
+  not a fence per thread); the last CTA of a row block writes y (+ bias) and zeroes the workspace and
+  counter for the next launch: one kernel, no memset. The order of the fp32 additions varies from run to
+  run (results differ in the last bits).
 """
 from __future__ import annotations
 
 import math
 from contextlib import nullcontext as _nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import tilecraft as tc
@@ -51,7 +56,7 @@ from tilecraft.layout.inttuple import imin
 from tilecraft.quant.pack import PackedFormat, PackedWeight, k_block
 from tilecraft.tensor import Tensor
 
-__all__ = ["MixedConfig", "MixedGemm", "mixed_gemm", "mixed_gemm_kernel", "pick_mixed_config", "MAX_M"]
+__all__ = ["MixedConfig", "MixedGemm", "mixed_gemm", "mixed_gemm_kernel", "pick_mixed_config", "launch_grid", "MAX_M"]
 
 #: rows of x one launch handles (8 m-columns per mma, up to 4 of them: the B fragments of a chunk take
 #: 2 registers per k-block and m-block); larger M runs in slices, each streaming W again
@@ -379,7 +384,9 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int) -> MixedConfig:
     """The tiling for a problem (splits left to the launch, which knows the kernel's occupancy): 4 warps;
     16-row tiles so each lane has 8 16-byte loads per chunk (4 tiles of int4 or 2 of int8 at M <= 8,
     fewer as M grows and the accumulators take the registers); 128-value chunks where K allows (64 for
-    groups of 32)."""
+    groups of 32); two register buffers, and two more chunks per warp on their way to L2 (they cost no
+    registers and keep HBM busy while the first loads are outstanding and in the kernel's tail). Not yet
+    tuned on a GPU: ``benchmarks/bench_mixed.py --sweep`` times the alternatives."""
     mb = -(-min(M, MAX_M) // 8)
     tiles = (4 if fmt.bits == 4 else 2) if mb == 1 else (2 if mb == 2 else 1)
     while N % (16 * tiles):
@@ -389,7 +396,7 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int) -> MixedConfig:
     first = 64 if fmt.group_size == 32 else 128
     chunk = next(c for c in (128, 64, 32) if c <= first and K % c == 0 and c % kb == 0
                  and (fmt.group_size is None or c % fmt.group_size == 0))
-    return MixedConfig(warps=4, tiles=tiles, chunk=chunk)
+    return MixedConfig(warps=4, tiles=tiles, chunk=chunk, prefetch=2)
 
 
 _WORKSPACES: dict[Any, tuple[Any, Any]] = {}
@@ -480,27 +487,39 @@ def _pick_splits(blocks: int, chunks: int, warps: int, slots: int) -> int:
     return min(range(1, most + 1), key=lambda s: (-(-chunks // (s * warps)), s))
 
 
-def _launch(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig) -> None:
-    """One launch for up to MAX_M rows. Unless cfg fixes them, the splits of K come from
-    ``_pick_splits`` with the resident CTAs of the compiled kernel (its registers) on this GPU."""
-    from dataclasses import replace
-    M, K = x.shape
-    N = y.shape[1]
-    mb = -(-M // 8)
+def launch_grid(x: Any, w: PackedWeight, cfg: MixedConfig, bias: Any = None) -> tuple[int, int]:
+    """(row blocks, splits of K): the grid of one launch of up to MAX_M rows of x. Unless cfg fixes them,
+    the splits come from ``_pick_splits`` with the resident CTAs of the compiled kernel (its registers)
+    on x's GPU (3 per SM, 132 SMs off a GPU)."""
+    M, K = x.shape[0], w.shape[0]
+    blocks = w.shape[1] // (16 * cfg.tiles)
+    if cfg.splits is not None:
+        return blocks, cfg.splits
+    per_sm = 3
+    if x.is_cuda:
+        regs = mixed_gemm_kernel.compile(*_kernel_args(x, w, bias, None, cfg)).resources.registers
+        per_sm = _ctas_per_sm(regs, cfg.threads, 4 * 16 * cfg.tiles * 8 * -(-M // 8) * cfg.warps)
+    return blocks, _pick_splits(blocks, K // cfg.chunk, cfg.warps, _sm_count(x) * per_sm)
+
+
+def _kernel_args(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig, split_k: bool = True) -> tuple:
+    """mixed_gemm_kernel's arguments (y None: one is made, for compiling only); the workspace and counters
+    of this device and stream, or None without split-K."""
+    import torch
+    M, (K, N) = x.shape[0], w.shape
+    if y is None:
+        y = torch.empty(M, N, dtype=x.dtype, device=x.device)
     blocks = N // (16 * cfg.tiles)
+    ws, cnt = _workspace(x, M * N, blocks) if split_k else (None, None)
     kcfg = replace(cfg, splits=None)                                      # splits are the grid's, not the code's
-    ws, cnt = _workspace(x, M * N, blocks)
-    args = (x, w.qweight, w.scales, w.zeros, bias, y, ws[:M * N].view(M, N), cnt[:blocks], w.format, kcfg, mb)
-    splits = cfg.splits
-    if splits is None:
-        per_sm = 3
-        if x.is_cuda:
-            regs = mixed_gemm_kernel.compile(*args).resources.registers
-            per_sm = _ctas_per_sm(regs, cfg.threads, 4 * 16 * cfg.tiles * 8 * mb * cfg.warps)
-        splits = _pick_splits(blocks, K // cfg.chunk, cfg.warps, _sm_count(x) * per_sm)
-    if splits == 1:
-        args = args[:6] + (None, None) + args[8:]
-    mixed_gemm_kernel[(blocks, splits), (cfg.threads,)](*args)
+    return (x, w.qweight, w.scales, w.zeros, bias, y, ws[:M * N].view(M, N) if split_k else None,
+            cnt[:blocks] if split_k else None, w.format, kcfg, -(-M // 8))
+
+
+def _launch(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig) -> None:
+    """One launch for up to MAX_M rows, on the grid ``launch_grid`` gives."""
+    blocks, splits = launch_grid(x, w, cfg, bias)
+    mixed_gemm_kernel[(blocks, splits), (cfg.threads,)](*_kernel_args(x, w, bias, y, cfg, split_k=splits > 1))
 
 
 def mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, *, config: MixedConfig | None = None) -> Any:
