@@ -385,8 +385,8 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int) -> MixedConfig:
     16-row tiles so each lane has 8 16-byte loads per chunk (4 tiles of int4 or 2 of int8 at M <= 8,
     fewer as M grows and the accumulators take the registers); 128-value chunks where K allows (64 for
     groups of 32); two register buffers, and two more chunks per warp on their way to L2 (they cost no
-    registers and keep HBM busy while the first loads are outstanding and in the kernel's tail). Not yet
-    tuned on a GPU: ``benchmarks/bench_mixed.py --sweep`` times the alternatives."""
+    registers and keep HBM busy while the first loads are outstanding and in the kernel's tail; not
+    at M > 16, where the registers are tight). Not yet tuned on a GPU: ``benchmarks/bench_mixed.py --sweep`` times the alternatives."""
     mb = -(-min(M, MAX_M) // 8)
     tiles = (4 if fmt.bits == 4 else 2) if mb == 1 else (2 if mb == 2 else 1)
     while N % (16 * tiles):
@@ -396,7 +396,7 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int) -> MixedConfig:
     first = 64 if fmt.group_size == 32 else 128
     chunk = next(c for c in (128, 64, 32) if c <= first and K % c == 0 and c % kb == 0
                  and (fmt.group_size is None or c % fmt.group_size == 0))
-    return MixedConfig(warps=4, tiles=tiles, chunk=chunk, prefetch=2)
+    return MixedConfig(warps=4, tiles=tiles, chunk=chunk, prefetch=2 if mb <= 2 else 0)
 
 
 _WORKSPACES: dict[Any, tuple[Any, Any]] = {}
