@@ -23,8 +23,10 @@ from tilecraft.gemm import Sm90Config, sm90  # noqa: E402
 from tilecraft.gemm.tensorop import EpilogueSpec  # noqa: E402
 
 S = Sm90Config
-CONFIGS = {c.name: c for c in [S(128, 256, 64, stages=4), S(128, 256, 64, stages=4, cluster_m=2),
-                                S(128, 256, 64, stages=3, cluster_m=2), S(128, 128, 64, stages=6),
+CONFIGS = {c.name: c for c in [S(128, 256, 64, stages=4, tma_store=False), S(128, 256, 64, stages=4),
+                                S(128, 256, 64, stages=3, tma_store=False, cluster_m=2),
+                                S(128, 256, 64, stages=3, cluster_m=2), S(128, 256, 64, stages=4, cluster_m=2),
+                                S(128, 128, 64, stages=6, cluster_m=2, tma_store=False),
                                 S(128, 128, 64, stages=6, cluster_m=2)]}
 
 
@@ -46,6 +48,8 @@ def main() -> int:
     def run(cfg, i, sms):
         A, Bt = ops[i % copies]
         sm90.launch(A, Bt, None, D, None, one, zero, cfg, args.dtype, EpilogueSpec(), sms)
+
+
 
     if args.once:
         cfg = CONFIGS[args.once]
@@ -71,9 +75,10 @@ def main() -> int:
             ev[1].record()
             torch.cuda.synchronize()
             ms = ev[0].elapsed_time(ev[1]) / reps
-            tiles = -(-n // cfg.blk_m) * -(-n // cfg.blk_n)
+            units = -(-n // cfg.blk_m // cfg.cluster_m) * -(-n // cfg.blk_n)
             res = sm90._RESIDENT_CLUSTERS.get((cfg, args.dtype, sms))
-            grid = min(-(-tiles // cfg.cluster_m), sms // cfg.cluster_m if res is None else min(sms // cfg.cluster_m, res)) * cfg.cluster_m
+            resident = sms // cfg.cluster_m if res is None else min(sms // cfg.cluster_m, res)
+            grid = -(-units // -(-units // resident)) * cfg.cluster_m
             print(f"| {name} | {sms} | {grid} | {ms:.3f} | {2 * n**3 / ms / 1e9:.1f} | {err:.1e} |", flush=True)
     print("resident clusters:", {f"{c.name} sms={s}": v for (c, e, s), v in sm90._RESIDENT_CLUSTERS.items()})
     return 0

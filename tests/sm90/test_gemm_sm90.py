@@ -37,7 +37,7 @@ def _compile(cfg, elem, majors=("K", "K"), ep=EpilogueSpec(), full=True, out=Non
     bias = torch.empty(256, dtype=dt) if ep.bias != "none" else None
     tmA, tmB = sm90.make_maps(A, Bt, cfg, elem)
     args = (tmA, tmB, C, D, bias, np.float32(1), np.float32(0), 256, None, cfg, elem, sm90.operand_majors(A, Bt), ep,
-            full)
+            full, sm90.d_map(D, cfg))
     return sm90.sm90_gemm_kernel, args
 
 
@@ -117,8 +117,10 @@ def test_heuristic():
     assert pick_sm90_config(4096, 4096, 4096, 1, 132) == big
     assert pick_sm90_config(2048, 1536, 1024, 1, 132) == mid       # 192 tiles of 128x128
     assert pick_sm90_config(512, 512, 65536, 1, 132) == replace(mid, splits=8)   # 16 tiles, long K: split-K
-    assert pick_sm90_config(128, 4096, 4096, 1, 132) == replace(mid, splits=4)
-    assert pick_sm90_config(128, 128, 128, 1, 132) == mid          # too short to split
+    assert pick_sm90_config(128, 4096, 4096, 1, 132) == replace(mid, splits=4, cluster_m=1)  # one m-tile: no pair
+    assert pick_sm90_config(128, 128, 128, 1, 132) == replace(mid, cluster_m=1)   # too short to split
+    assert pick_sm90_config(384, 65536, 4096, 1, 132) == replace(big, cluster_m=1)  # 3 m-tiles: one pair idles
+    assert big.cluster_m == mid.cluster_m == 2 and big.tma_store and mid.tma_store
     assert [sm90.effective_splits(K, replace(mid, splits=8)) for K in (64, 512, 576, 4096)] == [1, 8, 5, 8]
 
 
@@ -145,7 +147,7 @@ CASES = [
     dict(M=300, N=500, K=136, L=3, bcast=True), dict(M=515, N=260, K=200, C=True, alpha=0.5, beta=-1.5),
     dict(M=515, N=260, K=200, bias="n", act="relu"), dict(M=515, N=260, K=200, bias="m", act="gelu"),
     dict(M=515, N=260, K=200, act="silu", out="float32"), dict(M=700, N=900, K=1104, cfg=Sm90Config(128, 128, 64, 6)),
-    dict(M=700, N=904, K=1104, cfg=Sm90Config(256, 128, 64, 4)),
+    dict(M=700, N=904, K=1104, cfg=Sm90Config(256, 128, 64, 3)),
     dict(M=1344, N=768, K=520, majors="MN", cfg=Sm90Config(cluster_m=2)),      # odd m-tiles in a cluster of 2
     dict(M=384, N=512, K=256, L=3, C=True, beta=0.5, cfg=Sm90Config(cluster_m=2)),
     dict(M=512, N=512, K=8192, C=True, beta=-1.0, bias="n", act="gelu", cfg=Sm90Config(128, 128, 64, 6, splits=8)),
@@ -253,6 +255,31 @@ def test_fp8_matches_float64_with_scales(elem):
         # exact products, but Hopper's fp8 wgmma adds them with fewer than fp32's mantissa bits: the error
         # grows with K (measured 2e-4 .. 3.4e-4 at K = 1024, 1.3e-3 at K = 4096 on an H100)
         assert err < 1e-3 * max(1.0, K / 1024) ** 0.5 * 1.5, (M, N, K, err)
+
+
+@pytest.mark.parametrize("out", [None, torch.bfloat16])
+def test_epilogue_through_smem_and_tma_store(out):
+    """The default epilogue: fragments -> swizzled smem chunks (4- / 8-byte stores, no bank-conflicting
+    scalar stores) -> one TMA store per chunk; a D that TMA cannot write keeps the register epilogue."""
+    cfg = Sm90Config(128, 256, 64, stages=4)
+    kern, args = _compile(cfg, "float16", ep=EpilogueSpec(read_c=True, bias="n", activation="silu"), out=out)
+    assert args[-1] is not None and args[-1].args.box_dims[:2] == (64, 64)
+    src = kern.source(*args)
+    assert "tc::tma_store_3d(" in src and "tc::bar_sync(" in src and "tc::tma_store_wait<0>()" in src
+    k = kern.compile(*args, arch="sm_90a")
+    assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log
+    assert cfg.smem_bytes() <= 227 * 1024
+    if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm"):
+        text = rt.sass(k.module.cubin)
+        assert "UTMASTG" in text
+        assert "STS.U16" not in text                                    # pairs of columns per store at least
+    # D that TMA cannot write: M-major, or a row stride that is not a multiple of 16 bytes
+    D = torch.empty(1, 256, 256, dtype=torch.float16).transpose(1, 2)
+    assert sm90.d_map(D, cfg) is None
+    D = torch.empty(1, 256, 260, dtype=torch.float16)[:, :, :255]
+    assert sm90.d_map(D, cfg) is None
+    assert sm90.d_map(torch.empty(1, 256, 256, dtype=torch.float16), Sm90Config(tma_store=False)) is None
+    assert sm90.d_map(torch.empty(1, 256, 256, dtype=torch.float32), cfg) is None
 
 
 def test_cluster_multicast_compiles():

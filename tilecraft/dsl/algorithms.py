@@ -66,7 +66,12 @@ def _store_text(t: Tensor, i: int, value: Any, op: str = "=") -> str:
 
 
 def _contiguous(L: Any) -> int:
-    """N such that L(i) == i for i < N (1 when unknown: a dynamic or swizzled layout)."""
+    """N such that L(i) == i for i < N, up to the start offset (1 when unknown: a dynamic layout). A
+    swizzle rewrites only the bits from its base up, so runs of 2**base elements that start aligned
+    (vector_width checks each run's start) stay contiguous under it."""
+    if isinstance(L, ComposedLayout) and isinstance(L.outer, Swizzle):
+        low = L.outer.base - min(0, L.outer.shift)                       # lowest bit the swizzle writes
+        return math.gcd(_contiguous(L.inner), 1 << low)
     if not isinstance(L, Layout):
         return 1
     c = _L.coalesce(L)

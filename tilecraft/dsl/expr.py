@@ -373,6 +373,16 @@ def _divisor(op: str, a: Any, b: Any) -> int:
         return min(da * db, 1 << 30)
     if op == "%" and isinstance(b, int):
         return math.gcd(da, abs(b)) if b else 1
+    # bitwise: what is known is the trailing zero bits (a swizzle's XOR keeps an aligned offset aligned)
+    pa, pb = da & -da, db & -db
+    if op in ("^", "|"):
+        return min(pa, pb)
+    if op == "&":
+        return max(pa, pb)
+    if op == ">>" and isinstance(b, int) and b >= 0:
+        return max(pa >> b, 1)
+    if op == "<<" and isinstance(b, int) and 0 <= b < 30:
+        return min(pa << b, 1 << 30)
     return 1
 
 

@@ -35,7 +35,7 @@ __all__ = [
     "TmaMapArg", "tma_load", "tma_store", "tma_store_commit", "tma_store_wait", "tma_prefetch",
     "Barriers", "mbarriers", "fence_barrier_init", "fence_proxy_async",
     "gmma_desc", "wgmma_gemm", "wgmma_fence", "wgmma_commit", "wgmma_wait",
-    "warpgroup_index", "setmaxnreg", "elect_one", "cluster_rank", "cluster_sync",
+    "warpgroup_index", "setmaxnreg", "elect_one", "cluster_rank", "cluster_sync", "named_barrier",
 ]
 
 _HEADER = "tilecraft/sm90.cuh"
@@ -218,6 +218,17 @@ def fence_barrier_init() -> None:
 def fence_proxy_async() -> None:
     """Order this thread's shared-memory writes before later async-proxy (TMA, wgmma) reads."""
     _use_sm90().emit("tc::fence_proxy_async_shared();")
+
+
+def named_barrier(barrier_id: Any, threads: int) -> None:
+    """``bar.sync id, threads``: wait for `threads` threads (a multiple of 32) of the CTA to arrive at
+    hardware barrier `barrier_id` (1..15; 0 is ``__syncthreads``'s): how one warpgroup synchronizes
+    without the others."""
+    if not isinstance(threads, int) or threads <= 0 or threads % 32:
+        raise TraceError(f"named_barrier needs a static thread count, a multiple of 32, got {threads!r}")
+    if isinstance(barrier_id, int) and not 1 <= barrier_id <= 15:
+        raise TraceError(f"named_barrier: barrier ids are 1..15 (0 is __syncthreads), got {barrier_id}")
+    _use_sm90().emit(f"tc::bar_sync({_u32(barrier_id)}, {threads});")
 
 
 # ----------------------------------------------------------------------------- wgmma

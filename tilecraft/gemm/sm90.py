@@ -71,6 +71,7 @@ class Sm90Config:
     consumer_regs: int = 232
     cluster_m: int = 1
     splits: int = 1
+    tma_store: bool = True
 
     @property
     def threads(self) -> int:
@@ -85,11 +86,13 @@ class Sm90Config:
     @property
     def name(self) -> str:
         return (f"sm90_{self.blk_m}x{self.blk_n}x{self.blk_k}_s{self.stages}_c{self.consumers}"
-                + (f"_r{self.raster}" if self.raster != 8 else "") + (f"_cl{self.cluster_m}x1" if self.cluster_m > 1 else "") + (f"_sk{self.splits}" if self.splits > 1 else ""))
+                + (f"_r{self.raster}" if self.raster != 8 else "") + (f"_cl{self.cluster_m}x1" if self.cluster_m > 1 else "") + (f"_sk{self.splits}" if self.splits > 1 else "") + ("" if self.tma_store else "_direct"))
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
-        """Shared memory of the stages (plus the barriers and 1 KB of alignment slack)."""
-        return (self.blk_m + self.blk_n) * self.blk_k * self.stages * elem_bytes + 16 * self.stages + 1024
+        """Shared memory of the stages, the epilogue's D buffers (two 128-byte-wide column chunks of each
+        consumer's rows), the barriers and 1 KB of alignment slack."""
+        epilogue = 2 * self.blk_m * 128 if self.tma_store else 0
+        return (self.blk_m + self.blk_n) * self.blk_k * self.stages * elem_bytes + epilogue + 16 * self.stages + 1024
 
     def validate(self, elem_bytes: int = 2) -> None:
         """Raise ValueError naming the condition a tiling breaks."""
@@ -229,9 +232,12 @@ def pipeline(cfg: Sm90Config, dtype: Any, majors: tuple[str, str], producer_arri
 
 @dsl.inline
 def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full: Any, sch: _Schedule, sA: Any, sB: Any,
-             full_bar: Any, empty_bar: Any, C: Any, D: Any, W: Any, bias: Any, alpha: Any, beta: Any) -> None:
+             full_bar: Any, empty_bar: Any, C: Any, D: Any, W: Any, bias: Any, alpha: Any, beta: Any,
+             tmD: Any = None, sD: Any = None) -> None:
     """A consumer warpgroup's whole life: wgmma from the stages into fp32 accumulators, tile after tile,
-    each followed by the epilogue of its (ROWS, BLK_N) part (or, with split-K, the fp32 partial)."""
+    each followed by the epilogue of its (ROWS, BLK_N) part (or, with split-K, the fp32 partial). With a
+    TMA map of D (tmD) and the epilogue buffers sD (ROWS, CHUNK, 2 * consumers) the tile leaves through
+    shared memory and TMA stores (see ``_store_through_smem``); otherwise straight from the registers."""
     from tilecraft.gemm.tensorop import _epilogue, _store
 
     hopper.setmaxnreg(cfg.consumer_regs, inc=True)
@@ -282,19 +288,63 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
         if ep.read_c:
             gC = tc.local_tile(tc.local_tile(C(l_idx, _, _), tiler, coord), (cfg.rows, bN), (cw, 0))
             tCgC = thr_mma.partition_C(gC)                                # (V,MMA_M,1)
+        if tmD is not None:
+            _store_through_smem(cfg, wg_type, tCrC, tCgC, tCgD, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep,
+                                (m_tile * bM + cw * cfg.rows, n_tile * bN, l_idx), M, N, full)
+            continue
         for mb in range(tc.size(tCrC, 1)):
             for j in range(bN // 8):                                      # one n8 block at a time: few live
                 blk = ((_, _, j), mb, 0)                                  # registers beyond the accumulators
                 _epilogue(tCrC(blk), tCgC(blk) if ep.read_c else None, tCgD(blk), tCcD(blk), bias, alpha, beta,
                           ep, M, N, full)
+    if tmD is not None:
+        with dsl.if_(leader):
+            hopper.tma_store_wait(0, read=False)                          # every store done before the CTA exits
+
+
+@dsl.inline
+def _store_through_smem(cfg: Sm90Config, wg_type: str, tCrC: Any, tCgC: Any, tCgD: Any, tCcD: Any, tmD: Any, sD: Any,
+                        cw: Any, leader: Any, bias: Any, alpha: Any, beta: Any, ep: Any, origin: tuple[Any, Any, Any],
+                        M: Any, N: Any, full: Any) -> None:
+    """The epilogue through shared memory: the consumer's (ROWS, BLK_N) part goes out in column chunks
+    128 bytes wide (64 16-bit columns), each computed into one of the warpgroup's two swizzled buffers
+    (the accumulator fragment of an N = CHUNK wgmma partitions it) and stored by one TMA store, which
+    clips at D's edges. The stores run on while the warpgroup computes the next chunk and, after the
+    last, the next tile's main loop; a buffer is rewritten only once the store issued from it two chunks
+    ago has read it."""
+    from tilecraft.gemm.tensorop import _epilogue_values
+
+    chunk = tc.size(sD, 1)
+    chunks = cfg.blk_n // chunk
+    per_chunk = chunk // 8                                                # n8 blocks of the accumulators
+    bar_id = 1 + cw                                                       # this warpgroup's named barrier
+    thr_chunk = make_tiled_mma(wgmma_atom(chunk, wg_type)).get_slice(threadIdx.x % 128)
+    for c in range(chunks):
+        buf = sD(_, _, cw * 2 + c % 2)                                    # (ROWS,CHUNK)
+        with dsl.if_(leader):
+            hopper.tma_store_wait(1 if chunks % 2 == 0 else 0)            # the store that last read buf is done
+        hopper.named_barrier(bar_id, 128)
+        tCsD = thr_chunk.partition_C(buf)                                 # (V,MMA_M,1)
+        for mb in range(tc.size(tCrC, 1)):
+            for j in range(per_chunk):
+                blk = ((_, _, c * per_chunk + j), mb, 0)
+                vals = _epilogue_values(tCrC(blk), tCgC(blk) if ep.read_c else None, tCgD(blk), tCcD(blk), bias,
+                                        alpha, beta, ep, M, N, full)
+                dsl.copy(vals, tCsD(((_, _, j), mb, 0)))
+        hopper.fence_proxy_async()                                        # the writes, visible to TMA
+        hopper.named_barrier(bar_id, 128)
+        with dsl.if_(leader):
+            hopper.tma_store(tmD, buf, (origin[0], origin[1] + c * chunk, origin[2]))
+            hopper.tma_store_commit()
 
 
 @dsl.kernel
 def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, elem: Constexpr, majors: Constexpr,
-                     ep: Constexpr, full: Constexpr):
+                     ep: Constexpr, full: Constexpr, tmD=None):
     """D (L,M,N) = epilogue(alpha * A @ B^T, C, bias) with A and B given as TMA maps of (M,K,L) and
     (N,K,L) views; see the module docstring. With split-K, W is the fp32 workspace (S,L,M,N) of the
-    splits' partial tiles (D then only gives the extents) and splitk_reduce_kernel finishes."""
+    splits' partial tiles (D then only gives the extents) and splitk_reduce_kernel finishes. tmD, a TMA
+    map of D's (M,N,L) view (``d_map``), makes the epilogue store through shared memory."""
     dsl.launch_bounds(cfg.threads, 1)
     dtype, _wg_type = ELEMENTS[elem]
     bM, bN, bK = cfg.blk_m, cfg.blk_n, cfg.blk_k
@@ -304,6 +354,7 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
     sch = _Schedule(cfg, (L, M, N), K)
     CL = sch.CL
     sA, sB, full_bar, empty_bar = pipeline(cfg, dtype, majors)
+    sD = epilogue_buffers(cfg, D) if tmD is not None else None           # (ROWS,CHUNK,2*CONSUMERS)
     stage_bytes = tmA.box_bytes + tmB.box_bytes * CL                      # B lands whole: every CTA's slice
 
     wg = hopper.warpgroup_index()
@@ -330,9 +381,57 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
                         hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx))
                     _advance(stage, phase, cfg.stages)
     with dsl.else_():
-        consumer(cfg, elem, majors, ep, full, sch, sA, sB, full_bar, empty_bar, C, D, W, bias, alpha, beta)
+        consumer(cfg, elem, majors, ep, full, sch, sA, sB, full_bar, empty_bar, C, D, W, bias, alpha, beta, tmD, sD)
     if CL > 1:
         hopper.cluster_sync()           # no CTA leaves while a peer may still multicast into it or arrive on it
+
+
+def epilogue_layout(cfg: Sm90Config, d_dtype: Any) -> Any:
+    """(ROWS, CHUNK, 2 * consumers): two 128-byte swizzled column chunks of D per consumer warpgroup,
+    the tile of D's TMA map (``d_map``) and of the epilogue's fragment stores."""
+    return smem_layout(d_dtype, "K", cfg.rows, 1024 // d_dtype.bits, 2 * cfg.consumers)
+
+
+def epilogue_buffers(cfg: Sm90Config, D: Any) -> Any:
+    """The epilogue's shared memory for D's element type (see ``epilogue_layout``)."""
+    d_dtype = D.engine.dtype
+    return dsl.smem_tensor(d_dtype, epilogue_layout(cfg, d_dtype), align=1024)
+
+
+# D types the epilogue stores through smem. fp32 D keeps the register epilogue: with C, bias and a
+# ragged tile its smem path spilled 8 bytes (ptxas, sm_90a), and fp32 output is not the speed path.
+_D_TYPES = {"float16": dsl.float16, "bfloat16": dsl.bfloat16}
+
+
+def d_map(D3: Any, cfg: Sm90Config) -> Any:
+    """The TMA map that stores D (L,M,N) through the epilogue buffers, or None where TMA cannot write D
+    (not N-contiguous, misaligned, fp32) and the epilogue stores from registers instead."""
+    from tilecraft.runtime.tma import make_tma_map
+
+    name = str(D3.dtype).replace("torch.", "")
+    if not cfg.tma_store or cfg.splits > 1 or name not in _D_TYPES or D3.stride(2) != 1:
+        return None
+    if _d_problem(tuple(D3.shape), D3.stride(), D3.data_ptr() % 16, name, cfg) is not None:
+        return None
+    key = (D3.data_ptr(), tuple(D3.shape), D3.stride(), name, D3.device, "D", cfg.rows, cfg.consumers)
+    m = _MAPS.get(key)
+    if m is None:
+        if len(_MAPS) >= 1024:
+            _MAPS.clear()
+        m = _MAPS[key] = make_tma_map(D3.permute(1, 2, 0), epilogue_layout(cfg, _D_TYPES[name])(_, _, 0))
+    return m
+
+
+@functools.lru_cache(maxsize=1024)
+def _d_problem(shape: tuple, stride: tuple, mis: int, dtype: str, cfg: Sm90Config) -> str | None:
+    from tilecraft.runtime.tma import tma_encode_args
+
+    try:
+        tma_encode_args((shape[1], shape[2], shape[0]), (stride[1], stride[2], stride[0]), dtype,
+                        epilogue_layout(cfg, _D_TYPES[dtype])(_, _, 0), address=mis)
+    except ValueError as e:
+        return f"D: {e}"
+    return None
 
 
 def operand_majors(A3: Any, Bt: Any) -> tuple[str, str]:
@@ -423,7 +522,8 @@ def launch(A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any,
         W = torch.empty(S, L, M, N, dtype=torch.float32, device=D3.device)
         args = (tmA, tmB, None, D3, None, alpha, beta, K, W, cfg, elem, operand_majors(A3, Bt), EpilogueSpec(), full)
     else:
-        args = (tmA, tmB, C3, D3, bias, alpha, beta, K, None, cfg, elem, operand_majors(A3, Bt), ep, full)
+        args = (tmA, tmB, C3, D3, bias, alpha, beta, K, None, cfg, elem, operand_majors(A3, Bt), ep, full,
+                d_map(D3, cfg))
     resident = sms // CL
     if CL > 1:
         key = (cfg, elem, sms)
@@ -431,7 +531,8 @@ def launch(A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any,
             _RESIDENT_CLUSTERS[key] = sm90_gemm_kernel.max_active_clusters(*args, block=(cfg.threads,),
                                                                            cluster=(CL, 1, 1))
         resident = max(1, min(resident, _RESIDENT_CLUSTERS[key]))
-    grid = min(units, resident) * CL
+    rounds = -(-units // resident)                                        # work units per cluster, at most
+    grid = -(-units // rounds) * CL                                       # as few clusters as keep that count
     sm90_gemm_kernel.launch(*args, grid=(grid,), block=(cfg.threads,), cluster=(CL, 1, 1) if CL > 1 else None)
     if S > 1:
         threads = 256
