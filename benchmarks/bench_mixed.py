@@ -134,7 +134,7 @@ def sweep_configs(bits: int, M: int) -> list[MixedConfig | None]:
     out += [C(4, t // 2, 128, stages=3, prefetch=2), C(4, t // 2, 256, prefetch=2)]
     out += [C(4, 1, 128, prefetch=2), C(4, 1, 256, prefetch=2), C(8, 1, 128, splits=1, prefetch=2),
             C(8, 1, 256, splits=1, prefetch=2)]
-    out += [C(4, 1, 512, splits=1, prefetch=1)] if M <= 8 else []            # its x buffers spill at M = 16
+    out += [C(4, 1, 512, splits=1, prefetch=1)] if bits == 4 and M <= 8 else []  # spills at int8 or M = 16
     out += [C(8, t, 128, prefetch=2), C(4, t, 128, min_ctas=4, prefetch=2)]
     out += [C(4, t, 128, splits=s, prefetch=2) for s in (2, 4, 6)]
     seen, uniq = set(), []
