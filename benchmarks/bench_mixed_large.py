@@ -1,0 +1,137 @@
+#!/usr/bin/env python
+"""The mixed-input GEMM at large M on Hopper (tilecraft/gemm/sm90_mixed.py) against the dense GEMMs.
+
+    PYTHONPATH=$PWD python3 benchmarks/bench_mixed_large.py [--ms 128,1024,4096] [--json out.json]
+
+y = x (M, K) @ W (K, N) with N = K = 8192 and M in {128, 1024, 4096}, bf16 activations:
+
+* ours: tc.gemm(x, packed_w) for W4A16 g128 and W8A16 per-channel (the Hopper kernel from
+  ``sm90_mixed.SM90_MIN_M`` rows on; the ``config`` column names the tiling it ran);
+* tilecraft dense: tc.gemm(x, w) with a bf16 (K, N) weight (the sm90 TMA + wgmma kernel);
+* cuBLAS: torch.matmul(x, w).
+
+Each contender is checked against float64 first (ours: x @ dequantize(W) in bf16, the operand the kernel
+multiplies; dense: x @ w) and skipped with the error if it is off by more than 1e-2 relative. Timings are
+CUDA-event medians (tilecraft.bench.timing) rotating among enough copies of the weight (and of x) that one
+rotation is > 3x L2, so W comes from HBM as in a model's forward pass. Ratios are time(dense) / time(ours):
+above 1 means the quantized GEMM is faster. Prints a Markdown table; ``--json`` writes every row.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+import tilecraft as tc  # noqa: E402
+import tilecraft.quant as Q  # noqa: E402
+from tilecraft.bench.report import markdown_table  # noqa: E402
+from tilecraft.bench.rotation import copies_for_rotation, l2_cache_bytes  # noqa: E402
+from tilecraft.bench.timing import Timer  # noqa: E402
+
+K = N = 8192
+MS = [128, 1024, 4096]
+#: (label, bits, group)
+OURS = [("W4A16 g128", 4, 128), ("W8A16 pc", 8, None)]
+DTYPE = torch.bfloat16
+TIMER = Timer(warmup_ms=25, rep_ms=100, min_reps=20)
+TOL = 1e-2
+
+
+def _copies(nbytes: int) -> int:
+    return max(4, copies_for_rotation(nbytes, l2_cache_bytes(), factor=3.0, max_bytes=24 << 30))
+
+
+def _time(fn: Callable[..., Any], sets: list[tuple]) -> float:
+    """Median microseconds of fn over the rotation sets."""
+    return TIMER(fn, sets).median_ms * 1e3
+
+
+def _err(y: Any, ref: Any) -> float:
+    return float((y.double() - ref).norm() / ref.norm())
+
+
+def ours(M: int, bits: int, group: int | None) -> dict:
+    from tilecraft.gemm.sm90_mixed import SM90_MIN_M, pick_sm90_mixed_config, use_sm90_mixed
+
+    w = torch.randn(K, N, device="cuda") * 0.02
+    pw0 = Q.pack(Q.quantize(w, bits, group), DTYPE)
+    n = _copies(pw0.nbytes)
+    pws = [pw0] + [Q.PackedWeight(pw0.qweight.clone(), pw0.scales.clone(), None, pw0.shape, pw0.format)
+                   for _ in range(n - 1)]
+    x = torch.randn(M, K, device="cuda").to(DTYPE)
+    y = tc.gemm(x, pw0)
+    torch.cuda.synchronize()
+    err = _err(y, x.double() @ pw0.dequantize(DTYPE).double())
+    if err > TOL:
+        return {"missing": f"wrong: relative error {err:.2e}"}
+    us = _time(lambda xx, p: tc.gemm(xx, p), [(x, p) for p in pws])
+    path = "sm90" if use_sm90_mixed(x, pw0) else f"small-M (M < {SM90_MIN_M} or not sm_90)"
+    cfg = pick_sm90_mixed_config(pw0.format, M, N, K, torch.cuda.get_device_properties(0).multi_processor_count)
+    return {"us": us, "err": err, "path": path, "config": cfg.name if path == "sm90" else "-", "copies": n}
+
+
+def dense(M: int, fn: Callable[[Any, Any], Any]) -> dict:
+    n = _copies(K * N * 2)
+    ws = [torch.randn(K, N, device="cuda").to(DTYPE) for _ in range(n)]
+    x = torch.randn(M, K, device="cuda").to(DTYPE)
+    y = fn(x, ws[0])
+    torch.cuda.synchronize()
+    err = _err(y, x.double() @ ws[0].double())
+    if err > TOL:
+        return {"missing": f"wrong: relative error {err:.2e}"}
+    return {"us": _time(fn, [(x, w) for w in ws]), "err": err, "copies": n}
+
+
+def _safe(fn: Callable[..., dict], *a: Any) -> dict:
+    try:
+        return fn(*a)
+    except Exception as e:  # one failing contender must not end the run
+        return {"missing": f"{type(e).__name__}: {e}"[:200], "trace": traceback.format_exc()[-800:]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ms", default=",".join(map(str, MS)), help="comma-separated M values")
+    ap.add_argument("--json", type=Path, help="write every row here")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("needs a CUDA GPU")
+        return 2
+    props = torch.cuda.get_device_properties(0)
+    print(f"# mixed-input GEMM at large M, N = K = {N}, bf16, {props.name}, {props.multi_processor_count} SMs, "
+          f"torch {torch.__version__}\n")
+    rows, out = [], []
+    for M in [int(m) for m in args.ms.split(",")]:
+        flop = 2 * M * N * K
+        base = {"tilecraft dense": _safe(dense, M, lambda a, b: tc.gemm(a, b)),
+                "cuBLAS": _safe(dense, M, torch.matmul)}
+        res = {label: _safe(ours, M, b, g) for label, b, g in OURS}
+        res.update(base)
+        for label, r in res.items():
+            row = {"M": M, "N": N, "K": K, "contender": label, **r}
+            out.append(row)
+            if "us" not in r:
+                rows.append([M, label, r["missing"], "", "", "", "", ""])
+                continue
+
+            def ratio(b: str) -> str:
+                return f"{base[b]['us'] / r['us']:.2f}x" if "us" in base[b] else "-"
+
+            rows.append([M, label, f"{r['us']:.1f}", f"{flop / r['us'] / 1e6:.0f}", ratio("tilecraft dense"),
+                         ratio("cuBLAS"), f"{r['err']:.1e}", r.get("config", "")])
+    print(markdown_table(["M", "contender", "time us", "TFLOP/s", "vs tc dense", "vs cuBLAS", "rel err", "config"],
+                         rows))
+    if args.json:
+        args.json.write_text(json.dumps({"device": props.name, "rows": out}, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

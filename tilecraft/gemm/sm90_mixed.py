@@ -1,0 +1,418 @@
+"""The mixed-input GEMM for large M on Hopper (sm_90a): the dense TMA + wgmma kernel with a producer
+that dequantizes the weight into the stages.
+
+    y (M,N) = x (M,K) @ dequantize(W) (+ bias)      x, y fp16 / bf16; W int4 / int8 (tc.quant.pack, layout v1)
+
+Past a few dozen rows of x the GEMM is no longer a weight stream (tilecraft/gemm/mixed.py, which re-reads
+W for every 32 rows) but a compute-bound GEMM whose B operand happens to be stored in 4 or 8 bits. This
+kernel is tilecraft/gemm/sm90.py's warp-specialized persistent GEMM with B = W^T, and only the producer
+warpgroup changed:
+
+* **Consumers.** Exactly sm90.py's ``consumer``: wgmma from the swizzled K-major stages of A = x (BLK_M,
+  BLK_K) and B = W^T (BLK_N, BLK_K) into fp32 accumulators, then the epilogue (bias, cast, predicated
+  stores; or with split-K the fp32 partials and sm90's reduction). Same ``_Schedule`` (persistent grid,
+  grouped raster, split-K slices), same ``pipeline`` stages and barriers.
+* **Producer.** All 128 threads of warpgroup 0. Thread 0 issues the TMA load of the x k-tile as in the
+  dense kernel. Every thread loads its share of the packed W k-tile straight from global memory into
+  registers, converts it to 16-bit and writes it into the stage's B buffer. Per k-tile a lane of warp w
+  owns the 16-row tiles w, w + 4, ... of the CTA's BLK_N rows: one 128-bit load per tile (int4; two for
+  int8) that a warp issues as 512 contiguous bytes, exactly the small-M kernel's load (the packed layout
+  is the same object for every M; there is no second layout).
+* **Fragment order to K-major rows.** The packed words are in mma.sync fragment order: lane (g, q) holds
+  rows g and g + 8 at k = 4q .. 4q + 3 of each 16-k block. A 16-byte store into the B stage needs 8
+  consecutive k of one row, so lanes q and q ^ 1 swap half their values (one shuffle per word, before
+  conversion for int4 and on the bytes for int8): afterwards the even lane owns row g and the odd lane
+  row g + 8, k = 8 (q / 2) .. + 7 (include/tilecraft/sm90_mixed.cuh). ``lane_chunk`` states this mapping
+  once; the kernel and the CPU model test both use it, and the store address is the stage layout
+  ``smem_layout`` applied to (row, k, stage) (the swizzle of the layout, never a hand-written one).
+* **Conversion and rounding.** mixed.cuh's magic-number converters give q - z exactly in the 16-bit type;
+  one ``mul.rn`` by the row's scale then rounds (q - z) * s once to nearest even. The weight the tensor
+  cores see is therefore exactly ``dequantize(W)`` cast to fp16 / bf16 (the small-M kernel instead
+  multiplies exact integers and applies scales to its fp32 sums; here the scale is inside the operand,
+  as a dequantize-then-GEMM does). A k-tile is 64 values of k, so it needs the scales of one group
+  (group 64 / 128 / per-channel) or two (group 32) per row; per-channel scales are loaded once per tile.
+* **Latency.** ``depth`` k-tiles of packed words live in registers: the loads of k-tile t + depth - 1 are
+  issued before k-tile t is converted (a ring of register buffers, so the loop is unrolled ``depth``
+  times). The stages let the producer run up to ``stages`` k-tiles ahead of the wgmmas.
+* **Handing a stage over.** The producer waits on the stage's ``empty`` barrier (all 128 threads) before
+  overwriting it. After its stores each thread executes ``fence.proxy.async`` (generic-proxy writes become
+  visible to wgmma, which reads through the async proxy); the warp then meets at ``__syncwarp`` and lane 0
+  arrives on ``full``. ``full`` therefore expects 1 + 4 arrivals: thread 0's ``arrive.expect_tx`` for
+  the x bytes, then one per producer warp; the phase completes when those and the TMA bytes are in.
+* **Registers.** The producer keeps ``depth`` buffers of packed words (plus scales and zero points) and
+  takes ``PRODUCER_REGS`` registers; the consumers ``CONSUMER_REGS`` (128 * (112 + 2 * 200) = 64K). A
+  128x256 tile's k-tile is 16 words per lane for int4 and 32 for int8: two int4 buffers fit (depth 2),
+  int8 gets one (depth 1: its loads are issued before the producer waits for the stage to be free, which
+  is where a producer that runs ahead of the wgmmas spends its time anyway). The 128x128 tile (small
+  M, where the weight stream matters most) has half the words: depth 3 (int4) / 2 (int8). Deeper rings
+  spill (measured with NVRTC 13 for every format).
+* **Edges.** TMA zero-fills x beyond M and K; the packed format guarantees N % 16 == 0 and K % 64 (int4)
+  or K % 32 (int8). Rows past N in a ragged last n-tile re-read the last 16-row tile (finite values whose
+  products land in columns the epilogue never stores). For int8 with K % 64 == 32 the last k-tile's
+  second half re-reads the last block with scale 0, so it holds zeros (x there is zero-filled, and
+  0 * 0 keeps the sums finite).
+"""
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+import tilecraft as tc
+from tilecraft import _, dsl
+from tilecraft.dsl import Constexpr, hopper, threadIdx
+from tilecraft.dsl.expr import make, render
+from tilecraft.dsl.trace import current
+from tilecraft.gemm.sm90 import ELEMENTS, Sm90Config, _advance, _Schedule, consumer, pipeline
+from tilecraft.layout.inttuple import imin
+from tilecraft.quant.pack import PackedFormat, PackedWeight, k_block
+from tilecraft.tensor import Tensor
+
+__all__ = ["Sm90MixedConfig", "sm90_mixed_kernel", "sm90_mixed_gemm", "pick_sm90_mixed_config", "use_sm90_mixed",
+           "lane_chunk", "block_words", "group_slot", "slot_group", "SM90_MIN_M", "PRODUCER_REGS", "CONSUMER_REGS"]
+
+#: rows of x from which tc.quant.gemm on an sm_90 GPU runs this kernel instead of the small-M one
+SM90_MIN_M = 64
+#: registers per thread of the producer (packed words of `depth` k-tiles, scales, zero points, addresses)
+#: and of each consumer warpgroup (128 fp32 accumulators and the epilogue: ptxas puts sm90's consumer at
+#: 196 with a bias); 128 * (112 + 2 * 200) = 65536
+PRODUCER_REGS = 112
+CONSUMER_REGS = 200
+#: blk_n -> smem stages (A and B of 128 x 64 and blk_n x 64 16-bit values: 192 KB either way)
+STAGES = {256: 4, 128: 6}
+#: (bits, blk_n) -> the deepest ring of packed words that fits PRODUCER_REGS without spills, every format
+DEPTH = {(4, 256): 2, (8, 256): 1, (4, 128): 3, (8, 128): 2}
+#: producer warps: each arrives once on a stage's `full` barrier
+PRODUCER_WARPS = 4
+_HEADER = "tilecraft/sm90_mixed.cuh"
+
+
+def _direct_epilogue(tile: Sm90Config) -> Sm90Config:
+    """The tiling with the consumers storing y straight from their registers (this kernel passes
+    ``consumer`` no TMA map of D), where sm90.py's configurations have that switch."""
+    if "tma_store" in {f.name for f in fields(Sm90Config)}:
+        return replace(tile, tma_store=False)
+    return tile
+
+
+@dataclass(frozen=True)
+class Sm90MixedConfig:
+    """A tiling of sm90.py's kernel (``tile``: blk_k 64, the register split of the roles) and the
+    producer's ``depth``: k-tiles of packed words in its registers (one converted, depth - 1 in flight)."""
+
+    tile: Sm90Config = _direct_epilogue(Sm90Config(128, 256, 64, stages=4, producer_regs=PRODUCER_REGS,
+                                                   consumer_regs=CONSUMER_REGS))
+    depth: int = 1
+
+    @property
+    def name(self) -> str:
+        return f"{self.tile.name}_d{self.depth}"
+
+    def validate(self, fmt: PackedFormat) -> None:
+        """Raise ValueError naming the condition this tiling breaks for weights of format fmt."""
+        t = self.tile
+        t.validate(2)
+        if t.cluster_m != 1:
+            raise ValueError(f"{self.name}: the producer writes B itself; no multicast clusters")
+        if t.blk_n % (16 * PRODUCER_WARPS):
+            raise ValueError(f"{self.name}: blk_n must be a multiple of {16 * PRODUCER_WARPS} (16-row tiles per producer warp)")
+        if not 1 <= self.depth <= 4:
+            raise ValueError(f"{self.name}: depth must be 1..4")
+        if t.producer_regs < 64:
+            raise ValueError(f"{self.name}: the dequantizing producer needs at least 64 registers per thread")
+        words = self.depth * t.blk_n // (16 * PRODUCER_WARPS) * 4 * (t.blk_k // k_block(fmt.bits))
+        if words > t.producer_regs // 2:
+            raise ValueError(f"{self.name}: {words} registers of packed words leave the producer too few of its "
+                             f"{t.producer_regs}")
+
+
+def _half_bits(v: float, dtype: str) -> int:
+    """The bits of v as a float16 / bfloat16 (v exact in both)."""
+    if dtype == "float16":
+        return struct.unpack("<H", struct.pack("<e", v))[0]
+    return struct.unpack("<I", struct.pack("<f", v))[0] >> 16
+
+
+def lane_chunk(thread: Any, i: int, j: int) -> tuple[Any, Any, Any, Any, Any]:
+    """What producer thread `thread` (0..127) does with 16-k block j (0..3) of its i-th 16-row tile in a
+    k-tile: (tile, lane, h, row, k). It loads lane `lane`'s words of 16-row tile `tile` of the CTA's BLK_N
+    rows (tiles of warp w: w, w + 4, ...), keeps row half h (0: row g = lane / 4, 1: row g + 8) after the
+    swap with lane ^ 1, and stores 8 values at (row, k .. k + 7) of the (BLK_N, BLK_K) W^T stage. `row`
+    is 16 tile + g + 8 h as the stage layout's row coordinate (row % 8, row / 8) = (g, 2 tile + h): the
+    swizzle then sees g alone, and the rest is whole 1 KB atoms. Ints give ints, runtime indices
+    expressions."""
+    lane, warp = thread % 32, thread // 32
+    tile = warp + PRODUCER_WARPS * i
+    h = lane % 2
+    return tile, lane, h, (lane // 4, 2 * tile + h), 16 * j + 8 * (lane % 4 // 2)
+
+
+def block_words(bits: int, j: int) -> tuple[int, tuple[int, ...]]:
+    """(load, words) of 16-k block j (0..3) of a k-tile in a lane's packed words: int4 has one 16-byte
+    load per k-tile (KB = 64) whose word j is the block; int8 two (KB = 32), block j being words
+    2 (j % 2), 2 (j % 2) + 1 of load j // 2 (layout v1, tilecraft/quant/pack.py)."""
+    if bits == 4:
+        return 0, (j,)
+    c, jj = divmod(j, 2)
+    return c, (2 * jj, 2 * jj + 1)
+
+
+def group_slot(group: int | None, j: int) -> int:
+    """Which of a k-tile's (at most two) scale groups 16-k block j uses: groups of 32 split the 64 k."""
+    return j // 2 if group == 32 else 0
+
+
+def slot_group(group: int | None, kt: Any, slot: int) -> Any:
+    """The scale group (index along K / group) of slot `slot` of k-tile kt (per-channel: 0)."""
+    if group is None:
+        return 0
+    return 2 * kt + slot if group == 32 else kt // (group // 64)
+
+
+def _packed(fmt: PackedFormat, qw: Any, scales: Any, zeros: Any, N: Any, K: Any) -> tuple[Any, Any, Any]:
+    """The packed tensors with their layout-v1 layouts (contiguous: the host checks), static inner modes."""
+    KB = k_block(fmt.bits)
+    mW = Tensor(qw.engine, tc.make_layout((N // 16, K // KB, 32, 4), ((K // KB) * 128, 128, 4, 1)))
+    groups = K // fmt.group_size if fmt.group_size else 1
+    mS = Tensor(scales.engine, tc.make_layout((N // 16, groups, 8, 2), (groups * 16, 16, 2, 1)))
+    mZ = Tensor(zeros.engine, mS.layout) if zeros is not None else None
+    return mW, mS, mZ
+
+
+@dsl.inline
+def producer(cfg: Sm90MixedConfig, fmt: PackedFormat, edges: tuple[bool, bool], shape: tuple[Any, Any, Any], tmA: Any, qw: Any,
+             scales: Any, zeros: Any, sA: Any, sB: Any, full_bar: Any, empty_bar: Any, K: Any) -> None:
+    """The producer warpgroup's whole life: per k-tile, thread 0 loads x by TMA and every thread turns its
+    packed words of W into 16-bit rows of the B stage (see the module docstring). The schedule is
+    derived here, after the registers were given back: values computed before the roles split stay live
+    across setmaxnreg, and ptxas spilled them to fit the producer's budget."""
+    t = current()
+    t.includes.add(_HEADER)
+    hopper.setmaxnreg(cfg.tile.producer_regs, inc=False)
+    sch = _Schedule(cfg.tile, shape, K)
+    n_whole, k_whole = edges
+    tile_cfg = cfg.tile
+    bM, bN, bK = tile_cfg.blk_m, tile_cfg.blk_n, tile_cfg.blk_k
+    D = cfg.depth
+    N = sch.N
+    bf16 = "true" if fmt.dtype == "bfloat16" else "false"
+    KB = k_block(fmt.bits)
+    KT = bK // KB                                                         # 16-byte loads per tile and k-tile
+    TPW = bN // (16 * PRODUCER_WARPS)                                     # 16-row tiles per producer warp
+    G = fmt.group_size
+    GPT = 2 if G == 32 else 1                                             # groups per k-tile (k-tile: 64 k)
+    mW, mS, mZ = _packed(fmt, qw, scales, zeros, N, K)
+    groups = K // G if G else 1
+    last_tile = N // 16 - 1
+    lane = threadIdx.x % 32
+    g = lane // 4
+    h = lane % 2                                                          # 0: row g after the swap, 1: g + 8
+    wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, KT, TPW)) for _b in range(D)]    # (WORD,LOAD,TILE) per k-tile
+    dtype = ELEMENTS[fmt.dtype][0]
+    sbuf = [dsl.make_rmem_tensor(dtype, (GPT, TPW)) for _b in range(D)] if G else None   # (GROUP,TILE)
+    zbuf = [dsl.make_rmem_tensor(dtype, (GPT, TPW)) for _b in range(D)] if G and fmt.zero_point else None
+    spc = dsl.make_rmem_tensor(dtype, (TPW,)) if not G else None         # per-channel: one per tile
+    zpc = dsl.make_rmem_tensor(dtype, (TPW,)) if not G and fmt.zero_point else None
+    sym_zero = f"{_half_bits(float(fmt.offset), fmt.dtype) * 0x10001:#x}u"
+
+    def tile_of(n_tile: Any, i: int) -> Any:
+        """The global 16-row tile of this lane's i-th tile (past N: the last one, never stored)."""
+        tg = n_tile * (bN // 16) + lane_chunk(threadIdx.x, i, 0)[0]
+        return tg if n_whole else imin(tg, last_tile)
+
+    def load(b: int, n_tile: Any, kt: Any) -> None:
+        """k-tile kt's packed words (and scales, zero points) of this lane -> buffer b."""
+        for i in range(TPW):
+            tg = tile_of(n_tile, i)
+            for c in range(KT):
+                kb = kt * KT + c if k_whole else imin(kt * KT + c, K // KB - 1)
+                dsl.copy(mW(tg, kb, lane, _), wbuf[b](_, c, i))            # 16 bytes: 4 words
+            for gi in range(GPT if G else 0):
+                grp = slot_group(G, kt, gi)
+                grp = grp if k_whole else imin(grp, groups - 1)
+                sbuf[b][gi, i] = mS(tg, grp, g, h)
+                if zbuf is not None:
+                    zbuf[b][gi, i] = mZ(tg, grp, g, h)
+
+    def produce(b: int, m_tile: Any, l_idx: Any, kt: Any, stage: Any, phase: Any) -> None:
+        """Fill stage `stage` with x's k-tile kt (TMA) and W^T's (from buffer b), then hand it over."""
+        empty_bar.wait(stage, 1 - phase)                                  # the consumers freed the stage
+        with dsl.if_(dsl.eq(threadIdx.x, 0)):
+            full_bar.arrive_expect_tx(stage, tmA.box_bytes)
+            hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, kt * bK, l_idx))
+        for i in range(TPW):
+            for j in range(bK // 16):                                     # 16-k blocks of the k-tile
+                _tile, _lane, _h, row, k = lane_chunk(threadIdx.x, i, j)
+                gi = group_slot(G, j)
+                s2 = f"tc::mixed90::pair({render(sbuf[b](gi, i) if G else spc(i))})"
+                z2 = sym_zero if not fmt.zero_point else f"tc::mixed90::pair({render(zbuf[b](gi, i) if G else zpc(i))})"
+                c, words = block_words(fmt.bits, j)
+                if not k_whole and c > 0:                                 # int8, K % 64 == 32: zeros past K
+                    s2 = f"({render(2 * kt + c < K // KB)} ? {s2} : 0u)"
+                dst = render(make("call", ("tc::smem_u32", make("raw", (sB.engine.address(sB.offset + sB.layout((row, k, stage))),), "void*")), "unsigned"))
+                if fmt.bits == 4:
+                    w = render(wbuf[b](words[0], c, i))
+                    t.emit(f"tc::mixed90::u4_row_chunk<{bf16}>((tc::u32){w}, {z2}, {s2}, {dst});")
+                else:
+                    w0, w1 = (render(wbuf[b](wi, c, i)) for wi in words)
+                    t.emit(f"tc::mixed90::u8_row_chunk<{bf16}>((tc::u32){w0}, (tc::u32){w1}, {z2}, {s2}, {dst});")
+        t.emit(f"tc::mixed90::warp_arrive_full({render(full_bar.addr(stage), 'unsigned')});")
+        _advance(stage, phase, tile_cfg.stages)
+
+    with dsl.if_(dsl.eq(threadIdx.x, 0)):
+        hopper.tma_prefetch(tmA)
+    stage = dsl.declare(0, "stage", const=False)
+    phase = dsl.declare(0, "phase", const=False)
+    for unit in sch.units():
+        m_tile, n_tile, l_idx, k_begin, k_count = sch.coords(unit)
+        if not G:                                                         # per-channel: once per tile
+            for i in range(TPW):
+                tg = tile_of(n_tile, i)
+                spc[i] = mS(tg, 0, g, h)
+                if zpc is not None:
+                    zpc[i] = mZ(tg, 0, g, h)
+        for b in range(D - 1):                                            # the ring's first depth - 1 k-tiles
+            with dsl.if_(b < k_count):
+                load(b, n_tile, k_begin + b)
+        for it in dsl.range((k_count + D - 1) // D):
+            for b in range(D):                                            # k-tile D it + b from buffer b
+                i = D * it + b
+                with dsl.if_(i + D - 1 < k_count):
+                    load((b + D - 1) % D, n_tile, k_begin + i + D - 1)
+                if b == 0:
+                    produce(b, m_tile, l_idx, k_begin + i, stage, phase)  # it < ceil(k_count / D): i < k_count
+                else:
+                    with dsl.if_(i < k_count):
+                        produce(b, m_tile, l_idx, k_begin + i, stage, phase)
+
+
+@dsl.kernel
+def sm90_mixed_kernel(tmA, qw, scales, zeros, bias, D, K, W, cfg: Constexpr, fmt: Constexpr, full: Constexpr,
+                      edges: Constexpr):
+    """D (1,M,N) = x @ dequantize(W) (+ bias) with x given as a TMA map of its (M,K,1) view and W packed
+    (qw, scales, zeros; see tilecraft.quant.pack); see the module docstring. With split-K, W is the
+    fp32 workspace (S,1,M,N) of the splits' partial tiles and sm90's reduction kernel finishes.
+    edges: (N is a multiple of blk_n, K of the 64-value k-tile); full: M and N are whole tiles."""
+    from tilecraft.gemm.tensorop import EpilogueSpec
+
+    tile_cfg = cfg.tile
+    dsl.launch_bounds(tile_cfg.threads, 1)
+    dtype, _wg = ELEMENTS[fmt.dtype]
+    dsl.assume(tile_cfg.blk_k == 64, "the B stage is 64 16-bit values of k (one 128-byte swizzle row)")
+    L, M, N = D.shape
+    sA, sB, full_bar, empty_bar = pipeline(tile_cfg, dtype, ("K", "K"), producer_arrivals=1 + PRODUCER_WARPS)
+    ep = EpilogueSpec(bias="n" if bias is not None else "none")
+
+    wg = hopper.warpgroup_index()
+    with dsl.if_(dsl.eq(wg, 0)):
+        producer(cfg, fmt, edges, (L, M, N), tmA, qw, scales, zeros, sA, sB, full_bar, empty_bar, K)
+    with dsl.else_():
+        sch = _Schedule(tile_cfg, (L, M, N), K)                           # each role derives its own (see producer)
+        consumer(tile_cfg, fmt.dtype, ("K", "K"), ep, full, sch, sA, sB, full_bar, empty_bar, None, D, W, bias, 1.0,
+                 0.0)
+
+
+# ----------------------------------------------------------------------------- host side
+
+def pick_sm90_mixed_config(fmt: PackedFormat, M: int, N: int, K: int, sms: int) -> Sm90MixedConfig:
+    """The dense Hopper heuristic's tile shape and split-K for the problem (tilecraft.gemm.op.pick_sm90_config:
+    128x256 when the tiles fill the SMs, else 128x128, split along K when even those leave SMs idle) with
+    this kernel's stages (no multicast clusters, no epilogue buffers), register split and ring depth."""
+    from tilecraft.gemm.op import pick_sm90_config
+
+    base = pick_sm90_config(M, N, K, 1, sms)
+    tile = _direct_epilogue(Sm90Config(base.blk_m, base.blk_n, 64, stages=STAGES[base.blk_n], consumers=base.consumers,
+                                       raster=base.raster, producer_regs=PRODUCER_REGS, consumer_regs=CONSUMER_REGS,
+                                       splits=base.splits))
+    depth = DEPTH[(fmt.bits, tile.blk_n)]
+    return Sm90MixedConfig(tile, depth)
+
+
+def use_sm90_mixed(x: Any, w: PackedWeight) -> bool:
+    """Whether tc.quant.gemm runs this kernel: a CUDA tensor on an sm_90 GPU, at least SM90_MIN_M rows."""
+    import torch
+    if not (isinstance(x, torch.Tensor) and x.is_cuda and x.dim() >= 1 and x.shape[-1] == w.shape[0]):
+        return False
+    if tuple(torch.cuda.get_device_capability(x.device)) != (9, 0):
+        return False
+    return x.numel() // max(w.shape[0], 1) >= SM90_MIN_M
+
+
+def sm90_mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, config: Sm90MixedConfig | None = None) -> Any:
+    """y (..., N) = x (..., K) @ dequantize(w) (+ bias) with the Hopper kernel (any M; tc.quant.gemm sends
+    M >= SM90_MIN_M here on sm_90). The checks are the small-M entry point's."""
+    import torch
+    from tilecraft.gemm.mixed import _check_device, _check_packed
+
+    if not isinstance(w, PackedWeight):
+        raise TypeError(f"the mixed-input GEMM takes a PackedWeight (tc.quant.pack), got {type(w).__name__}")
+    fmt, (K, N) = w.format, w.shape
+    want = getattr(torch, fmt.dtype)
+    if not isinstance(x, torch.Tensor) or x.dtype != want:
+        raise TypeError(f"x must be a {want} tensor (the weight was packed for {fmt.dtype} activations), "
+                        f"got {getattr(x, 'dtype', type(x).__name__)}")
+    if x.dim() < 1 or x.shape[-1] != K:
+        raise ValueError(f"x must be (..., K) with K = {K} (the weight is ({K}, {N})), got {tuple(x.shape)}")
+    _check_packed(w)
+    if x.device != w.qweight.device:
+        raise ValueError(f"x is on {x.device} but the weight on {w.qweight.device}")
+    _check_device(x)
+    if bias is not None and (not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (N,) or bias.dtype != want
+                             or bias.device != x.device):
+        raise ValueError(f"bias must be a ({N},) {want} tensor on {x.device}")
+    x2 = x.reshape(-1, K)
+    if x2.stride(1) != 1 or x2.stride(0) != K or x2.data_ptr() % 16:
+        x2 = x2.clone(memory_format=torch.contiguous_format)           # TMA: 16-byte aligned base and rows
+    M = x2.shape[0]
+    y = torch.empty(M, N, dtype=want, device=x.device)
+    if M:
+        sms = _sm_count(x)
+        cfg = config or pick_sm90_mixed_config(fmt, M, N, K, sms)
+        cfg.validate(fmt)
+        _launch(x2, w, bias, y, cfg, sms)
+    return y.reshape(*x.shape[:-1], N)
+
+
+def _sm_count(x: Any) -> int:
+    from tilecraft.runtime import device_info
+    return device_info(x.device.index if x.device.index is not None else 0).sm_count
+
+
+def launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Sm90MixedConfig) -> tuple[tuple, int]:
+    """The kernel's arguments for x2 (M,K) -> y (M,N) (with split-K the workspace in place of the bias,
+    which the reduction adds) and the work units of the persistent grid. Pure host work: no launch."""
+    import torch
+    from tilecraft.gemm.sm90 import _map, effective_splits
+
+    M, K = x2.shape
+    N = y.shape[1]
+    tile = replace(cfg.tile, splits=effective_splits(K, cfg.tile))
+    kcfg = replace(cfg, tile=tile)
+    tmA = _map(x2.unsqueeze(0).permute(1, 2, 0), w.format.dtype, "K", tile.blk_m, tile.blk_k, tile.stages, 1)
+    D3 = y.unsqueeze(0)
+    full = M % tile.blk_m == 0 and N % tile.blk_n == 0
+    edges = (N % tile.blk_n == 0, K % tile.blk_k == 0)
+    units = math.ceil(M / tile.blk_m) * math.ceil(N / tile.blk_n) * tile.splits
+    W = None
+    if tile.splits > 1:
+        W = torch.empty(tile.splits, 1, M, N, dtype=torch.float32, device=y.device)
+        bias = None
+    return (tmA, w.qweight, w.scales, w.zeros, bias, D3, K, W, kcfg, w.format, full, edges), units
+
+
+def _launch(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Sm90MixedConfig, sms: int) -> None:
+    """One persistent launch (one CTA per SM up to the work units); with split-K, then the reduction."""
+    import numpy as np
+    from tilecraft.gemm.tensorop import EpilogueSpec, splitk_reduce_kernel
+
+    args, units = launch_args(x2, w, bias, y, cfg)
+    kcfg = args[8]
+    sm90_mixed_kernel.launch(*args, grid=(min(units, sms),), block=(kcfg.tile.threads,))
+    if kcfg.tile.splits > 1:
+        M, N = y.shape
+        ep = EpilogueSpec(bias="n" if bias is not None else "none")
+        threads = 256
+        splitk_reduce_kernel[(-(-(M * N) // threads),), (threads,)](args[7], None, y.unsqueeze(0), bias,
+                                                                  np.float32(1), np.float32(0), ep, threads)
+

@@ -1,0 +1,95 @@
+// sm90_mixed.cuh: the producer's dequantization of the Hopper mixed-input GEMM (tilecraft/gemm/sm90_mixed.py).
+//
+// A producer lane holds packed words in the small-M kernel's fragment order (tilecraft/quant/pack.py,
+// layout v1): for one 16-row tile and one 16-k block, lane (g = lane / 4, q = lane % 4) has rows g and
+// g + 8 at k 4q .. 4q + 3. wgmma reads W^T from shared memory as K-major rows, so a 16-byte store must
+// hold 8 consecutive k of one row. Lanes q and q ^ 1 therefore swap halves: the even lane keeps row g
+// (its k 4q .. 4q+3, the odd lane's 4q+4 .. 4q+7), the odd lane row g + 8. Then both convert with
+// mixed.cuh's magic numbers (exact q - z), multiply by the row's scale in the 16-bit type (one
+// rounding: the value is (q - z) * s rounded to nearest even, what dequantize(W).to(fp16/bf16) gives),
+// and store 16 bytes.
+//
+// Row chunk order after the swap: offset e (0..7) of the 8 k values sits where mixed.cuh's converters
+// expect A-fragment value e, so the converted registers are the chunk's (0,1), (4,5), (2,3), (6,7)
+// pairs for int4 and (0,1), (2,3), (4,5), (6,7) for int8.
+#pragma once
+
+#include <tilecraft/mixed.cuh>
+#include <tilecraft/sm90.cuh>
+
+namespace tc {
+namespace mixed90 {
+
+TC_DEVICE u32 rotl(u32 w, u32 n) {
+    u32 d;
+    asm("shf.l.wrap.b32 %0, %1, %1, %2;" : "=r"(d) : "r"(w), "r"(n));
+    return d;
+}
+TC_DEVICE u32 lop_keep(u32 a, u32 b, u32 keep) { return (a & keep) | (b & ~keep); }  // one LOP3
+TC_DEVICE u32 hmul2(u32 a, u32 b) {
+    u32 d;
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+}
+TC_DEVICE u32 bmul2(u32 a, u32 b) {
+    u32 d;
+    asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+}
+TC_DEVICE void st_shared_v4(u32 addr, u32 a, u32 b, u32 c, u32 d) {
+    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+// {h, h}: a 16-bit float in both halves of a register (a row's scale or zero point for every value)
+TC_DEVICE u32 pair(f16 h) { return static_cast<u32>(h.bits) * 0x10001u; }
+TC_DEVICE u32 pair(bf16 h) { return static_cast<u32>(h.bits) * 0x10001u; }
+TC_DEVICE bool odd_lane() { return (threadIdx.x & 1u) != 0; }
+
+// int4: word w of this lane (nibble v / 2 + 4 (v % 2) holds A-fragment value v). The even lane sends
+// its word rotated right by 4 (the odd nibbles, row g + 8, move onto the even ones), the odd lane
+// rotated left by 4; each keeps its own row's nibbles and takes the partner's of the same row.
+// z2, s2: the row's zero point and scale as 16-bit pairs; dst: the chunk's shared-memory address.
+template <bool BF16>
+TC_DEVICE void u4_row_chunk(u32 w, u32 z2, u32 s2, u32 dst) {
+    const bool odd = odd_lane();
+    const u32 sent = rotl(w, odd ? 4u : 28u);
+    const u32 got = __shfl_xor_sync(0xffffffffu, sent, 1);
+    const u32 x = lop_keep(w, got, odd ? 0xf0f0f0f0u : 0x0f0f0f0fu);
+    u32 a[4];
+    if (BF16) {
+        mixed::dequant_u4_bf16(x, z2, a);
+        st_shared_v4(dst, bmul2(a[0], s2), bmul2(a[2], s2), bmul2(a[1], s2), bmul2(a[3], s2));
+    } else {
+        mixed::dequant_u4_f16(x, z2, a);
+        st_shared_v4(dst, hmul2(a[0], s2), hmul2(a[2], s2), hmul2(a[1], s2), hmul2(a[3], s2));
+    }
+}
+
+// int8: words w0, w1 of one 16-k block (value v in byte v % 4 of word v / 4; bytes 0, 1 row g and
+// 2, 3 row g + 8 in each). The lane keeps its row's four bytes and sends the other row's.
+template <bool BF16>
+TC_DEVICE void u8_row_chunk(u32 w0, u32 w1, u32 z2, u32 s2, u32 dst) {
+    const bool odd = odd_lane();
+    const u32 mine = mixed::prmt(w0, w1, odd ? 0x7632u : 0x5410u);
+    const u32 sent = mixed::prmt(w0, w1, odd ? 0x5410u : 0x7632u);
+    const u32 got = __shfl_xor_sync(0xffffffffu, sent, 1);
+    const u32 lo = odd ? got : mine, hi = odd ? mine : got;           // k offsets 0..3, 4..7
+    u32 a[4];
+    if (BF16) {
+        mixed::dequant_u8_bf16(lo, hi, z2, a);
+        st_shared_v4(dst, bmul2(a[0], s2), bmul2(a[1], s2), bmul2(a[2], s2), bmul2(a[3], s2));
+    } else {
+        mixed::dequant_u8_f16(lo, hi, z2, a);
+        st_shared_v4(dst, hmul2(a[0], s2), hmul2(a[1], s2), hmul2(a[2], s2), hmul2(a[3], s2));
+    }
+}
+
+// The producer warp's share of a stage is written: make it visible to wgmma (the async proxy), then
+// one lane arrives on the stage's `full` barrier for the warp.
+TC_DEVICE void warp_arrive_full(u32 bar) {
+    fence_proxy_async_shared();
+    __syncwarp();
+    if ((threadIdx.x & 31u) == 0) mbarrier_arrive(bar);
+}
+
+}  // namespace mixed90
+}  // namespace tc
