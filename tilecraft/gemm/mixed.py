@@ -522,10 +522,17 @@ def _launch(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig) -> Non
     mixed_gemm_kernel[(blocks, splits), (cfg.threads,)](*_kernel_args(x, w, bias, y, cfg, split_k=splits > 1))
 
 
-def mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, *, config: MixedConfig | None = None) -> Any:
+def mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, *, config: Any = None) -> Any:
     """y (..., N) = x (..., K) @ dequantize(w) (+ bias): x float16 / bfloat16 (the dtype w was packed for),
-    w a ``tilecraft.quant.PackedWeight`` of W (K, N), bias (N) or None; y has x's dtype. ``config`` overrides
-    the tiling (and ``config.splits`` the split-K slices). Rows of x beyond 32 run 32 at a time."""
+    w a ``tilecraft.quant.PackedWeight`` of W (K, N), bias (N) or None; y has x's dtype. On an sm_90 GPU
+    from ``sm90_mixed.SM90_MIN_M`` rows on, the Hopper kernel (tilecraft/gemm/sm90_mixed.py: TMA + wgmma,
+    W dequantized into shared memory) runs; otherwise this module's kernel, rows of x beyond 32 at a time.
+    ``config``: a MixedConfig (this kernel's tiling, and ``config.splits`` its split-K slices) or an
+    ``Sm90MixedConfig`` (the Hopper kernel, at any M)."""
+    from tilecraft.gemm import sm90_mixed
+
     if not isinstance(w, PackedWeight):
         raise TypeError(f"the mixed-input GEMM takes a PackedWeight (tc.quant.pack), got {type(w).__name__}")
+    if isinstance(config, sm90_mixed.Sm90MixedConfig) or (config is None and sm90_mixed.use_sm90_mixed(x, w)):
+        return sm90_mixed.sm90_mixed_gemm(x, w, bias, config)
     return MixedGemm(w.format, config)(x, w, bias)
