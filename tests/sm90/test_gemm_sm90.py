@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch")
 import tilecraft.runtime as rt  # noqa: E402
 from tilecraft import dsl  # noqa: E402
 from tilecraft.gemm import SM90_TABLE, GemmOp, Sm90Config, pick_sm90_config  # noqa: E402
+from tilecraft.gemm import op as op_module  # noqa: E402
 from tilecraft.gemm import sm90  # noqa: E402
 from tilecraft.gemm.tensorop import EpilogueSpec  # noqa: E402
 
@@ -113,15 +114,22 @@ def test_validate_names_the_broken_rule():
 
 
 def test_heuristic():
-    big, mid = SM90_TABLE.values()
+    big, mid, small, tiny = SM90_TABLE.values()
     assert pick_sm90_config(4096, 4096, 4096, 1, 132) == big
     assert pick_sm90_config(2048, 1536, 1024, 1, 132) == mid       # 192 tiles of 128x128
-    assert pick_sm90_config(512, 512, 65536, 1, 132) == replace(mid, splits=8)   # 16 tiles, long K: split-K
-    assert pick_sm90_config(128, 4096, 4096, 1, 132) == replace(mid, splits=4, cluster_m=1)  # one m-tile: no pair
-    assert pick_sm90_config(128, 128, 128, 1, 132) == replace(mid, cluster_m=1)   # too short to split
+    # 16 tiles, long K: split-K, unclustered
+    assert pick_sm90_config(512, 512, 65536, 1, 132) == replace(mid, splits=8, cluster_m=1)
+    assert pick_sm90_config(128, 4096, 4096, 1, 132) == tiny        # 128 tiles of 64x64 fill the SMs
+    assert pick_sm90_config(256, 4096, 4096, 1, 132) == small       # 128 tiles of 64x128
+    assert pick_sm90_config(128, 28672, 4096, 1, 132) == replace(mid, cluster_m=1)  # one m-tile: no pair
+    assert pick_sm90_config(128, 128, 128, 1, 132) == tiny          # too short to split: the most tiles
     assert pick_sm90_config(384, 65536, 4096, 1, 132) == replace(big, cluster_m=1)  # 3 m-tiles: one pair idles
     assert big.cluster_m == mid.cluster_m == 2 and big.tma_store and mid.tma_store
+    assert small.consumers == tiny.consumers == 1
     assert [sm90.effective_splits(K, replace(mid, splits=8)) for K in (64, 512, 576, 4096)] == [1, 8, 5, 8]
+    fp8 = op_module._fp8_config(big)
+    assert (fp8.blk_k, fp8.stages, fp8.cluster_m) == (128, 4, 1)
+    fp8.validate(1)
 
 
 # ----------------------------------------------------------------------------------------- GPU
@@ -149,6 +157,8 @@ CASES = [
     dict(M=515, N=260, K=200, act="silu", out="float32"), dict(M=700, N=900, K=1104, cfg=Sm90Config(128, 128, 64, 6)),
     dict(M=700, N=904, K=1104, cfg=Sm90Config(256, 128, 64, 3)),
     dict(M=1344, N=768, K=520, majors="MN", cfg=Sm90Config(cluster_m=2)),      # odd m-tiles in a cluster of 2
+    dict(M=200, N=1000, K=1000, C=True, beta=0.5, cfg=Sm90Config(64, 128, 64, 8, consumers=1)),  # one consumer
+    dict(M=130, N=4096, K=4096, bias="n", act="silu", cfg=Sm90Config(64, 64, 64, 8, consumers=1)),
     dict(M=384, N=512, K=256, L=3, C=True, beta=0.5, cfg=Sm90Config(cluster_m=2)),
     dict(M=512, N=512, K=8192, C=True, beta=-1.0, bias="n", act="gelu", cfg=Sm90Config(128, 128, 64, 6, splits=8)),
     dict(M=200, N=320, K=2000, L=2, majors="KN", cfg=Sm90Config(128, 128, 64, 6, splits=5)),
@@ -301,6 +311,25 @@ def test_maps_of_other_tensors_share_the_specialization():
     """The tensor's address, extents and strides travel in the map: a new operand does not retrace."""
     cfg = Sm90Config()
     k1, a1 = _compile(cfg, "float16")
-    k2, a2 = _compile(cfg, "float16")
+    ops = [_operands(1, 256, 256, 256, ("K", "K"), torch.float16) for _ in range(2)]  # both alive
+    a1 = (*sm90.make_maps(*ops[0], cfg, "float16"), *a1[2:])
+    a2 = (*sm90.make_maps(*ops[1], cfg, "float16"), *a1[2:])
     assert a1[0].args.global_address != a2[0].args.global_address
-    assert k1.specialize(*a1) is k2.specialize(*a2)
+    assert k1.specialize(*a1) is k1.specialize(*a2)
+
+
+def test_map_cache_does_not_keep_operands_alive():
+    """The map cache (keyed on address, extents, strides) holds maps without their tensors: a benchmark
+    rotating operands must not pile them up on the GPU."""
+    import gc
+    import weakref
+
+    cfg = Sm90Config()
+    A, Bt = _operands(1, 256, 256, 256, ("K", "K"), torch.float16)
+    D = torch.empty(1, 256, 256, dtype=torch.float16)
+    maps = [*sm90.make_maps(A, Bt, cfg, "float16"), sm90.d_map(D, cfg)]
+    assert all(m is not None and m.tensor is None for m in maps)
+    refs = [weakref.ref(t) for t in (A, Bt, D)]
+    del A, Bt, D, maps
+    gc.collect()
+    assert all(r() is None for r in refs)

@@ -42,10 +42,15 @@ HEURISTIC_TABLE: dict[str, TensorOpConfig] = {c.name: c for c in (
 )}
 #: The Hopper (sm_90a) configurations: TMA + wgmma, warp-specialized, persistent (tilecraft/gemm/sm90.py).
 SM90_TABLE: dict[str, Sm90Config] = {c.name: c for c in (
-    # big problems; 2x1 clusters share B (multicast), the epilogue stores through smem + TMA: fp16 711 / 780
-    # TFLOP/s at 4096^3 / 8192^3 against 668 / 727 for 4 stages, no cluster, register epilogue (H100, one run)
+    # big problems; 2x1 clusters share B (multicast), the epilogue stores through smem + TMA: fp16 711-751 /
+    # 712-780 TFLOP/s at 4096^3 / 8192^3 against 668-688 / 537-727 for 4 stages, no cluster, register
+    # epilogue (H100, two runs; benchmarks/RESULTS.md)
     Sm90Config(128, 256, 64, stages=3, consumers=2, cluster_m=2),
     Sm90Config(128, 128, 64, stages=6, consumers=2, cluster_m=2),   # fewer tiles: twice the CTAs' worth
+    # few rows (decode-like M = 128..256): one consumer warpgroup on 64-row tiles, a deep pipeline; the
+    # SMs fill without split-K (whose fp32 partials cost more than the GEMM at these sizes)
+    Sm90Config(64, 128, 64, stages=8, consumers=1),
+    Sm90Config(64, 64, 64, stages=8, consumers=1),
 )}
 _TF32_TABLE = (TensorOpConfig(128, 128, 32, 2, 2, stages=3), TensorOpConfig(128, 256, 32, 2, 4, stages=3))
 
@@ -87,15 +92,29 @@ def pick_config(M: int, N: int, K: int, L: int, elem: str, sms: int) -> TensorOp
 def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int) -> Sm90Config:
     """The Hopper kernel's configuration for a shape: the big tile when it fills the SMs, else the mid tile,
     split along K (fp32 partials + a reduction) when its tiles leave most SMs idle and K is long enough."""
-    big, mid = SM90_TABLE.values()
-    if math.ceil(M / big.blk_m) * math.ceil(N / big.blk_n) * L >= sms:
+    big, mid, small, tiny = SM90_TABLE.values()
+
+    def tiles(c: Sm90Config) -> int:
+        return math.ceil(M / c.blk_m) * math.ceil(N / c.blk_n) * L
+
+    if tiles(big) >= sms:
         return _unclustered_if_few_m_tiles(big, M)
-    tiles = math.ceil(M / mid.blk_m) * math.ceil(N / mid.blk_n) * L
+    for c in (mid, small, tiny):                                  # the largest tile that fills 3/4 of the SMs
+        if tiles(c) >= (3 * sms) // 4:
+            return _unclustered_if_few_m_tiles(c, M)
     k_tiles = math.ceil(K / mid.blk_k)
-    splits = min(sms // tiles, k_tiles // 4, 32)                  # fill the SMs, >= 4 k-tiles per split
-    if tiles >= (3 * sms) // 4 or splits < 2:
-        return _unclustered_if_few_m_tiles(mid, M)
-    return _unclustered_if_few_m_tiles(replace(mid, splits=splits), M)
+    splits = min(sms // tiles(mid), k_tiles // 4, 32)             # fill the SMs, >= 4 k-tiles per split
+    if splits < 2:                                                # too short to split: the most tiles
+        return _unclustered_if_few_m_tiles(tiny if tiles(tiny) > tiles(mid) else mid, M)
+    # split-K: partial tiles through an fp32 workspace; clusters measured slower here (442 vs 532 TFLOP/s
+    # at 512x512x65536)
+    return replace(mid, splits=splits, cluster_m=1)
+
+
+def _fp8_config(cfg: Sm90Config) -> Sm90Config:
+    """The fp8 form of a 16-bit table entry: 128-element (128-byte) k-tiles, at least 4 stages, no
+    cluster (fp8 8192^3: 1547 TFLOP/s for 128x256x128 s4 against 1418 for s3 with a 2x1 cluster, H100)."""
+    return replace(cfg, blk_k=128, stages=max(cfg.stages, 4), cluster_m=1)
 
 
 def _unclustered_if_few_m_tiles(cfg: Sm90Config, M: int) -> Sm90Config:
@@ -393,8 +412,8 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
         alpha = alpha * float(scale_a) * float(scale_b)                  # per-tensor scales
         if config is None:
             A3, B3 = _batched(A, "A"), _batched(B, "B")
-            config = replace(pick_sm90_config(A3.shape[1], B3.shape[2], A3.shape[2], max(A3.shape[0], B3.shape[0]),
-                                              _sm_count(A.device)), blk_k=128)
+            config = _fp8_config(pick_sm90_config(A3.shape[1], B3.shape[2], A3.shape[2],
+                                                  max(A3.shape[0], B3.shape[0]), _sm_count(A.device)))
     elif scale_a != 1.0 or scale_b != 1.0:
         raise ValueError("scale_a / scale_b are per-tensor scales of fp8 operands; fold them into alpha otherwise")
     if config is None and A.is_cuda and elem != "tf32" and _is_sm90(A.device):

@@ -418,7 +418,7 @@ def d_map(D3: Any, cfg: Sm90Config) -> Any:
     if m is None:
         if len(_MAPS) >= 1024:
             _MAPS.clear()
-        m = _MAPS[key] = make_tma_map(D3.permute(1, 2, 0), epilogue_layout(cfg, _D_TYPES[name])(_, _, 0))
+        m = _MAPS[key] = _unpinned(make_tma_map(D3.permute(1, 2, 0), epilogue_layout(cfg, _D_TYPES[name])(_, _, 0)))
     return m
 
 
@@ -448,7 +448,7 @@ def make_maps(A3: Any, Bt: Any, cfg: Sm90Config, elem: str) -> tuple[Any, Any]:
             _map(Bt.permute(1, 2, 0), elem, b_major, cfg.blk_n, cfg.blk_k, cfg.stages, cfg.cluster_m))
 
 
-_MAPS: dict[Any, Any] = {}
+_MAPS: dict[Any, Any] = {}   # (address, extents, strides, dtype, tiling) -> TmaMap without its tensor
 
 
 def _map(x: Any, elem: str, major: str, mn: int, bk: int, stages: int, multicast: int) -> Any:
@@ -460,8 +460,17 @@ def _map(x: Any, elem: str, major: str, mn: int, bk: int, stages: int, multicast
         if len(_MAPS) >= 1024:
             _MAPS.clear()
         lay = smem_layout(ELEMENTS[elem][0], "K" if major == "K" else "MN", mn, bk, stages)(_, _, 0)
-        m = _MAPS[key] = make_tma_map(x, lay, multicast=multicast)
+        m = _MAPS[key] = _unpinned(make_tma_map(x, lay, multicast=multicast))
     return m
+
+
+def _unpinned(m: Any) -> Any:
+    """The cached map without its tensor: the cache must not keep operands alive (it held every rotated
+    benchmark operand until the GPU ran out of memory). A map is only found again for a tensor at the same
+    address with the same extents and strides, which it describes exactly."""
+    from dataclasses import replace
+
+    return replace(m, tensor=None)
 
 
 def tma_problem(A3: Any, Bt: Any, cfg: Sm90Config, elem: str) -> str | None:
