@@ -381,22 +381,25 @@ def _ctas_per_sm(registers: int, threads: int, smem: int) -> int:
 
 
 def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int) -> MixedConfig:
-    """The tiling for a problem (splits left to the launch, which knows the kernel's occupancy): 4 warps;
-    16-row tiles so each lane has 8 16-byte loads per chunk (4 tiles of int4 or 2 of int8 at M <= 8,
-    fewer as M grows and the accumulators take the registers); 128-value chunks where K allows (64 for
-    groups of 32); two register buffers, and two more chunks per warp on their way to L2 (they cost no
-    registers and keep HBM busy while the first loads are outstanding and in the kernel's tail; not
-    at M > 16, where the registers are tight). Not yet tuned on a GPU: ``benchmarks/bench_mixed.py --sweep`` times the alternatives."""
+    """The tiling for a problem (splits left to the launch, which knows the kernel's occupancy), as the
+    H100 sweep (``benchmarks/bench_mixed.py --sweep``, N = K = 8192) ranked them: 4 warps; two 16-row
+    tiles per CTA up to M = 16 (the 4-tile CTAs needed split-K, which cost more than it hid), one past
+    that (the accumulators take the registers); 128-value chunks where K allows (64 for groups of 32,
+    whose per-group scales and zero points then stay in registers); for int4, three register buffers;
+    at M <= 8 one or two more chunks per warp on their way to L2 (no registers: HBM stays busy while
+    the first loads are outstanding and in the kernel's tail). Measured W4 g128, M = 1: 18.8 us against
+    22.2 for four tiles, two buffers and split-K 3; W8 per-channel: 27.1 us against 27.5."""
     mb = -(-min(M, MAX_M) // 8)
-    tiles = (4 if fmt.bits == 4 else 2) if mb == 1 else (2 if mb == 2 else 1)
+    tiles = 2 if mb <= 2 else 1
     while N % (16 * tiles):
         tiles //= 2
     kb = k_block(fmt.bits)
-    # groups of 32: a 64-value chunk (two groups) keeps the per-group scales and zero points in registers
     first = 64 if fmt.group_size == 32 else 128
     chunk = next(c for c in (128, 64, 32) if c <= first and K % c == 0 and c % kb == 0
                  and (fmt.group_size is None or c % fmt.group_size == 0))
-    return MixedConfig(warps=4, tiles=tiles, chunk=chunk, prefetch=2 if mb <= 2 else 0)
+    if fmt.bits == 4:
+        return MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=3 if mb <= 2 else 2, prefetch=2 if mb == 1 else 0)
+    return MixedConfig(warps=4, tiles=tiles, chunk=chunk, prefetch=1 if mb == 1 else (2 if mb == 2 else 0))
 
 
 _WORKSPACES: dict[Any, tuple[Any, Any]] = {}
