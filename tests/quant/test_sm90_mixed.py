@@ -253,8 +253,8 @@ def test_gpu_ragged_k_and_every_tiling(bits: int, K: int) -> None:
     """K % 64 == 32 (int8), a single k-tile; each tiling (split-K, the deep ring) on the same problem."""
     pw = _weight(bits, None, True, torch.bfloat16, K, 272).to("cuda")
     x = torch.randn(200, K).to(torch.bfloat16).cuda()
-    for tile, depth in ((Sm90Config(128, 256, 64, stages=4, producer_regs=112, consumer_regs=200), 1),
-                        (Sm90Config(128, 128, 64, stages=6, producer_regs=112, consumer_regs=200, splits=2), 2)):
+    for tile, depth in ((Sm90Config(128, 256, 64, stages=4, producer_regs=104, consumer_regs=200), 1),
+                        (Sm90Config(128, 128, 64, stages=6, producer_regs=104, consumer_regs=200, splits=2), 2)):
         y = sm90_mixed.sm90_mixed_gemm(x, pw, None, Sm90MixedConfig(tile, depth))
         torch.cuda.synchronize()
         _check(y, x, pw, None)

@@ -79,6 +79,12 @@ class Sm90Config:
         return 128 * (1 + self.consumers)
 
     @property
+    def launch_regs(self) -> int:
+        """Registers per thread at launch: __launch_bounds__(threads, 1)'s cap, a multiple of 8 (168 for
+        384 threads); the setmaxnreg roles share exactly threads x launch_regs."""
+        return min(65536 // self.threads, 255) // 8 * 8
+
+    @property
     def rows(self) -> int:
         """Rows of the tile per consumer warpgroup."""
         return self.blk_m // self.consumers
@@ -120,8 +126,10 @@ class Sm90Config:
             raise ValueError(f"{self.name}: cluster_m must be 1 or 2 (CTAs of a cluster along M sharing B)")
         if self.cluster_m > 1 and (self.blk_n // self.cluster_m) * self.blk_k * elem_bytes % 1024:
             raise ValueError(f"{self.name}: each CTA's slice of the multicast B tile must be whole 1 KB swizzle atoms")
-        if 128 * (self.producer_regs + self.consumers * self.consumer_regs) > 65536:
-            raise ValueError(f"{self.name}: the roles' registers exceed the SM's 64K")
+        if self.producer_regs + self.consumers * self.consumer_regs > (1 + self.consumers) * self.launch_regs:
+            raise ValueError(f"{self.name}: setmaxnreg can only move the registers the CTA launched with "
+                             f"({self.threads} x {self.launch_regs}); producer {self.producer_regs} + "
+                             f"{self.consumers} x consumer {self.consumer_regs} is more (the kernel would hang)")
 
 
 @functools.lru_cache(maxsize=None)

@@ -40,7 +40,7 @@ warpgroup changed:
   arrives on ``full``. ``full`` therefore expects 1 + 4 arrivals: thread 0's ``arrive.expect_tx`` for
   the x bytes, then one per producer warp; the phase completes when those and the TMA bytes are in.
 * **Registers.** The producer keeps ``depth`` buffers of packed words (plus scales and zero points) and
-  takes ``PRODUCER_REGS`` registers; the consumers ``CONSUMER_REGS`` (128 * (112 + 2 * 200) = 64K). A
+  takes ``PRODUCER_REGS`` registers; the consumers ``CONSUMER_REGS`` (104 + 2 * 200 = 3 * 168, the launch's). A
   128x256 tile's k-tile is 16 words per lane for int4 and 32 for int8: two int4 buffers fit (depth 2),
   int8 gets one (depth 1: its loads are issued before the producer waits for the stage to be free, which
   is where a producer that runs ahead of the wgmmas spends its time anyway). The 128x128 tile (small
@@ -76,13 +76,15 @@ __all__ = ["Sm90MixedConfig", "sm90_mixed_kernel", "sm90_mixed_gemm", "pick_sm90
 SM90_MIN_M = 64
 #: registers per thread of the producer (packed words of `depth` k-tiles, scales, zero points, addresses)
 #: and of each consumer warpgroup (128 fp32 accumulators and the epilogue: ptxas puts sm90's consumer at
-#: 196 with a bias); 128 * (112 + 2 * 200) = 65536
-PRODUCER_REGS = 112
+#: 196 with a bias). setmaxnreg only moves registers the CTA was launched with (384 threads x 168 =
+#: 64512), so 104 + 2 * 200 = 504 = 3 * 168 (multiples of 8); asking for more (112 + 2 * 200) made the consumers' setmaxnreg.inc
+#: wait forever (the kernel hung on an H100).
+PRODUCER_REGS = 104
 CONSUMER_REGS = 200
 #: blk_n -> smem stages (A and B of 128 x 64 and blk_n x 64 16-bit values: 192 KB either way)
-STAGES = {256: 4, 128: 6}
+STAGES = {256: 4, 128: 6, 64: 8}
 #: (bits, blk_n) -> the deepest ring of packed words that fits PRODUCER_REGS without spills, every format
-DEPTH = {(4, 256): 2, (8, 256): 1, (4, 128): 3, (8, 128): 2}
+DEPTH = {(4, 256): 2, (8, 256): 1, (4, 128): 3, (8, 128): 2, (4, 64): 3, (8, 64): 2}
 #: producer warps: each arrives once on a stage's `full` barrier
 PRODUCER_WARPS = 4
 _HEADER = "tilecraft/sm90_mixed.cuh"
