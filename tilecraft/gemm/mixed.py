@@ -39,7 +39,6 @@ At M <= 16 the time is the time to stream W from HBM once; everything here serve
 """
 from __future__ import annotations
 
-import math
 from contextlib import nullcontext as _nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
@@ -433,23 +432,7 @@ class MixedGemm:
         if not isinstance(w, PackedWeight):
             raise TypeError(f"the mixed-input GEMM takes a PackedWeight (tc.quant.pack), got {type(w).__name__}")
         w.check(self.format)
-        fmt = w.format
-        K, N = w.shape
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"x must be a torch tensor, got {type(x).__name__}")
-        want = getattr(torch, fmt.dtype)
-        if x.dtype != want:
-            raise TypeError(f"x is {x.dtype} but the weight was packed for {want} activations (its scales are "
-                            f"{fmt.dtype}); pack it with tc.quant.pack(qw, dtype={x.dtype})")
-        if x.dim() < 1 or x.shape[-1] != K:
-            raise ValueError(f"x must be (..., K) with K = {K} (the weight is ({K}, {N})), got {tuple(x.shape)}")
-        _check_packed(w)
-        if x.device != w.qweight.device:
-            raise ValueError(f"x is on {x.device} but the weight on {w.qweight.device}")
-        _check_device(x)
-        if bias is not None and (not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (N,)
-                                 or bias.dtype != want or bias.device != x.device):
-            raise ValueError(f"bias must be a ({N},) {want} tensor on {x.device}")
+        fmt, K, N, want = check_operands(x, w, bias)
         x2 = x.reshape(-1, K)
         if x2.stride(1) != 1 or x2.data_ptr() % 16:
             x2 = x2.clone(memory_format=torch.contiguous_format)            # 16-byte aligned rows of x
@@ -460,6 +443,32 @@ class MixedGemm:
         for m0 in range(0, M, MAX_M):
             _launch(x2[m0:m0 + MAX_M], w, bias, y[m0:m0 + MAX_M], cfg)
         return y.reshape(*x.shape[:-1], N)
+
+
+def check_operands(x: Any, w: PackedWeight, bias: Any) -> tuple[PackedFormat, int, int, Any]:
+    """(format, K, N, torch dtype of x) after checking what both mixed-input kernels need: a PackedWeight
+    of layout v1, x (..., K) in the dtype the weight was packed for, on the weight's CUDA device, bias (N,)."""
+    import torch
+    if not isinstance(w, PackedWeight):
+        raise TypeError(f"the mixed-input GEMM takes a PackedWeight (tc.quant.pack), got {type(w).__name__}")
+    fmt = w.format
+    K, N = w.shape
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch tensor, got {type(x).__name__}")
+    want = getattr(torch, fmt.dtype)
+    if x.dtype != want:
+        raise TypeError(f"x is {x.dtype} but the weight was packed for {want} activations (its scales are "
+                        f"{fmt.dtype}); pack it with tc.quant.pack(qw, dtype={x.dtype})")
+    if x.dim() < 1 or x.shape[-1] != K:
+        raise ValueError(f"x must be (..., K) with K = {K} (the weight is ({K}, {N})), got {tuple(x.shape)}")
+    _check_packed(w)
+    if x.device != w.qweight.device:
+        raise ValueError(f"x is on {x.device} but the weight on {w.qweight.device}")
+    _check_device(x)
+    if bias is not None and (not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (N,)
+                             or bias.dtype != want or bias.device != x.device):
+        raise ValueError(f"bias must be a ({N},) {want} tensor on {x.device}")
+    return fmt, K, N, want
 
 
 def _check_packed(w: PackedWeight) -> None:
@@ -509,7 +518,7 @@ def _kernel_args(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig, s
     """mixed_gemm_kernel's arguments (y None: one is made, for compiling only); the workspace and counters
     of this device and stream, or None without split-K."""
     import torch
-    M, (K, N) = x.shape[0], w.shape
+    M, N = x.shape[0], w.shape[1]
     if y is None:
         y = torch.empty(M, N, dtype=x.dtype, device=x.device)
     blocks = N // (16 * cfg.tiles)

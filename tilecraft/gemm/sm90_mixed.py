@@ -345,24 +345,9 @@ def sm90_mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, config: Sm90Mixed
     """y (..., N) = x (..., K) @ dequantize(w) (+ bias) with the Hopper kernel (any M; tc.quant.gemm sends
     M >= SM90_MIN_M here on sm_90). The checks are the small-M entry point's."""
     import torch
-    from tilecraft.gemm.mixed import _check_device, _check_packed
+    from tilecraft.gemm.mixed import check_operands
 
-    if not isinstance(w, PackedWeight):
-        raise TypeError(f"the mixed-input GEMM takes a PackedWeight (tc.quant.pack), got {type(w).__name__}")
-    fmt, (K, N) = w.format, w.shape
-    want = getattr(torch, fmt.dtype)
-    if not isinstance(x, torch.Tensor) or x.dtype != want:
-        raise TypeError(f"x must be a {want} tensor (the weight was packed for {fmt.dtype} activations), "
-                        f"got {getattr(x, 'dtype', type(x).__name__)}")
-    if x.dim() < 1 or x.shape[-1] != K:
-        raise ValueError(f"x must be (..., K) with K = {K} (the weight is ({K}, {N})), got {tuple(x.shape)}")
-    _check_packed(w)
-    if x.device != w.qweight.device:
-        raise ValueError(f"x is on {x.device} but the weight on {w.qweight.device}")
-    _check_device(x)
-    if bias is not None and (not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (N,) or bias.dtype != want
-                             or bias.device != x.device):
-        raise ValueError(f"bias must be a ({N},) {want} tensor on {x.device}")
+    fmt, K, N, want = check_operands(x, w, bias)
     x2 = x.reshape(-1, K)
     if x2.stride(1) != 1 or x2.stride(0) != K or x2.data_ptr() % 16:
         x2 = x2.clone(memory_format=torch.contiguous_format)           # TMA: 16-byte aligned base and rows
