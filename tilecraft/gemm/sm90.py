@@ -15,7 +15,8 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
   fp32 accumulators, commits them as a group and waits until only that group is in flight, so the
   previous k-tile's stage is released while this one computes.
 * **Clusters.** With ``cluster_m`` = 2 two CTAs on neighbouring m-tiles share each B k-tile: each loads half
-  and multicasts it to both, and a stage is free only when the consumers of both CTAs released it.
+  and multicasts it to both, and a stage is free only when the consumers of both CTAs released it (a
+  CTA-scoped remote arrive: a cluster-scoped release costs a MEMBAR.ALL.GPU per k-tile).
 * **Split-K.** ``splits`` > 1 makes each work unit one k-slice of a tile: the splits write fp32
   partial tiles to a workspace and the sm80 path's reduction kernel sums them and applies the epilogue
   (for shapes with few output tiles and a long K, which otherwise leave most SMs idle).
@@ -25,8 +26,11 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
   finish the epilogue of this one.
 * **Edges.** TMA zero-fills what lies outside A and B (ragged M, N, K cost nothing in the main loop);
   the epilogue predicates its stores unless the host says every tile is whole (``full``).
-* **Epilogue.** The sm80 path's: alpha, beta * C, bias along N or M, relu/gelu/silu, cast, straight
-  from the accumulators (pairs of adjacent columns per store).
+* **Epilogue.** The sm80 path's math (alpha, beta * C, bias along N or M, relu/gelu/silu, cast). A 16-bit
+  D that TMA can write leaves through shared memory: 128-byte-wide swizzled column chunks, two buffers
+  per consumer warpgroup, one TMA store per chunk that runs on under the next chunk and the next tile's
+  main loop (``_store_through_smem``); otherwise (fp32 D, split-K partials, a D TMA cannot address)
+  straight from the accumulators, pairs of adjacent columns per store.
 * **fp8.** e4m3 / e5m2 operands (K-major, as wgmma requires) use m64nNk32 and 128-element k-tiles;
   per-tensor scales fold into alpha; D is fp16, bf16 or fp32.
 """
