@@ -418,32 +418,17 @@ _D_TYPES = {"float16": dsl.float16, "bfloat16": dsl.bfloat16}
 def d_map(D3: Any, cfg: Sm90Config) -> Any:
     """The TMA map that stores D (L,M,N) through the epilogue buffers, or None where TMA cannot write D
     (not N-contiguous, misaligned, fp32) and the epilogue stores from registers instead."""
-    from tilecraft.runtime.tma import make_tma_map
-
     name = str(D3.dtype).replace("torch.", "")
     if not cfg.tma_store or cfg.splits > 1 or name not in _D_TYPES or D3.stride(2) != 1:
         return None
     if _d_problem(tuple(D3.shape), D3.stride(), D3.data_ptr() % 16, name, cfg) is not None:
         return None
-    key = (D3.data_ptr(), tuple(D3.shape), D3.stride(), name, D3.device, "D", cfg.rows, cfg.consumers)
-    m = _MAPS.get(key)
-    if m is None:
-        if len(_MAPS) >= 1024:
-            _MAPS.clear()
-        m = _MAPS[key] = _unpinned(make_tma_map(D3.permute(1, 2, 0), epilogue_layout(cfg, _D_TYPES[name])(_, _, 0)))
-    return m
+    return _cached_map(D3.permute(1, 2, 0), epilogue_layout(cfg, _D_TYPES[name])(_, _, 0), 1, ("D", cfg.rows, cfg.consumers))
 
 
 @functools.lru_cache(maxsize=1024)
 def _d_problem(shape: tuple, stride: tuple, mis: int, dtype: str, cfg: Sm90Config) -> str | None:
-    from tilecraft.runtime.tma import tma_encode_args
-
-    try:
-        tma_encode_args((shape[1], shape[2], shape[0]), (stride[1], stride[2], stride[0]), dtype,
-                        epilogue_layout(cfg, _D_TYPES[dtype])(_, _, 0), address=mis)
-    except ValueError as e:
-        return f"D: {e}"
-    return None
+    return _view_problem("D", shape, stride, mis, dtype, epilogue_layout(cfg, _D_TYPES[dtype])(_, _, 0), 1)
 
 
 def operand_majors(A3: Any, Bt: Any) -> tuple[str, str]:
@@ -464,25 +449,26 @@ _MAPS: dict[Any, Any] = {}   # (address, extents, strides, dtype, tiling) -> Tma
 
 
 def _map(x: Any, elem: str, major: str, mn: int, bk: int, stages: int, multicast: int) -> Any:
+    lay = smem_layout(ELEMENTS[elem][0], "K" if major == "K" else "MN", mn, bk, stages)(_, _, 0)
+    return _cached_map(x, lay, multicast, (elem, major, mn, bk, stages))
+
+
+def _cached_map(x: Any, lay: Any, multicast: int, tiling: tuple) -> Any:
+    """The TMA map of view x filling smem tile `lay`, from the cache when x's address, extents, strides and
+    the tiling match. Cached maps do not hold their tensor: the cache must not keep operands alive (it held
+    every rotated benchmark operand until the GPU ran out of memory); a map is only found again for a
+    tensor at the same address with the same extents and strides, which it describes exactly."""
+    from dataclasses import replace
+
     from tilecraft.runtime.tma import make_tma_map
 
-    key = (x.data_ptr(), tuple(x.shape), x.stride(), str(x.dtype), x.device, elem, major, mn, bk, stages, multicast)
+    key = (x.data_ptr(), tuple(x.shape), x.stride(), str(x.dtype), x.device, multicast, tiling)
     m = _MAPS.get(key)
     if m is None:
         if len(_MAPS) >= 1024:
             _MAPS.clear()
-        lay = smem_layout(ELEMENTS[elem][0], "K" if major == "K" else "MN", mn, bk, stages)(_, _, 0)
-        m = _MAPS[key] = _unpinned(make_tma_map(x, lay, multicast=multicast))
+        m = _MAPS[key] = replace(make_tma_map(x, lay, multicast=multicast), tensor=None)
     return m
-
-
-def _unpinned(m: Any) -> Any:
-    """The cached map without its tensor: the cache must not keep operands alive (it held every rotated
-    benchmark operand until the GPU ran out of memory). A map is only found again for a tensor at the same
-    address with the same extents and strides, which it describes exactly."""
-    from dataclasses import replace
-
-    return replace(m, tensor=None)
 
 
 def tma_problem(A3: Any, Bt: Any, cfg: Sm90Config, elem: str) -> str | None:
@@ -496,17 +482,26 @@ def tma_problem(A3: Any, Bt: Any, cfg: Sm90Config, elem: str) -> str | None:
 @functools.lru_cache(maxsize=1024)
 def _tma_problem(a_shape: tuple, a_stride: tuple, a_mis: int, b_shape: tuple, b_stride: tuple, b_mis: int,
                  dtype: str, cfg: Sm90Config, elem: str) -> str | None:
-    from tilecraft.runtime.tma import tma_encode_args
-
     for name, shape, stride, mis, mn, mc in (("A", a_shape, a_stride, a_mis, cfg.blk_m, 1),
                                              ("B", b_shape, b_stride, b_mis, cfg.blk_n, cfg.cluster_m)):
         major = "K" if stride[2] == 1 else "MN"
         lay = smem_layout(ELEMENTS[elem][0], major, mn, cfg.blk_k, cfg.stages)(_, _, 0)
-        try:   # the (MN, K, L) view, at an address with the operand's misalignment
-            tma_encode_args((shape[1], shape[2], shape[0]), (stride[1], stride[2], stride[0]), dtype.replace("torch.", ""),
-                            lay, multicast=mc, address=mis)
-        except ValueError as e:
-            return f"{name}: {e}"
+        problem = _view_problem(name, shape, stride, mis, dtype.replace("torch.", ""), lay, mc)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _view_problem(name: str, shape: tuple, stride: tuple, mis: int, dtype: str, lay: Any, multicast: int) -> str | None:
+    """Why TMA cannot map the (MN, K, L) view of a (L, MN, K) tensor onto smem tile `lay` at an address
+    with misalignment `mis` ("<name>: <reason>"), or None."""
+    from tilecraft.runtime.tma import tma_encode_args
+
+    try:
+        tma_encode_args((shape[1], shape[2], shape[0]), (stride[1], stride[2], stride[0]), dtype, lay,
+                        multicast=multicast, address=mis)
+    except ValueError as e:
+        return f"{name}: {e}"
     return None
 
 
