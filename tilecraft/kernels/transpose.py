@@ -131,14 +131,9 @@ def transpose(A: Any, out: Any = None, config: TransposeConfig = DEFAULT) -> Any
     """
     import torch
 
-    if not isinstance(A, torch.Tensor):
-        raise TypeError(f"transpose: A must be a torch tensor, got {type(A).__name__}")
-    if A.dtype != torch.float32:
-        raise TypeError(f"transpose: A must be float32, got {A.dtype}")
-    if not A.is_cuda:
-        raise ValueError(f"transpose: A must be on a CUDA device, got {A.device}")
-    if A.dim() != 2:
-        raise ValueError(f"transpose: A must be 2-D, got shape {tuple(A.shape)}")
+    from tilecraft.gemm.simt import check_f32_matrix
+
+    check_f32_matrix(A, "A", "transpose")
     R, C = A.shape
     if out is None:
         out = torch.empty((C, R), dtype=torch.float32, device=A.device)
