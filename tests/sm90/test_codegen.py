@@ -15,8 +15,10 @@ def test_checked_in_header_is_the_generators_output():
 def test_names():
     assert wgmma_name(128, "f16", "f16", "ss") == "wgmma_m64n128k16_f32_f16_f16_ss"
     assert wgmma_name(256, "e4m3", "e5m2", "rs") == "wgmma_m64n256k32_f32_e4m3_e5m2_rs"
+    assert wgmma_name(192, "tf32", "tf32", "ss") == "wgmma_m64n192k8_f32_tf32_tf32_ss"
     for bad in [(0, "f16", "f16", "ss"), (12, "f16", "f16", "ss"), (264, "f16", "f16", "ss"),
-                (64, "f16", "bf16", "ss"), (64, "tf32", "tf32", "ss"), (64, "f16", "f16", "sr")]:
+                (64, "f16", "bf16", "ss"), (64, "tf32", "f16", "ss"), (64, "tf32", "e4m3", "ss"),
+                (64, "f16", "f16", "sr")]:
         with pytest.raises(ValueError, match="wgmma"):
             wgmma_name(*bad)
 
@@ -34,6 +36,22 @@ extern "C" __global__ void __launch_bounds__(128, 1) extra(float* out, const tc:
     for (int i = 0; i < 32; ++i) out[56 * threadIdx.x + 24 + i] = d64[i];
 }
 """
+
+
+def test_tf32_wrappers_have_no_transpose_immediates():
+    """The PTX ISA gives wgmma .tf32 (and fp8) only scale-d, imm-scale-a and imm-scale-b: the wrappers take
+    ScaleA / ScaleB and no TransA / TransB, and pass exactly two immediates after the predicate."""
+    text = wgmma_wrappers([32])
+    for ops, a_operands in (("ss", 1), ("rs", 4)):
+        name = wgmma_name(32, "tf32", "tf32", ops)
+        head, body = text.split(f" {name}(", 1)
+        assert head.rsplit("\n", 2)[-2] == "template <int ScaleA = 1, int ScaleB = 1>"
+        body = body.split("\n}\n", 1)[0]
+        assert "Trans" not in body and "m64n32k8.f32.tf32.tf32" in body
+        # 16 accumulators, A (descriptor or 4 registers), B, then p, ScaleA, ScaleB
+        first_imm = 16 + a_operands + 2
+        assert f"p, %{first_imm}, %{first_imm + 1};" in body
+        assert '"r"(scale_d), "n"(ScaleA), "n"(ScaleB));' in body
 
 
 @pytest.mark.parametrize("before", [True, False])
@@ -54,7 +72,8 @@ def test_every_wgmma_atom_names_a_wrapper_in_the_header():
 
     atoms = [wgmma_atom(n, a, b, operands=ops) for n in HEADER_N for a, b in WGMMA_TYPE_PAIRS for ops in ("ss", "rs")]
     assert all(atom.cxx.startswith("tc::wgmma_m64n") for atom in atoms)
-    assert wgmma_atom(64, "tf32").cxx == "" and wgmma_atom(64, "f16", c_type="f16").cxx == ""
+    assert wgmma_atom(64, "tf32").cxx == "tc::wgmma_m64n64k8_f32_tf32_tf32_ss"
+    assert wgmma_atom(64, "f16", c_type="f16").cxx == ""
     uses = "\n".join(f"    sink[{i}] = (void*)&{atom.cxx}<>;" for i, atom in enumerate(atoms))
     src = (f"#include <tilecraft/sm90.cuh>\n__device__ void* sink[{len(atoms)}];\n"
            f"extern \"C\" __global__ void names() {{\n{uses}\n}}\n")

@@ -79,7 +79,7 @@ async_smoke(const __grid_constant__ CUtensorMap map, tc::u32* out, int c) {
 
 
 def wgmma_smoke(n: int) -> str:
-    """One warpgroup issuing all twelve wgmma wrappers of one N (A and B descriptors, or A registers)."""
+    """One warpgroup issuing all fourteen wgmma wrappers of one N (A and B descriptors, or A registers)."""
     calls = []
     for a_type, b_type in WGMMA_TYPE_PAIRS:
         sixteen = a_type in ("f16", "bf16")
@@ -133,7 +133,7 @@ def test_async_wrappers_emit_their_ptx():
 def test_wgmma_wrappers_emit_their_ptx(n):
     text = tools.ptx(wgmma_smoke(n))
     for a_type, b_type in WGMMA_TYPE_PAIRS:
-        k = 16 if a_type in ("f16", "bf16") else 32
+        k = {"f16": 16, "bf16": 16, "tf32": 8}.get(a_type, 32)
         insn = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{a_type}.{b_type}"
         assert text.count(insn) == 2, insn
     # the immediates land where the PTX ISA puts them: ..., p, scale-a, scale-b[, tnsp-a], tnsp-b
@@ -141,6 +141,9 @@ def test_wgmma_wrappers_emit_their_ptx(n):
     assert sorted(imm.replace(" ", "") for _a, imm in f16) == ["1,1,0,1", "1,1,1"]
     e4 = re.findall(rf"m64n{n}k32\.f32\.e4m3\.e4m3 .*, p, ([-\d, ]+);", text)
     assert sorted(imm.replace(" ", "") for imm in e4) == ["1,-1", "1,1"]
+    # tf32 has scale-a and scale-b only (no transposes: K-major operands)
+    tf32 = re.findall(rf"m64n{n}k8\.f32\.tf32\.tf32 \{{[^}}]*\}}, (\{{[^}}]*\}}|%rd\d+), %rd\d+, p, ([-\d, ]+);", text)
+    assert sorted((a.startswith("{"), imm.replace(" ", "")) for a, imm in tf32) == [(False, "1,-1"), (True, "1,1")]
 
 
 @pytest.fixture
@@ -189,14 +192,18 @@ def test_wgmma_wrappers_become_hgmma_and_qgmma(cache_dir, n):
     ops = _sass_or_skip(mod.cubin)
     hgmma = {op: c for op, c in ops.items() if op.startswith("HGMMA")}
     qgmma = {op: c for op, c in ops.items() if op.startswith("QGMMA")}
-    assert sum(hgmma.values()) == 4 and all(f".64x{n}x16.F32" in op for op in hgmma), hgmma
+    tf32 = {op: c for op, c in hgmma.items() if ".TF32" in op}
+    assert sum(hgmma.values()) == 6 and all(f".64x{n}x16.F32" in op for op in hgmma if op not in tf32), hgmma
     assert sum(c for op, c in hgmma.items() if ".BF16" in op) == 2, hgmma
+    assert sum(tf32.values()) == 2 and all(op.startswith(f"HGMMA.64x{n}x8.F32.TF32") for op in tf32), hgmma
     assert sum(qgmma.values()) == 8 and all(f".64x{n}x32.F32" in op for op in qgmma), qgmma
     assert ops["WARPGROUP.ARRIVE"] == 1 and ops["WARPGROUP.DEPBAR.LE"] == 1, ops
-    # the template immediates reach the hardware: B transposed for the 16-bit ones, negated for fp8 ss
+    # the template immediates reach the hardware: B transposed for the 16-bit ones, negated for fp8 and
+    # tf32 ss
     text = tools.sass(mod.cubin)
     assert len(re.findall(r"HGMMA\.[^;]*gdesc\[\w+\]\.tnspB", text)) == 4
     assert len(re.findall(r"QGMMA\.[^;]*gdesc\[\w+\]\.negB", text)) == 4
+    assert len(re.findall(r"HGMMA\.[^;]*\.TF32[^;]*gdesc\[\w+\]\.negB", text)) == 1
 
 
 def test_header_refuses_pre_hopper_targets():

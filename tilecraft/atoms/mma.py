@@ -162,7 +162,7 @@ def wgmma_atom(n: int, a_type: str = "f16", b_type: str | None = None, c_type: s
     ptx = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.{c_type}.{a_type}.{b_type}"
     name = f"SM90_64x{n}x{k}_{c_type.upper()}{a_type.upper()}{b_type.upper()}_{operands.upper()}"
     # The wrapper in tilecraft/sm90.cuh (or emitted by sm90_codegen for N outside its header), where
-    # one exists: f32 accumulation of the f16/bf16/fp8 pairs.
+    # one exists: f32 accumulation of the f16/bf16/tf32/fp8 pairs.
     has_wrapper = c_type == "f32" and (a_type, b_type) in WGMMA_TYPE_PAIRS
     cxx = f"tc::{wgmma_name(n, a_type, b_type, operands)}" if has_wrapper else ""
     return MMAAtom(name, ptx, (64, n, k), Layout(128), a, _wgmma_smem_layout(n, k), _wgmma_c_layout(n),

@@ -12,12 +12,15 @@ operand list: text that is generated, not written. Two ways to get it:
   (generated code does this). Each N's block is guarded by ``TC_WGMMA_N<N>``, so emitting an N the
   header also has is harmless in either order.
 
-Per N there are twelve functions, ``tc::wgmma_m64n<N>k<K>_f32_<A>_<B>_<ss|rs>``: A and B f16.f16 or
-bf16.bf16 (K = 16) or any pair of e4m3/e5m2 (K = 32), with A from a shared-memory descriptor (ss)
-or from four registers (rs), B always from a descriptor, accumulating in f32. Immediate operands
-are template parameters: ``TransA``/``TransB`` (1 = the operand is MN-major in shared memory; 16-bit
-types only, rs has no TransA) and ``ScaleA``/``ScaleB`` (1 or -1, negating the operand). The runtime
-``scale_d`` is 0 to overwrite the accumulators (the first k-block) and 1 to accumulate.
+Per N there are fourteen functions, ``tc::wgmma_m64n<N>k<K>_f32_<A>_<B>_<ss|rs>``: A and B f16.f16 or
+bf16.bf16 (K = 16), tf32.tf32 (K = 8) or any pair of e4m3/e5m2 (K = 32), with A from a shared-memory
+descriptor (ss) or from four registers (rs), B always from a descriptor, accumulating in f32.
+Immediate operands are template parameters: ``TransA``/``TransB`` (1 = the operand is MN-major in
+shared memory; 16-bit types only, rs has no TransA: the PTX ISA gives tf32 and fp8 no imm-trans
+operands, they are K-major) and ``ScaleA``/``ScaleB`` (1 or -1, negating the operand). The runtime
+``scale_d`` is 0 to overwrite the accumulators (the first k-block) and 1 to accumulate. tf32 operands
+are 32-bit words in memory (fp32 data): the tensor core reads the sign, exponent and top 10 mantissa
+bits of each and ignores the rest.
 """
 from __future__ import annotations
 
@@ -29,12 +32,12 @@ __all__ = ["HEADER_N", "WGMMA_TYPE_PAIRS", "header_path", "header_text", "wgmma_
 
 # The N of GEMM tiles (64x{64,128,192,256} per warpgroup, narrower ones for small or split tiles).
 HEADER_N: tuple[int, ...] = (8, 16, 32, 64, 96, 128, 192, 256)
-# (A, B) element types wgmma multiplies into f32. 16-bit pairs must match; 8-bit pairs may mix.
+# (A, B) element types wgmma multiplies into f32. 16- and 32-bit pairs must match; 8-bit pairs may mix.
 WGMMA_TYPE_PAIRS: tuple[tuple[str, str], ...] = (
-    ("f16", "f16"), ("bf16", "bf16"),
+    ("f16", "f16"), ("bf16", "bf16"), ("tf32", "tf32"),
     ("e4m3", "e4m3"), ("e4m3", "e5m2"), ("e5m2", "e4m3"), ("e5m2", "e5m2"),
 )
-_K = {"f16": 16, "bf16": 16, "e4m3": 32, "e5m2": 32}
+_K = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32}  # 32 bytes of K per instruction
 
 
 def header_path() -> Path:
@@ -97,7 +100,7 @@ def _wrapper(n: int, a_type: str, b_type: str, operands: str) -> str:
 
 
 def wgmma_wrappers(ns: Iterable[int]) -> str:
-    """C++ text defining, in namespace tc, the twelve wgmma wrappers of each N in `ns` (see module doc).
+    """C++ text defining, in namespace tc, the fourteen wgmma wrappers of each N in `ns` (see module doc).
 
     Self-contained (it includes ``tilecraft/tilecraft.cuh`` for the types) and guarded per N, so it can
     be put before or after ``#include <tilecraft/sm90.cuh>`` in a kernel source.
