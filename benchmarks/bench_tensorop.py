@@ -43,34 +43,35 @@ from tilecraft.bench.gemm import environment, run_gemm_sweep  # noqa: E402
 from tilecraft.bench.report import markdown_table  # noqa: E402
 from tilecraft.bench.shapes import GemmShape  # noqa: E402
 from tilecraft.bench.timing import Timer  # noqa: E402
-from tilecraft.gemm import HEURISTIC_TABLE, TensorOpConfig, tensorop_contender  # noqa: E402
+from tilecraft.gemm import HEURISTIC_TABLE, TensorOpConfig, pick_config, tensorop_contender  # noqa: E402
 from tilecraft.gemm import gemm as tc_gemm  # noqa: E402
 from tilecraft.gemm.tensorop import EpilogueSpec, tensorop_gemm_kernel  # noqa: E402
 
 T = TensorOpConfig
-#: Variants timed at 4096^3 (fp16 and bf16). Why each: the heuristic's big tile; the CuTe example's
-#: 128x128; deeper / shallower pipelines; longer k-tiles; the other CTA aspect; rasterization off / wider.
+_FAST = {"lean_loop": True, "smem_epilogue": True}
+#: Variants timed at 4096^3 (fp16 and bf16): the heuristic's big tile without the speed switches (the
+#: reference), then the switches (_lean: rotating stage counters and running k-offsets; _se: D staged
+#: through smem) on the 64x64-per-warp tilings the last runs ranked best (256x128x64 s3: 492-499 TFLOP/s),
+#: with deeper pipelines, the other k-tile and rasterization around them. --variants replaces the list.
 VARIANTS: list[TensorOpConfig] = [
-    T(128, 256, 32, 2, 4, stages=3), T(128, 256, 32, 2, 4, stages=4), T(128, 256, 64, 2, 4, stages=3),
-    T(256, 128, 32, 4, 2, stages=3), T(128, 128, 32, 2, 2, stages=3), T(128, 128, 32, 2, 2, stages=4),
-    T(128, 128, 64, 2, 2, stages=3), T(128, 128, 32, 2, 2, stages=5), T(128, 256, 32, 2, 4, stages=3, raster=1),
-    T(128, 256, 32, 2, 4, stages=3, raster=16), T(256, 128, 64, 4, 2, stages=3),
+    T(128, 256, 32, 2, 4, stages=4),
+    T(128, 256, 32, 2, 4, stages=4, **_FAST), T(128, 256, 32, 2, 4, stages=6, **_FAST),
+    T(128, 256, 64, 2, 4, stages=3, **_FAST), T(128, 256, 64, 2, 4, stages=4, **_FAST),
+    T(256, 128, 32, 4, 2, stages=4, **_FAST), T(256, 128, 32, 4, 2, stages=6, **_FAST),
+    T(256, 128, 64, 4, 2, stages=3, **_FAST), T(256, 128, 64, 4, 2, stages=4, **_FAST),
+    T(256, 128, 64, 4, 2, stages=3, raster=4, **_FAST), T(256, 128, 64, 4, 2, stages=3, raster=16, **_FAST),
+    T(128, 128, 64, 2, 2, stages=4, **_FAST),
 ]
-#: The opt-in mainloop / epilogue switches (name suffixes: _lean = lean_loop, _se = smem_epilogue) on the
-#: four best tilings of the last run, timed in the same sweep as the defaults above (side by side): each
-#: with both switches and with lean_loop alone, the best two also with smem_epilogue alone.
-_BEST = (T(128, 256, 32, 2, 4, stages=4), T(128, 128, 64, 2, 2, stages=3), T(128, 256, 64, 2, 4, stages=3),
-         T(256, 128, 64, 4, 2, stages=3))
-SWITCH_VARIANTS: list[TensorOpConfig] = (
-    [replace(c, lean_loop=True) for c in _BEST] + [replace(c, lean_loop=True, smem_epilogue=True) for c in _BEST]
-    + [replace(c, smem_epilogue=True) for c in _BEST[:2]]
-)
-VARIANTS += SWITCH_VARIANTS
+SWITCH_VARIANTS: list[TensorOpConfig] = [c for c in VARIANTS if c.lean_loop]
+PARTS = ("resources", "correctness", "fp16", "bf16", "tf32", "skinny")
 SKINNY = (512, 512, 65536)
 SKINNY_BASE = T(128, 128, 32, 2, 2, stages=4)
 SKINNY_SPLITS = [(8, "parallel"), (16, "parallel"), (32, "parallel"), (64, "parallel"), (16, "serial"),
                  (32, "serial")]
-TF32_VARIANTS = [T(128, 128, 32, 2, 2, stages=3), T(128, 256, 32, 2, 4, stages=3), T(128, 128, 32, 2, 2, stages=4)]
+#: tf32 (32-element k-tiles are 128 bytes): the heuristic's two tiles, then with the speed switches
+TF32_VARIANTS = [T(128, 128, 32, 2, 2, stages=3), T(128, 256, 32, 2, 4, stages=3),
+                 T(128, 256, 32, 2, 4, stages=3, **_FAST), T(128, 256, 32, 2, 4, stages=4, **_FAST),
+                 T(256, 128, 32, 4, 2, stages=4, **_FAST), T(128, 128, 32, 2, 2, stages=4, **_FAST)]
 
 _DT = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
 # relative Frobenius error bounds by output type (a few roundings of the output; fp32 output of 16-bit
@@ -173,11 +174,16 @@ def correctness_cases(seed: int = 7) -> list[dict[str, Any]]:
         {"M": 555, "N": 333, "K": 1111, "dtype": "float32", "tf32": True},
         {"M": 600, "N": 500, "K": 400, "dtype": "float32", "tf32": False},               # IEEE fp32 path
     ]
-    for cfg in VARIANTS[:6] + SWITCH_VARIANTS:  # timed variants on an odd shape too
-        cases.append({"M": 1100, "N": 900, "K": 700, "majors": "km", "config": cfg})
+    for cfg in list(HEURISTIC_TABLE.values()) + VARIANTS + TF32_VARIANTS[2:]:  # table and timed variants,
+        # forced (on sm_90 the automatic choice is the Hopper kernel), on an odd shape
+        case = {"M": 1100, "N": 900, "K": 700, "majors": "km", "config": cfg}
+        cases.append(dict(case, dtype="float32", tf32=True) if cfg in TF32_VARIANTS else case)
     for cfg in SWITCH_VARIANTS:  # whole tiles: the staged epilogue's path, with C, bias and an activation
         cases.append({"M": 1024, "N": 768, "K": 512, "majors": "kk", "C": True, "beta": 0.5, "bias": "n",
                       "act": "relu", "config": cfg})
+    for cfg in TF32_VARIANTS[2:]:  # the same for tf32 (fp32 D staged through smem)
+        cases.append({"M": 1024, "N": 768, "K": 512, "dtype": "float32", "tf32": True, "C": True, "beta": 0.5,
+                      "out": "float32", "config": cfg})
     return cases
 
 
@@ -222,9 +228,17 @@ def best_line(sweep: Any, what: str) -> str:
 
 
 def register(name: str, cfg: TensorOpConfig | None) -> str:
-    register_contender(name, tensorop_contender(cfg), f"tilecraft tensor-op {cfg.name if cfg else 'heuristic'}",
-                       replace=True)
+    """A contender running tc.gemm with `cfg` (the sm80 tensor-op kernel), or with None its automatic choice
+    (the Hopper kernel on sm_90, where it applies: `tc_auto`)."""
+    register_contender(name, tensorop_contender(cfg), f"tilecraft tensor-op {cfg.name}" if cfg else
+                       "tc.gemm, automatic choice (the Hopper kernel on sm_90)", replace=True)
     return name
+
+
+def _with_pick(variants: list[TensorOpConfig], elem: str) -> list[TensorOpConfig]:
+    """The sm80 heuristic's own pick for 4096^3 on this GPU first, then the variants (without repeating it)."""
+    pick = pick_config(4096, 4096, 4096, 1, elem, torch.cuda.get_device_properties(0).multi_processor_count)
+    return [pick] + [c for c in variants if c != pick]
 
 
 def register_kmajor_b(name: str, cfg: TensorOpConfig) -> str:
@@ -250,7 +264,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup-ms", type=float, default=20.0)
     p.add_argument("--rep-ms", type=float, default=100.0)
     p.add_argument("--quick", action="store_true", help="fewer variants (a smoke run)")
+    p.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated subset of {','.join(PARTS)}")
+    p.add_argument("--variants", nargs="*", default=None, metavar="EXPR",
+                   help="the fp16/bf16 variants instead of the built-in list, as TensorOpConfig expressions "
+                        "with T = TensorOpConfig, e.g. 'T(256, 128, 64, 4, 2, stages=4, lean_loop=True)'")
     a = p.parse_args(argv)
+    parts = set(a.parts.split(","))
+    if parts - set(PARTS):
+        p.error(f"unknown parts {sorted(parts - set(PARTS))}; known: {','.join(PARTS)}")
     if not torch.cuda.is_available():
         print("bench_tensorop: needs a CUDA GPU", file=sys.stderr)
         return 2
@@ -264,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
                      f"- torch {env.get('torch')}, CUDA {env.get('cuda')}, Python {env.get('python')}", ""]
     result: dict[str, Any] = {"env": env, "command": command}
     variants = VARIANTS[:4] if a.quick else VARIANTS
+    if a.variants:
+        variants = [eval(x, {"T": TensorOpConfig}) for x in a.variants]  # noqa: S307 (the user's own command line)
 
     def dump() -> None:
         result["wall_s"] = time.time() - t0
@@ -309,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     # 3. fp16 / bf16 4096^3
     def p_square(dtype: str) -> Callable[[], None]:
         def run() -> None:
-            names = [register("tc_heuristic", None)] + [register(f"tc_{c.name}", c) for c in variants]
+            names = [register("tc_auto", None)] + [register(f"tc_{c.name}", c) for c in _with_pick(variants, "float16")]
             sweep = run_gemm_sweep([GemmShape(4096, 4096, 4096)], dtype, ["cublas"] + names, timer=timer,
                                    progress=False)
             result[f"{dtype}_4096"] = sweep.to_dict()
@@ -322,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     # 4. skinny split-K
     def p_skinny() -> None:
         M, N, K = SKINNY
-        names = [register("tc_nosplit_" + SKINNY_BASE.name, SKINNY_BASE), register("tc_heuristic", None)]
+        names = [register("tc_nosplit_" + SKINNY_BASE.name, SKINNY_BASE), register("tc_auto", None)]
         for s, mode in SKINNY_SPLITS:
             cfg = replace(SKINNY_BASE, splits=s, split_mode=mode)
             names.append(register(f"tc_{cfg.name}", cfg))
@@ -343,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5. tf32
     def p_tf32() -> None:
-        names = [register("tc_heuristic", None)] + [register(f"tc_{c.name}", c) for c in TF32_VARIANTS]
+        names = [register("tc_auto", None)] + [register(f"tc_{c.name}", c) for c in _with_pick(TF32_VARIANTS, "tf32")]
         names += [register_kmajor_b(f"tc_{c.name}_Bk", c) for c in TF32_VARIANTS[:2]]
         sweep = run_gemm_sweep([GemmShape(4096, 4096, 4096)], "tf32", ["cublas"] + names, timer=timer, progress=False)
         result["tf32_4096"] = sweep.to_dict()
@@ -352,12 +375,12 @@ def main(argv: list[str] | None = None) -> int:
                           sweep_rows(sweep)), "", f"- {best_line(sweep, 'tf32 4096^3')}", ""])
         print("\n".join(md[-5:]), flush=True)
 
-    part("resources", p_resources)
-    part("correctness", p_correctness)
-    part("fp16", p_square("fp16"))
-    part("bf16", p_square("bf16"))
-    part("tf32", p_tf32)
-    part("skinny", p_skinny)  # last: serial split-K spins on flags (in-order CTA dispatch assumed)
+    steps = {"resources": p_resources, "correctness": p_correctness, "fp16": p_square("fp16"),
+             "bf16": p_square("bf16"), "tf32": p_tf32,
+             "skinny": p_skinny}  # last: serial split-K spins on flags (in-order CTA dispatch assumed)
+    for name in PARTS:
+        if name in parts:
+            part(name, steps[name])
     md.append(f"wall time {time.time() - t0:.0f} s")
     dump()
     print(f"wall time {time.time() - t0:.0f} s")
