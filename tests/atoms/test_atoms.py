@@ -50,7 +50,8 @@ def _check_bijection(tv: Layout, n: int) -> None:
 
 
 @pytest.mark.parametrize("atom", list(SM80_ATOMS) + [wgmma_atom(n, t, operands="rs") for n, t in
-                                                   ((8, "f16"), (64, "bf16"), (256, "f16"), (128, "e4m3"))],
+                                                   ((8, "f16"), (64, "bf16"), (256, "f16"), (128, "e4m3"),
+                                                    (96, "tf32"))],
                          ids=lambda a: a.name)
 def test_every_register_operand_covers_its_tile_once(atom):
     M, N, K = atom.shape_mnk
@@ -62,11 +63,11 @@ def test_every_register_operand_covers_its_tile_once(atom):
     assert f"m{M}n{N}k{K}" in atom.ptx
 
 
-@pytest.mark.parametrize("n, t", [(64, "f16"), (256, "bf16"), (32, "e5m2")])
+@pytest.mark.parametrize("n, t", [(64, "f16"), (256, "bf16"), (32, "e5m2"), (256, "tf32")])
 def test_wgmma_smem_operands_are_shared_by_the_warpgroup(n, t):
     atom = wgmma_atom(n, t)
     M, N, K = atom.shape_mnk
-    assert (M, K) == (64, 256 // {"f16": 16, "bf16": 16, "e5m2": 8}[t])
+    assert (M, K) == (64, 256 // {"f16": 16, "bf16": 16, "e5m2": 8, "tf32": 32}[t])
     for tv, rows, cols in ((atom.layout_a_tv, M, K), (atom.layout_b_tv, N, K)):
         assert tv[0].stride == 0 and size(tv[0]) == 128   # every thread: the whole tile, via one descriptor
         _check_bijection(tv[1], rows * cols)
@@ -289,6 +290,23 @@ def test_mn_major_sw128_descriptor():
     # LBO: from the first 64 elements (one 128-byte swizzle row) of N to the next; SBO: from k 0-7 to k 8-15
     assert (2 * sB.inner(64, 0), 2 * sB.inner(0, 8)) == (1024, 2048)
     assert _desc_bits(d) == {"start": 0, "lbo": 1024 >> 4, "sbo": 2048 >> 4, "base": 0, "swizzle": 1}
+
+
+def test_tf32_k_major_sw128_descriptors_step_32_bytes_per_k_block():
+    """The Hopper GEMM's tf32 stage: (128, 32) fp32, one 128-byte swizzle row of K; each m64nNk8 wgmma
+    reads 8 of the 32 (32 bytes), so the four k-blocks' descriptors differ only in start, by 2 units."""
+    sA = tile_to_shape(gmma_layout_atom("K", 128, "tf32"), (128, 32))
+    assert 4 * sA(0, 31) == 124 and 4 * sA(8, 0) == 1024         # rows of 128 bytes, 8-row atoms of 1 KB
+    kblocks = zipped_divide(sA, (64, 8))                          # ((64,8),(2,4))
+    descs = [make_gmma_desc(kblocks(None, (0, kb))[0], "K", "tf32", start_address=0x2000) for kb in range(4)]
+    assert _desc_bits(descs[0]) == {"start": 0x2000 >> 4, "lbo": 1, "sbo": 1024 >> 4, "base": 0, "swizzle": 1}
+    assert [d.value - descs[0].value for d in descs] == [0, 2, 4, 6]
+    # the second 64 rows (the other consumer's A) start 8 KB further
+    d = make_gmma_desc(kblocks(None, (1, 0))[0], "K", "tf32", start_address=0x2000)
+    assert d.value - descs[0].value == 64 * 128 >> 4
+    # wgmma .tf32 has no transpose: an MN-major tf32 atom is refused
+    with pytest.raises(ValueError, match="only K-major"):
+        wgmma_atom(64, "tf32", major_b="MN")
 
 
 @pytest.mark.parametrize("swizzle, layout_type", [(64, 2), (32, 3)])

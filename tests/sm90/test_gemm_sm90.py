@@ -333,3 +333,128 @@ def test_map_cache_does_not_keep_operands_alive():
     del A, Bt, D, maps
     gc.collect()
     assert all(r() is None for r in refs)
+
+
+# ----------------------------------------------------------------------------------------- tf32
+
+# 128-byte k-tiles of fp32 (blk_k = 32), as many stages as fit in 227 KB
+TF32_CONFIGS = [Sm90Config(128, 256, 32, stages=4), Sm90Config(128, 128, 32, stages=6, cluster_m=2),
+                Sm90Config(64, 128, 32, stages=8, consumers=1), Sm90Config(128, 128, 32, stages=6, splits=4)]
+
+
+def _tf32_args(cfg, out=torch.float32, ep=EpilogueSpec(), full=True, majors=("K", "K"), L=1):
+    A, Bt = _operands(L, 256, 256, 256, majors, torch.float32)
+    D = torch.empty(L, 256, 256, dtype=out)
+    C = torch.empty(L, 256, 256) if ep.read_c else None
+    bias = torch.empty(256) if ep.bias != "none" else None
+    W = torch.empty(cfg.splits, L, 256, 256) if cfg.splits > 1 else None
+    tmA, tmB = sm90.make_maps(A, Bt, cfg, "tf32")
+    return (tmA, tmB, C, D, bias, np.float32(1), np.float32(0), 256, W, cfg, "tf32", sm90.operand_majors(A, Bt), ep,
+            full, sm90.d_map(D, cfg))
+
+
+@pytest.mark.parametrize("out, ep, full", [
+    (torch.float32, EpilogueSpec(read_c=True, unit_alpha=False, bias="n", activation="gelu"), False),
+    (torch.bfloat16, EpilogueSpec(), True),
+], ids=["f32-full-epilogue", "bf16"])
+@pytest.mark.parametrize("cfg", TF32_CONFIGS, ids=lambda c: c.name)
+def test_tf32_compiles_to_hgmma_tf32_without_spills(cfg, out, ep, full):
+    cfg.validate(4)
+    args = _tf32_args(cfg, out, ep, full)
+    kern = sm90.sm90_gemm_kernel
+    src = kern.source(*args)
+    # m64nNk8 .tf32 wrappers take no transpose bits: the call has no template arguments
+    assert f"tc::wgmma_m64n{cfg.blk_n}k8_f32_tf32_tf32_ss(" in src and "_tf32_ss<" not in src
+    assert f"wgmma.mma_async.sync.aligned.m64n{cfg.blk_n}k8.f32.tf32.tf32" in rt.compile_ptx(src, arch="sm_90a")
+    k = kern.compile(*args, arch="sm_90a")
+    r = k.resources
+    assert r.spill_store_bytes == 0 and r.stack_frame_bytes == 0, r
+    assert "serialized" not in k.module.log, k.module.log
+    if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm"):
+        text = rt.sass(k.module.cubin)
+        hgmma = [op for op in text.split() if op.startswith("HGMMA.")]
+        # one wgmma per (64-row block of the consumer's rows, 8-element k-block of the 32-element k-tile)
+        assert hgmma == [f"HGMMA.64x{cfg.blk_n}x8.F32.TF32"] * (cfg.rows // 64 * 4), hgmma
+        assert "UTMALDG" in text
+        assert ("UTMASTG" in text) == (out == torch.bfloat16 and cfg.splits == 1)  # 16-bit D: the TMA store
+
+
+def test_tf32_maps_and_descriptors_share_the_smem_layout():
+    cfg = TF32_CONFIGS[0]
+    A, Bt = _operands(1, 256, 256, 256, ("K", "K"), torch.float32)
+    tmA, tmB = sm90.make_maps(A, Bt, cfg, "tf32")
+    assert tmA.smem == sm90.smem_layout(dsl.float32, "K", 128, 32, 4)(None, None, 0)
+    assert tmA.args.data_type.endswith("FLOAT32") and tmA.args.swizzle_bytes == 128
+    assert tmA.args.box_bytes == 128 * 32 * 4 and tmB.args.box_bytes == 256 * 32 * 4
+    assert tmB.args.box_dims[:2] == (32, 256)                     # K innermost: rows of 32 floats, 128 bytes
+    # per stage: the k-tile of A and B; the kernel waits on exactly these bytes
+    assert f"{tmA.args.box_bytes + tmB.args.box_bytes}" in sm90.sm90_gemm_kernel.source(*_tf32_args(cfg))
+
+
+def test_tf32_refuses_what_wgmma_cannot_read():
+    """tf32 wgmma has no transpose bits: MN-major operands are refused on the host (tma_problem, with the
+    reason) and at trace time; blk_k must be 128 bytes (32 floats); the stages must fit in 227 KB."""
+    cfg = TF32_CONFIGS[0]
+    for majors, name in ((("M", "K"), "A"), (("K", "N"), "B")):
+        A, Bt = _operands(1, 256, 256, 256, majors, torch.float32)
+        why = sm90.tma_problem(A, Bt, cfg, "tf32")
+        assert why is not None and why.startswith(f"{name}: tf32 wgmma reads K-major operands only"), why
+        with pytest.raises(dsl.TraceError, match="tf32 wgmma operands must both be K-major"):
+            sm90.sm90_gemm_kernel.source(*_tf32_args(cfg, majors=majors))
+        assert sm90.tma_problem(A.half(), Bt.half(), Sm90Config(), "float16") is None   # 16-bit: transposes
+    A, Bt = _operands(1, 256, 256, 256, ("K", "K"), torch.float32)
+    assert sm90.tma_problem(A, Bt, cfg, "tf32") is None
+    A = torch.empty(1, 256, 258)[:, :, :255]                          # rows of 1032 bytes: no TMA
+    assert "TMA" in sm90.tma_problem(A, torch.empty(1, 256, 255), cfg, "tf32")
+    with pytest.raises(dsl.TraceError, match="128 bytes"):
+        sm90.sm90_gemm_kernel.source(*_tf32_args(Sm90Config(128, 256, 64, stages=2)))
+    with pytest.raises(ValueError, match="128 bytes"):
+        Sm90Config(128, 256, 64, stages=2).validate(4)
+    with pytest.raises(ValueError, match="smem"):
+        Sm90Config(128, 256, 32, stages=5).validate(4)
+    assert Sm90Config(128, 256, 32, stages=4).smem_bytes(4) <= 227 * 1024
+
+
+def _tf32_gemm(A, Bt, cfg, C=None, bias=None, along="none", act="none", alpha=1.0, beta=0.0, out=torch.float32):
+    """sm90.launch with elem="tf32": D (L,M,N) of A (L,M,K) and Bt (L,N,K), fp32 and K-major."""
+    L, M, N = A.shape[0], A.shape[1], Bt.shape[1]
+    D = torch.empty(L, M, N, dtype=out, device=A.device)
+    ep = EpilogueSpec(read_c=C is not None, unit_alpha=alpha == 1, bias=along, activation=act)
+    sms = torch.cuda.get_device_properties(A.device).multi_processor_count
+    sm90.launch(A, Bt, C, D, bias, np.float32(alpha), np.float32(beta), cfg, "tf32", ep, sms)
+    return D
+
+
+TF32_CASES = [
+    dict(M=128, N=256, K=32), dict(M=1000, N=1000, K=1000), dict(M=333, N=517, K=264), dict(M=1, N=8, K=8),
+    dict(M=256, N=4096, K=4096),
+    dict(M=515, N=260, K=4096, C=True, alpha=0.5, beta=-1.5, bias="n", act="gelu"),
+    dict(M=515, N=260, K=200, bias="m", act="relu", out="bfloat16"),
+    dict(M=700, N=904, K=1104, out="float16", cfg=1),
+    dict(M=1344, N=768, K=520, cfg=1),                                # cluster of 2, odd m-tiles
+    dict(M=300, N=500, K=136, L=3, C=True, beta=0.5, cfg=2),         # one consumer, batched
+    dict(M=512, N=512, K=4096, C=True, beta=-1.0, bias="n", act="silu", cfg=3),  # split-K
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", TF32_CASES, ids=lambda c: "-".join(f"{k}{v}" for k, v in c.items()))
+def test_tf32_matches_float64(case):
+    if not _hopper():
+        pytest.skip("needs sm_90")
+    torch.manual_seed(0)
+    M, N, K, L = case["M"], case["N"], case["K"], case.get("L", 1)
+    cfg = TF32_CONFIGS[case.get("cfg", 0)]
+    A = torch.randn(L, M, K, device="cuda")
+    Bt = torch.randn(L, N, K, device="cuda")
+    C = torch.randn(L, M, N, device="cuda") if case.get("C") else None
+    along, act = case.get("bias", "none"), case.get("act", "none")
+    bias = torch.randn(N if along == "n" else M, device="cuda") if along != "none" else None
+    alpha, beta = case.get("alpha", 1.0), case.get("beta", 0.0)
+    out = getattr(torch, case.get("out", "float32"))
+    assert sm90.tma_problem(A, Bt, cfg, "tf32") is None
+    D = _tf32_gemm(A, Bt, cfg, C, bias, along, act, alpha, beta, out)
+    ref = _reference(A, Bt.transpose(1, 2), C, alpha, beta, bias, along, act)
+    err = float((D.double() - ref).norm() / ref.norm())
+    # tf32 keeps 10 of fp32's 23 mantissa bits (about 1e-3 relative per product); bf16 D rounds to 8
+    assert err < (1e-2 if out == torch.bfloat16 else 5e-3), err

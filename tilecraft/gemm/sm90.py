@@ -11,8 +11,8 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
   both the TMA maps and the wgmma descriptors) and two mbarriers per stage: ``full`` (the producer's
   arrive with the stage's transaction bytes; TMA completes it) and ``empty`` (one arrival per consumer
   warpgroup once its wgmmas have read the stage). Stage and phase run on across output tiles.
-* **Main loop.** Per k-tile a consumer waits on ``full``, issues blk_k/16 wgmmas (m64nNk16) into its
-  fp32 accumulators, commits them as a group and waits until only that group is in flight, so the
+* **Main loop.** Per k-tile a consumer waits on ``full``, issues blk_k/K wgmmas (m64nNkK, K = 32 bytes
+  of the operand type: 16 for 16-bit, 8 for tf32, 32 for fp8) into its fp32 accumulators, commits them as a group and waits until only that group is in flight, so the
   previous k-tile's stage is released while this one computes.
 * **Clusters.** With ``cluster_m`` = 2 two CTAs on neighbouring m-tiles share each B k-tile: each loads half
   and multicasts it to both, and a stage is free only when the consumers of both CTAs released it (a
@@ -33,6 +33,9 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
   straight from the accumulators, pairs of adjacent columns per store.
 * **fp8.** e4m3 / e5m2 operands (K-major, as wgmma requires) use m64nNk32 and 128-element k-tiles;
   per-tensor scales fold into alpha; D is fp16, bf16 or fp32.
+* **tf32.** fp32 operands (``elem="tf32"``; K-major, as wgmma requires) travel as fp32 (TMA) into
+  32-element (128-byte) k-tiles and feed m64nNk8 ``.tf32`` wgmmas, which read each value's sign,
+  exponent and top 10 mantissa bits; D is fp32 (register epilogue), fp16 or bf16.
 """
 from __future__ import annotations
 
@@ -55,13 +58,15 @@ ELEMENTS = {
     # 8-bit floats only travel (TMA) and feed wgmma as bytes: the kernel never does arithmetic on them
     "float8_e4m3fn": (dsl.uint8, "e4m3"),
     "float8_e5m2": (dsl.uint8, "e5m2"),
+    # fp32 data read by the tensor cores as tf32
+    "tf32": (dsl.float32, "tf32"),
 }
 
 
 @dataclass(frozen=True)
 class Sm90Config:
     """One tiling of the Hopper GEMM: CTA tile (blk_m, blk_n, blk_k; blk_k is 128 bytes of the operand
-    type, so 64 for 16-bit and 128 for fp8 operands), ``stages`` smem buffers,
+    type, so 64 for 16-bit, 128 for fp8 and 32 for tf32 operands), ``stages`` smem buffers,
     ``consumers`` consumer warpgroups splitting blk_m (each a multiple of 64 rows), ``raster`` m-tiles
     per group of the persistent walk, and the registers per thread of the producer / consumer roles."""
 
@@ -361,7 +366,8 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
     dtype, _wg_type = ELEMENTS[elem]
     bM, bN, bK = cfg.blk_m, cfg.blk_n, cfg.blk_k
     dsl.assume(bK * dtype.bits == 1024, f"blk_k={bK} is not 128 bytes of {elem}")
-    dsl.assume(dtype.bits == 16 or majors == ("K", "K"), "8-bit wgmma operands must both be K-major")
+    dsl.assume(dtype.bits == 16 or majors == ("K", "K"),
+               f"{elem} wgmma operands must both be K-major (only 16-bit types have the transpose bits)")
     L, M, N = D.shape
     sch = _Schedule(cfg, (L, M, N), K)
     CL = sch.CL
@@ -472,8 +478,9 @@ def _cached_map(x: Any, lay: Any, multicast: int, tiling: tuple) -> Any:
 
 
 def tma_problem(A3: Any, Bt: Any, cfg: Sm90Config, elem: str) -> str | None:
-    """Why TMA cannot read A (L,M,K) / B (L,N,K) tiled for cfg (alignment, strides, an MN-major extent
-    that does not split into 64-element columns), or None when it can. Pure: no GPU needed."""
+    """Why the kernel cannot read A (L,M,K) / B (L,N,K) tiled for cfg (an MN-major tf32 or fp8 operand,
+    which wgmma does not take; alignment, strides, an MN-major extent that does not split into 64-element
+    columns, which TMA does not take), or None when it can. Pure: no GPU needed."""
     a_major, b_major = operand_majors(A3, Bt)
     return _tma_problem(tuple(A3.shape), A3.stride(), A3.data_ptr() % 16, tuple(Bt.shape), Bt.stride(),
                         Bt.data_ptr() % 16, str(A3.dtype), cfg, elem)
@@ -485,6 +492,9 @@ def _tma_problem(a_shape: tuple, a_stride: tuple, a_mis: int, b_shape: tuple, b_
     for name, shape, stride, mis, mn, mc in (("A", a_shape, a_stride, a_mis, cfg.blk_m, 1),
                                              ("B", b_shape, b_stride, b_mis, cfg.blk_n, cfg.cluster_m)):
         major = "K" if stride[2] == 1 else "MN"
+        if major != "K" and ELEMENTS[elem][0].bits != 16:
+            return (f"{name}: {elem} wgmma reads K-major operands only (unit stride along K: A row-major, B "
+                    f"column-major), got strides {stride} of the ({'L,M,K' if name == 'A' else 'L,N,K'}) view")
         lay = smem_layout(ELEMENTS[elem][0], major, mn, cfg.blk_k, cfg.stages)(_, _, 0)
         problem = _view_problem(name, shape, stride, mis, dtype.replace("torch.", ""), lay, mc)
         if problem is not None:
