@@ -124,7 +124,8 @@ def check_case(case: dict[str, Any]) -> dict[str, Any]:
         torch.cuda.synchronize()
         ref = _reference(A, B, C, alpha, beta, bias, along, act)
         err = float(torch.linalg.vector_norm(D.double() - ref) / max(float(torch.linalg.vector_norm(ref)), 1e-30))
-        out_name = "tf32" if case.get("tf32") and not out else (out or case.get("dtype", "float16"))
+        # tf32 operands round to 10-bit mantissas: their bound holds whatever the output type
+        out_name = "tf32" if case.get("tf32") else (out or case.get("dtype", "float16"))
         tol = _TOL[out_name]
         row.update(ok=bool(torch.isfinite(D).all()) and err <= tol, rel_err=err, tol=tol)
     except Exception as e:  # one failing variant must not end the run
