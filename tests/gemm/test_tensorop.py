@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,12 @@ def _args(cfg: TensorOpConfig, n: int = 512, elem: str = "float16") -> tuple:
     A = torch.empty(1, n, n, dtype=dt)
     B = torch.empty(1, n, n, dtype=dt).transpose(1, 2)
     D = torch.empty(1, n, n, dtype=dt)
-    W = torch.empty(cfg.splits, 1, n, n) if cfg.splits > 1 else None
-    return (A, B, None, D, None, 1.0, 0.0, W, None, cfg, elem, EpilogueSpec(), True)
+    W = flags = None
+    if cfg.splits > 1 and cfg.split_mode == "parallel":
+        W = torch.empty(cfg.splits, 1, n, n)
+    elif cfg.splits > 1:
+        W, flags = torch.empty(1, n, n), torch.zeros(1, (n // cfg.blk_m) * (n // cfg.blk_n), dtype=torch.int32)
+    return (A, B, None, D, None, 1.0, 0.0, W, flags, cfg, elem, EpilogueSpec(), True)
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
@@ -195,6 +200,139 @@ def test_emulated_tf32_and_padding(emulated: None) -> None:
     _check(20, 24, 37, majors="kk")
 
 
+# ----------------------------------------------------------------------------- sliced-K (warps_k > 1)
+
+#: sliced-K tilings: two and four k-slices (256-byte k-tiles give four slices two k-blocks each)
+SK2 = T(64, 64, 64, 2, 2, stages=3, warps_k=2)
+SK4 = T(64, 64, 128, 2, 2, stages=2, warps_k=4)
+SK4_TF32 = T(64, 64, 64, 2, 2, stages=3, warps_k=4)
+SLICED = [SK2, SK4, T(64, 128, 64, 2, 2, stages=4, warps_k=2, lean_loop=True),
+          T(128, 128, 64, 2, 2, stages=3, warps_k=2, lean_loop=True, smem_epilogue=True),
+          T(64, 64, 64, 2, 2, stages=3, warps_k=2, splits=3, split_mode="serial"),
+          T(64, 64, 64, 2, 2, stages=3, warps_k=2, splits=3, split_mode="parallel")]
+
+
+def test_sliced_k_partitions() -> None:
+    """Thread t + s x 128 (k-slice s of 2x2 warps) accumulates exactly thread t's C coordinates, and the
+    k-slices' A and B elements are disjoint along K and together cover the k-tile."""
+    from tilecraft.gemm.tensorop import make_mma
+    for cfg, elem in ((SK2, "float16"), (SK4, "float16"), (SK4_TF32, "tf32")):
+        mma = make_mma(cfg, elem)
+        per_slice = cfg.threads // cfg.warps_k
+        cC = tc.make_identity_tensor((cfg.blk_m, cfg.blk_n))
+        cA = tc.make_identity_tensor((cfg.blk_m, cfg.blk_k))
+        cB = tc.make_identity_tensor((cfg.blk_n, cfg.blk_k))
+        coords = lambda t: [t(i) for i in range(tc.size(t))]  # noqa: E731
+        k_of = {"A": [set() for _ in range(cfg.warps_k)], "B": [set() for _ in range(cfg.warps_k)]}
+        for t in range(per_slice):
+            first = coords(mma.get_slice(t).partition_C(cC))
+            for s in range(cfg.warps_k):
+                thr = mma.get_slice(t + s * per_slice)
+                assert thr.thr_vmnk[3] == s
+                assert coords(thr.partition_C(cC)) == first, (cfg.name, t, s)
+                k_of["A"][s] |= {k for _, k in coords(thr.partition_A(cA))}
+                k_of["B"][s] |= {k for _, k in coords(thr.partition_B(cB))}
+        for op, ks in k_of.items():
+            assert set().union(*ks) == set(range(cfg.blk_k)), (cfg.name, op)
+            assert sum(len(k) for k in ks) == cfg.blk_k, (cfg.name, op)           # disjoint
+            assert all(len(k) == cfg.blk_k // cfg.warps_k for k in ks), (cfg.name, op)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_sliced_k_compiles_without_spills(arch: str) -> None:
+    for cfg in SLICED:
+        r = tensorop_gemm_kernel.compile(*_args(cfg), arch=arch).resources
+        assert r.spills == 0 and r.stack_frame_bytes == 0, (cfg.name, arch, r)
+        assert r.registers <= 65536 // cfg.threads, (cfg.name, arch, r)
+    r = tensorop_gemm_kernel.compile(*_args(SK4_TF32, elem="tf32"), arch=arch).resources
+    assert r.spills == 0 and r.stack_frame_bytes == 0, (arch, r)
+
+
+def test_sliced_k_source() -> None:
+    """The reduction: one smem buffer of max(pipeline, partials), k-slices 1..3 store 16-byte vectors,
+    k-slice 0 loads them back (in slice order) and alone stores D; two barriers after the main loop."""
+    for cfg, smem in ((SK4, (64 + 64) * 128 * 2 * 2), (T(128, 128, 64, 2, 2, stages=2, warps_k=4), 3 * 128 * 128 * 4)):
+        assert cfg.smem_bytes(2) == smem
+        spec = tensorop_gemm_kernel.specialize(*_args(cfg))
+        assert spec.smem_bytes == smem and f"__launch_bounds__({cfg.threads}, 1)" in spec.source
+    src = tensorop_gemm_kernel.source(*_args(SK4))                          # 128 threads per slice, 32 accumulators
+    tail = src[src.index("const int k_slice = int(threadIdx.x) / 128;"):]
+    assert "float* sR = reinterpret_cast<float*>(pipe);" in tail
+    assert tail.count("__syncthreads();") == 2 and "tc::cp_async_wait<0>();" in tail
+    stores = re.findall(r"\*reinterpret_cast<uint4\*>\(sR \+ thr \* 4 \+ \(k_slice - 1\) \* 4096(?: \+ (\d+))?\)", tail)
+    assert [int(x or 0) for x in stores] == list(range(0, 4096, 512))  # a warp: 512 contiguous bytes per store
+    loads = re.findall(r"reinterpret_cast<const uint4\*>\(sR \+ thr \* 4(?: \+ (\d+))?\);", tail)
+    assert [int(x or 0) for x in loads] == list(range(0, 3 * 4096, 512))   # slices 1, 2, 3 in order
+    leader = tail[tail.rindex("if (k_slice == 0) {"):]
+    assert leader.count("*reinterpret_cast<unsigned*>(tCgD") == 16       # D: pairs of columns, k-slice 0 only
+    assert tail.count("tCgD") == leader.count("tCgD") + 1                  # (+ its declaration)
+
+
+def test_sliced_k_bad_tilings_are_rejected() -> None:
+    with pytest.raises(ValueError, match="two MMA k-blocks per k-slice"):
+        T(64, 64, 32, 2, 2, warps_k=2).validate(2)                        # one k-block per slice
+    with pytest.raises(ValueError, match="two MMA k-blocks per k-slice"):
+        T(64, 64, 32, 2, 2, warps_k=4).validate(4)                        # tf32: 32 = 4 slices of 8
+    with pytest.raises(ValueError, match="warps_k must be >= 1"):
+        T(64, 64, 64, 2, 2, warps_k=0).validate(2)
+    with pytest.raises(ValueError, match="256 bytes"):
+        T(64, 64, 256, 2, 2, stages=2, warps_k=2).validate(2)             # 512-byte k-tiles
+    with pytest.raises(ValueError, match="32, 64 or 128 bytes"):
+        T(64, 64, 128, 2, 2, stages=2).validate(2)                        # 256-byte k-tiles only for sliced-K
+    with pytest.raises(ValueError, match="does not split into 16-byte copies among 512 threads"):
+        T(32, 64, 64, 2, 4, warps_k=2).validate(2)                        # a 32x64 A tile has 256 vectors
+    with pytest.raises(ValueError, match="1024"):
+        T(128, 256, 128, 2, 4, stages=2, warps_k=8).validate(2)
+    with pytest.raises(ValueError, match="bytes of smem exceed"):
+        T(128, 256, 128, 2, 4, stages=2, warps_k=4).validate(2)           # 3 fp32 128x256 partial tiles
+    for cfg in SLICED:
+        cfg.validate(2)
+    SK4_TF32.validate(4)
+    assert SK2.name == "64x64x64_w2x2_s3_wk2" and SK2.threads == 256 and SK4.threads == 512
+    assert SK2.smem_bytes(2) == 128 * 64 * 2 * 3                           # the pipeline's (> 64x64 fp32)
+
+
+def test_emulated_sliced_k(emulated: None) -> None:
+    """Two and four k-slices: full tiles and ragged ones (predicated), every major pair, the epilogue
+    (alpha, beta C, bias along N and M, activations), fp16, bf16 and tf32, a batch."""
+    _check(64, 128, 256, majors="kk", config=SK2)                          # full tiles
+    _check(70, 50, 300, majors="mm", C=True, alpha=0.5, beta=1.0, bias="n", act="relu", config=SK2)
+    _check(64, 64, 512, majors="mk", config=SK4)                           # full tiles, 4 slices
+    _check(65, 63, 200, majors="km", C=True, beta=-0.5, bias="m", act="gelu", config=SK4)
+    _check(33, 70, 96, majors="kk", L=2, act="silu", dtype=torch.bfloat16, out=torch.float32, config=SK4, tol=1e-5)
+    _check(50, 70, 100, majors="km", dtype=torch.float32, tf32=True, C=True, beta=1.0, bias="n", config=SK4_TF32,
+           tol=5e-3)
+    _check(64, 64, 128, majors="mm", dtype=torch.float32, tf32=True, config=T(64, 64, 32, 2, 2, warps_k=2),
+           tol=5e-3)
+
+
+@pytest.mark.parametrize("mode", ["parallel", "serial"])
+def test_emulated_sliced_k_with_split_k(emulated: None, mode: str) -> None:
+    """k-slices inside the CTA, splits across CTAs: only k-slice 0 writes the partials / takes its turn,
+    all threads meet the semaphore's barriers; splits with no k-tiles included."""
+    cfg = T(64, 64, 64, 2, 2, stages=3, warps_k=2, splits=3, split_mode=mode)
+    _check(70, 60, 500, majors="mm", C=True, beta=1.0, bias="n", act="relu", config=cfg)
+    _check(64, 64, 128, majors="kk", config=cfg)                          # full tiles, the third split empty
+    _check(40, 72, 700, majors="km", config=T(64, 64, 128, 2, 2, stages=2, warps_k=4, splits=2, split_mode=mode,
+                                                 lean_loop=True))
+
+
+def test_emulated_sliced_k_smem_epilogue(emulated: None) -> None:
+    """The staged epilogue behind the reduction (sD before the partials in the one buffer): whole tiles
+    with C, bias and activation, D N-major (tc.gemm) and M-major (the kernel itself); ragged tiles take the
+    register epilogue."""
+    se = T(64, 64, 64, 2, 2, stages=3, warps_k=2, lean_loop=True, smem_epilogue=True)
+    _check(64, 128, 192, majors="km", C=True, beta=0.5, bias="m", act="gelu", config=se)
+    _check(70, 56, 40, majors="mm", config=se)
+    g = torch.Generator().manual_seed(5)
+    A, B = torch.randn(1, 64, 128, generator=g).half(), torch.randn(1, 128, 128, generator=g).half()
+    D = torch.zeros(1, 128, 64, dtype=torch.float16).transpose(1, 2)  # (1, M, N), M contiguous
+    emulate.launch(tensorop_gemm_kernel, (2, 1, 1), se.threads, A, B, None, D, None, 1.0, 0.0, None, None, se,
+                   "float16", EpilogueSpec(), True)
+    ref = A[0].double() @ B[0].double().T
+    assert float((D[0].double() - ref).norm() / ref.norm()) < 2e-3
+
+
 # ----------------------------------------------------------------------------- API errors (CPU)
 
 def test_can_implement_reasons() -> None:
@@ -208,6 +346,14 @@ def test_can_implement_reasons() -> None:
     assert not ok and "activation" in why
     ok, why = GemmOp("float16", config=T(72, 128, 32, 2, 2)).can_implement(A, A)
     assert not ok and "multiples of 16" in why
+    ok, why = GemmOp("float16", config=T(64, 64, 32, 2, 2, warps_k=2)).can_implement(A, A)
+    assert not ok and "two MMA k-blocks per k-slice" in why
+    ok, why = GemmOp("tf32", config=T(64, 64, 32, 2, 2, warps_k=4)).can_implement(A.float(), A.float())
+    assert not ok and "two MMA k-blocks per k-slice" in why
+    ok, why = GemmOp("float16", config=T(128, 256, 128, 2, 4, stages=2, warps_k=4)).can_implement(A, A)
+    assert not ok and "smem" in why
+    ok, why = GemmOp("float16", config=SK4).can_implement(A, A)             # a sound tiling: only the device is missing
+    assert not ok and "CUDA" in why
 
 
 def test_gemm_type_errors() -> None:
@@ -267,6 +413,45 @@ def test_gpu_fuzz() -> None:
                "silu": torch.nn.functional.silu}[act](ref)
         err = float((D.double() - ref).norm() / ref.norm().clamp_min(1e-30))
         assert err < tols[out or dt], (i, M, N, K, majors, L, act, bias, out, cfg, err)
+
+
+@pytest.mark.gpu
+def test_gpu_sliced_k() -> None:
+    """Sliced-K tilings (2 and 4 k-slices, with split-K, lean loop, staged epilogue; fp16, bf16, tf32) on
+    random shapes, majors and epilogues against float64; and the same bits on a second run (k-slice 0 adds
+    the partials in a fixed order)."""
+    rng = random.Random(77)
+    cfgs = SLICED + [T(64, 64, 64, 2, 2, stages=3, warps_k=2, splits=4, split_mode="parallel"),
+                     T(128, 64, 64, 2, 2, stages=4, warps_k=2, lean_loop=True, smem_epilogue=True)]
+    tols = {torch.float16: 2e-3, torch.bfloat16: 1.5e-2, torch.float32: 5e-3}
+    for i in range(3 * len(cfgs)):
+        cfg = cfgs[i % len(cfgs)]
+        dt = [torch.float16, torch.bfloat16, torch.float32][i % 3]
+        if dt == torch.float32:                                           # tf32: half the k-tile elements
+            cfg = replace(cfg, blk_k=cfg.blk_k // 2)
+        M, N = rng.randint(1, 700), rng.randint(1, 700)
+        K = rng.choice([rng.randint(1, 4000), 64 * rng.randint(1, 40)])
+        if i % 4 == 0:                                                    # whole tiles: the unpredicated kernel
+            M, N = cfg.blk_m * rng.randint(1, 5), cfg.blk_n * rng.randint(1, 5)
+        majors = rng.choice(["kk", "km", "mk", "mm"])
+        act = rng.choice(["none", "relu", "gelu", "silu"])
+        bias = rng.choice(["none", "n", "m"])
+        g = torch.Generator(device="cuda").manual_seed(100 + i)
+        A = _operand_gpu(None, M, K, majors[0] == "k", dt, g)
+        B = _operand_gpu(None, K, N, majors[1] != "k", dt, g)
+        C = torch.randn(M, N, device="cuda", generator=g).to(dt)
+        b = torch.randn(N if bias == "n" else M, device="cuda", generator=g).to(dt) if bias != "none" else None
+        run = lambda: tc.gemm(A, B, C, alpha=1.5, beta=0.5, bias=b, activation=act,  # noqa: E731
+                              bias_along=bias if bias != "none" else "n", config=cfg, allow_tf32=True)
+        D = run()
+        ref = 1.5 * (A.double() @ B.double()) + 0.5 * C.double()
+        if b is not None:
+            ref = ref + (b.double() if bias == "n" else b.double()[:, None])
+        ref = {"none": lambda v: v, "relu": torch.relu, "gelu": torch.nn.functional.gelu,
+               "silu": torch.nn.functional.silu}[act](ref)
+        err = float((D.double() - ref).norm() / ref.norm().clamp_min(1e-30))
+        assert err < tols[dt], (i, cfg.name, dt, M, N, K, majors, act, bias, err)
+        assert torch.equal(run(), D), (i, cfg.name)
 
 
 def _operand_gpu(L: int | None, R: int, C: int, last: bool, dt: Any, g: Any) -> Any:

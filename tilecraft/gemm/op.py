@@ -178,14 +178,17 @@ def _pad_aligned(x: Any) -> Any:
 
 @dataclass(frozen=True)
 class GemmOp:
-    """A configured GEMM (CUTLASS's device::Gemm): element types, tile/warps/stages/raster and split-K
-    (``config``), epilogue (``activation``: none/relu/gelu/silu; ``bias``: "none", "n" (one value per
+    """A configured GEMM (CUTLASS's device::Gemm): element types, tile/warps/stages/raster, sliced-K and
+    split-K (``config``), epilogue (``activation``: none/relu/gelu/silu; ``bias``: "none", "n" (one value per
     column) or "m" (per row)). ``element`` is the operand type ("float16", "bfloat16", "tf32");
     ``out_dtype`` D's type ("float16", "bfloat16", "float32"; default: the operands'). Operand majors
     and batch come from the tensors at call time (each is its own specialization).
 
-    ``sliced-K`` (warps splitting K inside a CTA) is not offered: on sm80+ the tensor-op tiles keep every
-    warp busy along M and N, and split-K covers the skinny shapes sliced-K was for.
+    Sliced-K (warps splitting K inside a CTA) is ``TensorOpConfig(warps_k=...)``: warps_k k-slices of
+    warps_m x warps_n warps share each k-tile's MMA k-blocks and add their fp32 accumulators in shared
+    memory before the epilogue (tensorop.py). It combines with split-K (both modes), which splits K across
+    CTAs instead. The heuristic does not pick it: give it as ``config``; ``can_implement`` names what a
+    tiling breaks (e.g. fewer than two k-blocks per k-slice, more than 1024 threads, too much smem).
     """
 
     element: str = "float16"

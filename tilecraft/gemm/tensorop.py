@@ -23,6 +23,12 @@ CUTLASS's sm80 multistage GEMM (seed 004), written CuTe's way (the tutorial's ``
   CUTLASS's threadblock swizzle): CTAs that run together share A and B tiles in L2.
 * **Epilogue.** alpha, beta (C read only when the host says beta != 0), bias along N or M, relu / gelu /
   silu, cast to D's type, straight from the accumulators (each thread stores pairs of adjacent columns).
+* **Sliced-K.** ``warps_k`` > 1 adds k-slices of warps (CUTLASS's sliced-K, warp shape K < tile K): the
+  tiled MMA's third warp mode takes turns along K, so k-slice s computes k-blocks s, s + warps_k, ... of
+  every k-tile on the same C coordinates. After the main loop slices 1.. store their fp32 accumulators to
+  the (reused) pipeline smem, 16-byte vectors thread-fastest (conflict-free), and after a barrier slice 0
+  adds them in slice order (deterministic) and alone runs the epilogue. More warps per tile and fewer
+  accumulators per warp: for tiles too small along M and N to occupy enough warps (skinny shapes, long K).
 * **Split-K.** ``splits`` > 1 divides the k-tiles among CTAs (grid z). ``parallel``: each split writes its
   fp32 partial tile to a workspace, a second kernel (``splitk_reduce_kernel``) sums the splits and applies
   the epilogue. ``serial``: the splits of a tile take turns through a flag in global memory (split s waits
@@ -31,6 +37,7 @@ CUTLASS's sm80 multistage GEMM (seed 004), written CuTe's way (the tutorial's ``
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +50,8 @@ from tilecraft.atoms import (
 )
 from tilecraft.dsl import Constexpr, blockIdx, threadIdx
 from tilecraft.dsl.expr import make
+from tilecraft.dsl.memory import PointerEngine
+from tilecraft.dsl.trace import current
 from tilecraft.layout.inttuple import imax, imin
 from tilecraft.tensor import Tensor
 
@@ -74,6 +83,12 @@ class TensorOpConfig:
     32-bit pair stores are bank-conflict free) and writes D with 16-byte stores along its contiguous mode,
     a warp covering whole 128-byte lines; it applies to whole tiles (the unpredicated kernel) of a D with the
     operands' element type and 16-byte aligned rows, without split-K (elsewhere the register epilogue runs).
+
+    Sliced-K: ``warps_k`` > 1 k-slices of warps_m x warps_n warps each (threads = 32 x warps_m x warps_n x
+    warps_k) share the CTA tile and split every k-tile's MMA k-blocks; blk_k must give each k-slice at
+    least two k-blocks (256-byte k-tiles are allowed for it). After the main loop their fp32 accumulators
+    are added in shared memory (the pipeline's, reused), and k-slice 0 runs the epilogue. It combines with
+    split-K (both modes), the lean loop and the staged epilogue.
     """
 
     blk_m: int = 128
@@ -88,11 +103,12 @@ class TensorOpConfig:
     min_blocks: int = 1
     lean_loop: bool = False
     smem_epilogue: bool = False
+    warps_k: int = 1
 
     @property
     def threads(self) -> int:
         """Threads per CTA (32 per warp)."""
-        return 32 * self.warps_m * self.warps_n
+        return 32 * self.warps_m * self.warps_n * self.warps_k
 
     @property
     def name(self) -> str:
@@ -108,11 +124,18 @@ class TensorOpConfig:
             s += "_lean"
         if self.smem_epilogue:
             s += "_se"
+        if self.warps_k > 1:
+            s += f"_wk{self.warps_k}"
         return s
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
-        """Shared memory of the A and B stages."""
-        return (self.blk_m + self.blk_n) * self.blk_k * self.stages * elem_bytes
+        """Shared memory of the A and B stages; with sliced-K, at least the k-slices' fp32 partial tiles
+        that the epilogue leaves in the same buffer (and the staged D tile beside them)."""
+        pipeline = (self.blk_m + self.blk_n) * self.blk_k * self.stages * elem_bytes
+        if self.warps_k == 1:
+            return pipeline
+        staged = _staged_d_bytes(self.blk_m, self.blk_n, elem_bytes) if self.smem_epilogue else 0
+        return max(pipeline, staged + (self.warps_k - 1) * self.blk_m * self.blk_n * 4)
 
     def validate(self, elem_bytes: int = 2) -> None:
         """Raise ValueError naming the condition a tiling breaks."""
@@ -121,20 +144,34 @@ class TensorOpConfig:
             raise ValueError(f"{self.name}: stages must be 2..6")
         if self.blk_m % (16 * self.warps_m) or self.blk_n % (16 * self.warps_n):
             raise ValueError(f"{self.name}: blk_m / blk_n must be multiples of 16 x warps_m / warps_n")
-        if self.blk_k % k_atom or self.blk_k * elem_bytes not in (32, 64, 128):
+        if self.warps_k < 1:
+            raise ValueError(f"{self.name}: warps_k must be >= 1")
+        if self.threads > 1024:
+            raise ValueError(f"{self.name}: {self.threads} threads exceed a CTA's 1024 (32 warps)")
+        if self.warps_k == 1 and (self.blk_k % k_atom or self.blk_k * elem_bytes not in (32, 64, 128)):
             raise ValueError(f"{self.name}: blk_k must be 32, 64 or 128 bytes of elements")
-        if self.blk_k < 2 * k_atom:
+        if self.warps_k > 1 and (self.blk_k % k_atom or self.blk_k * elem_bytes not in (32, 64, 128, 256)):
+            # k-tiles of 256 bytes (two 128-byte swizzle atoms along K) let 4 k-slices have two k-blocks each
+            raise ValueError(f"{self.name}: blk_k must be 32, 64, 128 or 256 bytes of elements")
+        if self.blk_k < 2 * k_atom * self.warps_k:
             # the main loop waits for k-tile i+1 at its last k-block, before k-tile i's prefetch is
-            # committed: with one k-block that is a group too early (the wait would cover only k-tile i)
-            raise ValueError(f"{self.name}: blk_k must hold at least two MMA k-blocks ({2 * k_atom} elements)")
+            # committed: with one k-block that is a group too early (the wait would cover only k-tile i).
+            # Sliced-K: each k-slice of warps computes every warps_k-th k-block of a k-tile
+            if self.warps_k == 1:
+                raise ValueError(f"{self.name}: blk_k must hold at least two MMA k-blocks ({2 * k_atom} elements)")
+            raise ValueError(f"{self.name}: blk_k must hold at least two MMA k-blocks per k-slice "
+                             f"({2 * k_atom} x warps_k = {2 * k_atom * self.warps_k} elements)")
         if self.split_mode not in ("serial", "parallel") or self.splits < 1:
             raise ValueError(f"{self.name}: split_mode must be 'serial' or 'parallel' and splits >= 1")
         vec = 16 // elem_bytes
-        for mn in (self.blk_m, self.blk_n):
+        tiles = [(mn, self.blk_k) for mn in (self.blk_m, self.blk_n)]
+        if self.smem_epilogue:
+            tiles.append((self.blk_m, self.blk_n))                        # the staged D tile's 16-byte stores
+        for mn, k in tiles:
             # the two layouts of _g2s_copy: threads along K (K-major) or along MN (MN-major) first
-            for thr_c, other in ((self.blk_k // vec, mn), (min(mn // vec, self.threads), self.blk_k)):
+            for thr_c, other in ((k // vec, mn), (min(mn // vec, self.threads), k)):
                 if self.threads % thr_c or other % (self.threads // thr_c):
-                    raise ValueError(f"{self.name}: a {mn}x{self.blk_k} tile does not split into 16-byte "
+                    raise ValueError(f"{self.name}: a {mn}x{k} tile does not split into 16-byte "
                                      f"copies among {self.threads} threads")
         if self.smem_bytes(elem_bytes) > 227 * 1024:
             raise ValueError(f"{self.name}: {self.smem_bytes(elem_bytes)} bytes of smem exceed the 227 KB of an SM")
@@ -185,10 +222,13 @@ def _s2r_atom(dtype: Any, major: str) -> Any:
 
 
 def make_mma(cfg: TensorOpConfig, elem: str) -> Any:
-    """The tiled MMA: warps_m x warps_n atoms, N permuted so each warp covers 16 columns per step."""
+    """The tiled MMA: warps_m x warps_n x warps_k atoms, N permuted so each warp covers 16 columns per
+    step. Sliced-K: the warps_k k-slices of warps share every C coordinate and take turns along K, k-slice
+    s computing k-blocks s, s + warps_k, ... of each k-tile (thread = lane + 32 * (m + WARPS_M * (n +
+    WARPS_N * s)))."""
     _, atom = ELEMENT_TYPES[elem]
-    return make_tiled_mma(atom, (cfg.warps_m, cfg.warps_n, 1),
-                          (16 * cfg.warps_m, 16 * cfg.warps_n, atom.shape_mnk[2]))
+    return make_tiled_mma(atom, (cfg.warps_m, cfg.warps_n, cfg.warps_k),
+                          (16 * cfg.warps_m, 16 * cfg.warps_n, atom.shape_mnk[2] * cfg.warps_k))
 
 
 def _activation(x: Any, act: str) -> Any:
@@ -260,10 +300,15 @@ def tensorop_gemm_kernel(A, B, C, D, bias, alpha, beta, W, flags, cfg: Constexpr
     sB_layout = _smem_layout(dtype, b_major, bN, bK, cfg.stages)
     d_major = "N" if D.stride[2] == 1 and isinstance(D.stride[2], int) else "M"
     staged = cfg.smem_epilogue and S == 1 and full and _vector_ok(D, d_major, dtype)  # D goes out through smem
-    if staged:
-        # one buffer: A's stages, then B's; after the main loop the epilogue reuses it for the D tile
-        sD_layout = _staged_d_layout(d_major, bM, bN, dtype)
-        pipe = dsl.smem_tensor(dtype, max(tc.cosize(sA_layout) + tc.cosize(sB_layout), tc.cosize(sD_layout)),
+    sliced = cfg.warps_k > 1                                              # k-slices of warps meet in smem
+    if staged or sliced:
+        # one buffer: A's stages, then B's; after the main loop the epilogue reuses it for the D tile and
+        # (behind it) the k-slices' fp32 partial accumulators
+        sD_layout = _staged_d_layout(d_major, bM, bN, dtype.bits) if staged else None
+        sD_size = tc.cosize(sD_layout) if staged else 0                   # elements of dtype
+        sR_layout = _reduction_layout(cfg) if sliced else None           # (FRG,THR,SLICE) fp32
+        sR_size = tc.cosize(sR_layout) * 32 // dtype.bits if sliced else 0
+        pipe = dsl.smem_tensor(dtype, max(tc.cosize(sA_layout) + tc.cosize(sB_layout), sD_size + sR_size),
                                align=1024)
         sA = Tensor(pipe.engine, sA_layout)                               # (BLK_M,BLK_K,PIPE)
         sB = Tensor(pipe.engine, sB_layout, tc.cosize(sA_layout))         # (BLK_N,BLK_K,PIPE)
@@ -391,6 +436,27 @@ def tensorop_gemm_kernel(A, B, C, D, bias, alpha, beta, W, flags, cfg: Constexpr
                 dsl.gemm(mma, tCrA(_, _, kb), tCrB(_, _, kb), tCrC)           # (MMA,MMA_M,MMA_N) += A_kb B_kb
 
     #
+    # Sliced-K: k-slices 1.. leave their accumulators in smem, k-slice 0 adds them (in slice order) and
+    # runs the epilogue alone; every thread still meets the barriers below (and the semaphore's)
+    #
+    if sliced:
+        k_slice = thr_mma.thr_vmnk[3]                                     # this warp's k-slice
+        thr = threadIdx.x % (cfg.threads // cfg.warps_k)                  # its thread: the same C coordinates
+        sR = _smem_view(pipe, sD_size, dsl.float32, sR_layout)            # (FRG,THR,SLICE) fp32
+        dsl.cp_async_wait(0)                                              # no prefetch may still land in smem,
+        dsl.syncthreads()                                                 # and every warp is done reading it
+        with dsl.if_(k_slice > 0):
+            dsl.copy(tCrC, sR(_, thr, k_slice - 1))                       # (MMA,MMA_M,MMA_N) -> (FRG)
+        dsl.syncthreads()
+        with dsl.if_(dsl.eq(k_slice, 0)):
+            for s in range(cfg.warps_k - 1):
+                tCrP = tc.make_fragment_like(tCrC)                        # k-slice s+1's partial sums
+                dsl.copy(sR(_, thr, s), tCrP)
+                for i in range(tc.size(tCrC)):
+                    tCrC[i] = tCrC(i) + tCrP(i)
+    leader = dsl.if_(dsl.eq(k_slice, 0)) if sliced else nullcontext()          # the threads that own D
+
+    #
     # Epilogue
     #
     cD = tc.local_tile(tc.make_identity_tensor((M, N)), cta_tiler, cta_coord, (1, 1, None))  # (BLK_M,BLK_N) -> (m,n)
@@ -398,7 +464,8 @@ def tensorop_gemm_kernel(A, B, C, D, bias, alpha, beta, W, flags, cfg: Constexpr
     if S > 1 and cfg.split_mode == "parallel":
         # this split's fp32 partial tile -> workspace W(split, l); the reduction kernel does the epilogue
         tCgW = thr_mma.partition_C(tc.local_tile(W(split, l_idx, _, _), cta_tiler, cta_coord, (1, 1, None)))
-        _store(tCrC, tCgW, tCcD, M, N, full)
+        with leader:
+            _store(tCrC, tCgW, tCcD, M, N, full)
         return
     tCgD = thr_mma.partition_C(gD)                                        # (MMA,MMA_M,MMA_N)
     tCgC = thr_mma.partition_C(tc.local_tile(C(l_idx, _, _), cta_tiler, cta_coord, (1, 1, None))) \
@@ -408,22 +475,30 @@ def tensorop_gemm_kernel(A, B, C, D, bias, alpha, beta, W, flags, cfg: Constexpr
         flag = (l_idx, n_tile * tc.ceil_div(M, bM) + m_tile)             # this tile's turn counter
         tCgW = thr_mma.partition_C(tc.local_tile(W(l_idx, _, _), cta_tiler, cta_coord, (1, 1, None)))
         dsl.semaphore_wait(flags, flag, split)
-        with dsl.if_(split > 0):
-            _accumulate(tCgW, tCrC, tCcD, M, N, full)
-        with dsl.if_(split < S - 1):
-            _store(tCrC, tCgW, tCcD, M, N, full)
-        with dsl.else_():
-            _epilogue(tCrC, tCgC, tCgD, tCcD, bias, alpha, beta, ep, M, N, full)
+        with leader:
+            with dsl.if_(split > 0):
+                _accumulate(tCgW, tCrC, tCcD, M, N, full)
+            with dsl.if_(split < S - 1):
+                _store(tCrC, tCgW, tCcD, M, N, full)
+            with dsl.else_():
+                _epilogue(tCrC, tCgC, tCgD, tCcD, bias, alpha, beta, ep, M, N, full)
         dsl.semaphore_release(flags, flag, (split + 1) % S)                      # the last split resets the flag to 0
         return
     if not staged:
-        _epilogue(tCrC, tCgC, tCgD, tCcD, bias, alpha, beta, ep, M, N, full)
+        with leader:
+            _epilogue(tCrC, tCgC, tCgD, tCcD, bias, alpha, beta, ep, M, N, full)
         return
-    tCrD = _epilogue_values(tCrC, tCgC, tCgD, tCcD, bias, alpha, beta, ep, M, N, full)
-    dsl.cp_async_wait(0)                                                  # no prefetch may still land in smem,
-    dsl.syncthreads()                                                     # and every warp is done reading it
     sD = Tensor(pipe.engine, sD_layout)                                   # (BLK_M,BLK_N)
-    dsl.copy(tCrD, thr_mma.partition_C(sD))                               # fragments -> smem (pairs of columns)
+    if sliced:
+        # the pipeline's smem is free already (the reduction waited), and sD lies before sR
+        with leader:
+            tCrD = _epilogue_values(tCrC, tCgC, tCgD, tCcD, bias, alpha, beta, ep, M, N, full)
+            dsl.copy(tCrD, thr_mma.partition_C(sD))                       # fragments -> smem (pairs of columns)
+    else:
+        tCrD = _epilogue_values(tCrC, tCgC, tCgD, tCcD, bias, alpha, beta, ep, M, N, full)
+        dsl.cp_async_wait(0)                                              # no prefetch may still land in smem,
+        dsl.syncthreads()                                                 # and every warp is done reading it
+        dsl.copy(tCrD, thr_mma.partition_C(sD))                           # fragments -> smem (pairs of columns)
     dsl.syncthreads()
     s2g = _g2s_copy(dtype, "K" if d_major == "N" else "M", bM, bN, cfg.threads,
                     universal_copy(128, val=dtype.bits)).get_slice(threadIdx.x)
@@ -446,14 +521,42 @@ def _vector_ok(D: Any, d_major: str, dtype: Any) -> bool:
     return all((st if isinstance(st, int) else st.div) % vec == 0 for st in others)
 
 
-def _staged_d_layout(d_major: str, bM: int, bN: int, dtype: Any) -> Any:
-    """(BLK_M,BLK_N) smem of the staged D tile, contiguous along D's contiguous mode, each row (column)
-    padded by 16 bytes: the MMA fragment's stores (8 rows x 4 pairs of columns per warp instruction) then
-    fall into 32 different banks, and the 16-byte reads along a row stay aligned."""
-    pad = 128 // dtype.bits
+def _staged_d_layout(d_major: str, bM: int, bN: int, bits: int) -> Any:
+    """(BLK_M,BLK_N) smem of the staged D tile (elements of `bits` bits), contiguous along D's contiguous
+    mode, each row (column) padded by 16 bytes: the MMA fragment's stores (8 rows x 4 pairs of columns per
+    warp instruction) then fall into 32 different banks, and the 16-byte reads along a row stay aligned."""
+    pad = 128 // bits
     if d_major == "N":
         return tc.make_layout((bM, bN), (bN + pad, 1))
     return tc.make_layout((bM, bN), (1, bM + pad))
+
+
+def _staged_d_bytes(bM: int, bN: int, elem_bytes: int) -> int:
+    """The most smem the staged D tile takes (either major)."""
+    return max(tc.cosize(_staged_d_layout(m, bM, bN, 8 * elem_bytes)) for m in "MN") * elem_bytes
+
+
+def _reduction_layout(cfg: TensorOpConfig) -> Any:
+    """(FRG,THR,SLICE) fp32 smem of sliced-K's partial accumulators: thread t of k-slice s > 0 leaves its
+    FRG accumulators at (_, t, s-1), where thread t of k-slice 0 (the same C coordinates) picks them up.
+    16-byte vectors, threads fastest: a warp's 16-byte stores and loads cover 512 contiguous bytes (no
+    bank conflicts)."""
+    thr = cfg.threads // cfg.warps_k                                      # threads per k-slice
+    frg = cfg.blk_m * cfg.blk_n // thr                                    # accumulators per thread
+    return tc.make_layout(((4, frg // 4), thr, cfg.warps_k - 1), ((1, 4 * thr), 4, thr * frg))
+
+
+def _smem_view(x: Tensor, offset: int, dtype: Any, layout: Any) -> Tensor:
+    """The shared memory of x from its element `offset` on, as elements of dtype in `layout` (CuTe's
+    make_tensor(recast_ptr<T>(x.data() + offset), layout)): a new pointer variable into the same buffer."""
+    eng, dt = dsl.make_smem_ptr(x), dsl.as_dtype(dtype)
+    if (offset * eng.dtype.bits) % 128:
+        raise dsl.TraceError(f"_smem_view: element {offset} of {eng.dtype} is not 16-byte aligned")
+    t = current()
+    v = t.new_var("smem")
+    t.emit(f"{dt.ctype}* {v.ph} = reinterpret_cast<{dt.ctype}*>({eng.address(x.offset + offset)});")
+    nbytes = offset * eng.dtype.bits // 8
+    return Tensor(PointerEngine(v, dt, "smem", min(eng.align, nbytes & -nbytes) if nbytes else eng.align, None), layout)
 
 
 def _pred(tCcD: Any, i: int, M: Any, N: Any, full: bool) -> Any:
