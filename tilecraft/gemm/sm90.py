@@ -35,7 +35,9 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
   per-tensor scales fold into alpha; D is fp16, bf16 or fp32.
 * **tf32.** fp32 operands (``elem="tf32"``; K-major, as wgmma requires) load through TFLOAT32 TMA
   maps, which round them to nearest tf32, into 32-element (128-byte) k-tiles and feed m64nNk8
-  ``.tf32`` wgmmas; D is fp32 (register epilogue), fp16 or bf16.
+  ``.tf32`` wgmmas; D is fp32 (register epilogue), fp16 or bf16. The 16-bit tilings with blk_k = 32
+  (the same bytes per stage): 128x256x32, 3 stages, 2x1 cluster ran 400-422 TFLOP/s at 4096^3..8192^3
+  on an H100, torch's tf32 matmul 405-417.
 """
 from __future__ import annotations
 
