@@ -129,8 +129,8 @@ class TensorOpConfig:
         return s
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
-        """Shared memory of the A and B stages; with sliced-K, at least the k-slices' fp32 partial tiles
-        that the epilogue leaves in the same buffer (and the staged D tile beside them)."""
+        """Shared memory of the A and B stages; with sliced-K, of the k-slices' fp32 partial tiles (behind
+        the staged D tile) when the epilogue needs more of the same buffer than the pipeline."""
         pipeline = (self.blk_m + self.blk_n) * self.blk_k * self.stages * elem_bytes
         if self.warps_k == 1:
             return pipeline
@@ -148,11 +148,11 @@ class TensorOpConfig:
             raise ValueError(f"{self.name}: warps_k must be >= 1")
         if self.threads > 1024:
             raise ValueError(f"{self.name}: {self.threads} threads exceed a CTA's 1024 (32 warps)")
-        if self.warps_k == 1 and (self.blk_k % k_atom or self.blk_k * elem_bytes not in (32, 64, 128)):
-            raise ValueError(f"{self.name}: blk_k must be 32, 64 or 128 bytes of elements")
-        if self.warps_k > 1 and (self.blk_k % k_atom or self.blk_k * elem_bytes not in (32, 64, 128, 256)):
-            # k-tiles of 256 bytes (two 128-byte swizzle atoms along K) let 4 k-slices have two k-blocks each
-            raise ValueError(f"{self.name}: blk_k must be 32, 64, 128 or 256 bytes of elements")
+        # sliced-K also takes 256-byte k-tiles (two 128-byte swizzle atoms along K): 4 k-slices of 2 k-blocks
+        k_bytes = (32, 64, 128) if self.warps_k == 1 else (32, 64, 128, 256)
+        if self.blk_k % k_atom or self.blk_k * elem_bytes not in k_bytes:
+            raise ValueError(f"{self.name}: blk_k must be {', '.join(map(str, k_bytes[:-1]))} or {k_bytes[-1]} "
+                             "bytes of elements")
         if self.blk_k < 2 * k_atom * self.warps_k:
             # the main loop waits for k-tile i+1 at its last k-block, before k-tile i's prefetch is
             # committed: with one k-block that is a group too early (the wait would cover only k-tile i).
@@ -454,7 +454,7 @@ def tensorop_gemm_kernel(A, B, C, D, bias, alpha, beta, W, flags, cfg: Constexpr
                 dsl.copy(sR(_, thr, s), tCrP)
                 for i in range(tc.size(tCrC)):
                     tCrC[i] = tCrC(i) + tCrP(i)
-    leader = dsl.if_(dsl.eq(k_slice, 0)) if sliced else nullcontext()          # the threads that own D
+    leader = dsl.if_(dsl.eq(k_slice, 0)) if sliced else nullcontext()    # the threads that own D
 
     #
     # Epilogue
@@ -556,7 +556,8 @@ def _smem_view(x: Tensor, offset: int, dtype: Any, layout: Any) -> Tensor:
     v = t.new_var("smem")
     t.emit(f"{dt.ctype}* {v.ph} = reinterpret_cast<{dt.ctype}*>({eng.address(x.offset + offset)});")
     nbytes = offset * eng.dtype.bits // 8
-    return Tensor(PointerEngine(v, dt, "smem", min(eng.align, nbytes & -nbytes) if nbytes else eng.align, None), layout)
+    align = min(eng.align, nbytes & -nbytes) if nbytes else eng.align
+    return Tensor(PointerEngine(v, dt, "smem", align, None), layout)
 
 
 def _pred(tCcD: Any, i: int, M: Any, N: Any, full: bool) -> Any:
