@@ -491,3 +491,52 @@ def test_tf32_operands_are_rounded_to_nearest():
 
     assert rel(nearest) < 2e-5 < 1e-4 < rel(toward_zero), (rel(nearest), rel(toward_zero))
     assert rel(exact) < 4e-4, rel(exact)
+
+
+def test_tf32_routing_in_tc_gemm():
+    """tc.gemm's tf32 on sm_90: the table entry with 32-float k-tiles, >= 4 stages, no cluster; an MN-major
+    operand is copied K-major only when the other output extent amortizes the copy (checked on batched CPU
+    tensors, which take torch's copy)."""
+    big = next(iter(SM90_TABLE.values()))
+    cfg = op_module._tf32_config(big)
+    assert (cfg.blk_k, cfg.stages, cfg.cluster_m) == (32, max(big.stages, 4), 1)
+    cfg.validate(4)
+    for c in SM90_TABLE.values():                                     # every entry's tf32 form fits
+        op_module._tf32_config(c).validate(4)
+    big_m = op_module._TF32_COPY_MIN
+    A = torch.randn(2, big_m, 64)                                      # row-major: K-major already
+    B = torch.randn(2, 64, big_m)                                      # row-major: N-major
+    A2, B2 = op_module._k_major_for_tf32(A, B)
+    assert A2 is A and B2.stride(-2) == 1 and torch.equal(B2, B)      # B copied K-major, same values
+    A_small = torch.randn(2, big_m // 2, 64)
+    assert op_module._k_major_for_tf32(A_small, B)[1] is B             # M too small: B left (sm80 path)
+    At = torch.randn(2, 64, big_m).transpose(1, 2)                     # M-major A, N >= the bound
+    A3, B3 = op_module._k_major_for_tf32(At, B)
+    assert A3.stride(-1) == 1 and torch.equal(A3, At) and B3.stride(-2) == 1
+
+
+@pytest.mark.gpu
+def test_tc_gemm_tf32_takes_the_hopper_path(monkeypatch):
+    """fp32 operands with TF32 allowed run the Hopper kernel (B row-major copied K-major at M >= the bound,
+    through tilecraft's transpose) and match float64 within tf32's bound; a small M stays on sm80."""
+    if not _hopper():
+        pytest.skip("needs sm_90")
+    from tilecraft.gemm import gemm
+    seen = []
+    real = sm90.launch
+    monkeypatch.setattr(sm90, "launch", lambda *a, **k: (seen.append(a[8]), real(*a, **k)))
+    for M, N, K, hopper in ((2048, 1024, 512, True), (512, 1024, 512, False)):
+        seen.clear()
+        A = torch.randn(M, K, device="cuda")
+        B = torch.randn(K, N, device="cuda")
+        D = gemm(A, B, allow_tf32=True)
+        ref = A.double() @ B.double()
+        assert float((D.double() - ref).norm() / ref.norm()) < 5e-3
+        assert seen == (["tf32"] if hopper else []), (M, seen)
+    Bk = torch.randn(1024, 512, device="cuda").t()                     # (K, N) K-major: no copy needed
+    seen.clear()
+    A = torch.randn(256, 512, device="cuda")
+    D = gemm(A, Bk, allow_tf32=True)
+    assert seen == ["tf32"]
+    ref = A.double() @ Bk.double()
+    assert float((D.double() - ref).norm() / ref.norm()) < 5e-3

@@ -27,6 +27,11 @@ __all__ = ["GemmOp", "gemm", "HEURISTIC_TABLE", "SM90_TABLE", "pick_config", "pi
 _TORCH_ELEMENTS = {"float16": "float16", "bfloat16": "bfloat16", "float32": "tf32",
                    "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
 _FP8 = ("float8_e4m3fn", "float8_e5m2")
+_K_MAJOR_ONLY = _FP8 + ("tf32",)      # wgmma has no transposed (MN-major) smem operands for these
+#: tf32 on sm_90: an MN-major operand is copied K-major for the Hopper kernel when the other output
+#: extent is at least this (the copy's bytes against the GEMM's work; H100: a copied B paid off at
+#: M = 4096 and 8192, 276 and 332 TFLOP/s against 192 and 225 on the sm80 path, not at M = 1024)
+_TF32_COPY_MIN = 2048
 _MIN_ARCH = 80
 
 #: The configurations the heuristic picks from (CI compiles each for sm_80 and sm_90a).
@@ -115,6 +120,34 @@ def _fp8_config(cfg: Sm90Config) -> Sm90Config:
     """The fp8 form of a 16-bit table entry: 128-element (128-byte) k-tiles, at least 4 stages, no
     cluster (fp8 8192^3: 1547 TFLOP/s for 128x256x128 s4 against 1418 for s3 with a 2x1 cluster, H100)."""
     return replace(cfg, blk_k=128, stages=max(cfg.stages, 4), cluster_m=1)
+
+
+def _tf32_config(cfg: Sm90Config) -> Sm90Config:
+    """The tf32 form of a 16-bit table entry: 32-element (128-byte) k-tiles, so a stage holds the same bytes,
+    at least 4 stages, no cluster (H100, 4096^3: 411 TFLOP/s for 128x256x32 s4 against 373-400 for s3 with
+    a 2x1 cluster; torch's tf32 417)."""
+    return replace(cfg, blk_k=32, stages=max(cfg.stages, 4), cluster_m=1)
+
+
+def _k_major_for_tf32(A: Any, B: Any) -> tuple[Any, Any]:
+    """A (..., M, K) and B (..., K, N) for the Hopper tf32 kernel, which reads K-major operands only: an
+    MN-major operand is copied K-major (tilecraft's transpose for 2-D, torch's copy for batches) when the
+    other output extent amortizes the copy (``_TF32_COPY_MIN``); otherwise it is left as it is, and the
+    sm80 tensor-op kernel takes the call."""
+    M, N = A.shape[-2], B.shape[-1]
+    if A.stride(-1) != 1 and N >= _TF32_COPY_MIN:
+        A = _transposed_copy(A.transpose(-1, -2))                         # (..., M, K) row-major
+    if B.stride(-2) != 1 and M >= _TF32_COPY_MIN:
+        B = _transposed_copy(B).transpose(-1, -2)                        # (..., K, N) with unit stride along K
+    return A, B
+
+
+def _transposed_copy(x: Any) -> Any:
+    """x (..., R, C) float32 -> a contiguous (..., C, R) copy of its transpose."""
+    if x.dim() == 2:
+        from tilecraft.kernels.transpose import transpose
+        return transpose(x)
+    return x.transpose(-1, -2).contiguous()
 
 
 def _unclustered_if_few_m_tiles(cfg: Sm90Config, M: int) -> Sm90Config:
@@ -223,9 +256,6 @@ class GemmOp:
             raise ValueError(f"bias must be 'none', 'n' or 'm', got {self.bias!r}")
         self.config.validate(4 if self.element == "tf32" else 1 if self.element in _FP8 else 2)
         hopper = isinstance(self.config, Sm90Config)
-        if hopper and self.element not in ("float16", "bfloat16") + _FP8:
-            raise ValueError("the Hopper (Sm90Config) kernel takes float16, bfloat16 or fp8 operands; use a "
-                             "TensorOpConfig for tf32")
         for name, x in (("A", A), ("B", B), ("C", C), ("bias", bias)):
             if x is not None and not isinstance(x, torch.Tensor):
                 raise TypeError(f"{name} must be a torch tensor, got {type(x).__name__}")
@@ -258,9 +288,10 @@ class GemmOp:
                 raise ValueError(f"the Hopper kernel (Sm90Config) needs sm_90 (wgmma, TMA), this GPU is sm_{cc[0]}{cc[1]}; "
                                  "use a TensorOpConfig")
             for name, x in (("A", A3), ("B", B3.transpose(1, 2))):
-                if self.element in _FP8 and x.stride(2) != 1:
-                    raise ValueError(f"fp8 wgmma reads K-major operands only: {name} must have unit stride along K "
-                                     f"(A row-major, B column-major), got strides {x.stride()}")
+                if self.element in _K_MAJOR_ONLY and x.stride(2) != 1:
+                    raise ValueError(f"{'fp8' if self.element in _FP8 else 'tf32'} wgmma reads K-major operands only: "
+                                     f"{name} must have unit stride along K (A row-major, B column-major), got "
+                                     f"strides {x.stride()}; tc.gemm copies such operands (or takes the sm80 path)")
                 if not _tma_ready(x):
                     raise ValueError(f"{name} cannot be read by TMA (16-byte aligned base, a unit stride in the last two "
                                      f"modes, other strides multiples of 16 bytes): shape {tuple(x.shape)}, strides "
@@ -381,9 +412,11 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     device and shape (or ``config``). A (..., M, K), B (..., K, N) of float16 / bfloat16 (tensor cores, fp32
     accumulation), float32 (tf32 tensor cores when allowed, else the IEEE SIMT kernel), or fp8 e4m3 / e5m2
     on Hopper (per-tensor ``scale_a`` / ``scale_b``, output bfloat16 unless ``out_dtype`` says otherwise).
-    On sm_90 16-bit and fp8 operands run the TMA + wgmma kernel (tilecraft/gemm/sm90.py) where TMA can read
-    them and the shape suits it, the sm80 tensor-op kernel otherwise. Returns a new tensor of ``out_dtype``
-    (default: A's dtype). Unaligned operands are padded (a copy), never refused."""
+    On sm_90 16-bit, tf32 and fp8 operands run the TMA + wgmma kernel (tilecraft/gemm/sm90.py) where TMA can
+    read them and the shape suits it, the sm80 tensor-op kernel otherwise (tf32 and fp8 wgmma read K-major
+    operands only: fp8 operands are copied K-major, tf32 ones when the problem is large enough to amortize
+    the copy). Returns a new tensor of ``out_dtype`` (default: A's dtype). Unaligned operands are padded (a
+    copy), never refused."""
     import torch
 
     if type(B).__name__ == "PackedWeight":  # quantized weights (tilecraft.quant.pack): the mixed-input GEMM
@@ -419,12 +452,15 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
                                                   max(A3.shape[0], B3.shape[0]), _sm_count(A.device)))
     elif scale_a != 1.0 or scale_b != 1.0:
         raise ValueError("scale_a / scale_b are per-tensor scales of fp8 operands; fold them into alpha otherwise")
-    if config is None and A.is_cuda and elem != "tf32" and _is_sm90(A.device):
+    if config is None and A.is_cuda and _is_sm90(A.device):
+        if elem == "tf32":
+            A, B = _k_major_for_tf32(A, B)
         A3, B3 = _batched(A, "A"), _batched(B, "B")
         if _tma_ready(A3) and _tma_ready(B3.transpose(1, 2)):
             from tilecraft.gemm.sm90 import tma_problem
             config = pick_sm90_config(A3.shape[1], B3.shape[2], A3.shape[2], max(A3.shape[0], B3.shape[0]),
                                       _sm_count(A.device))
+            config = _tf32_config(config) if elem == "tf32" else config
             if tma_problem(A3, B3.transpose(1, 2), config, elem):
                 config = None
     if config is None:
