@@ -68,6 +68,10 @@ SKINNY = (512, 512, 65536)
 SKINNY_BASE = T(128, 128, 32, 2, 2, stages=4)
 SKINNY_SPLITS = [(8, "parallel"), (16, "parallel"), (32, "parallel"), (64, "parallel"), (16, "serial"),
                  (32, "serial")]
+#: sliced-K (warps_k k-slices of warps share each k-tile) with and without split-K on the skinny shape
+SKINNY_SLICED = [T(128, 128, 64, 2, 2, stages=3, warps_k=2, splits=16, lean_loop=True),
+                 T(64, 128, 64, 1, 2, stages=4, warps_k=2, splits=16, lean_loop=True),
+                 T(128, 128, 64, 2, 2, stages=3, warps_k=2, lean_loop=True)]
 #: tf32 (32-element k-tiles are 128 bytes): the heuristic's two tiles, then with the speed switches
 TF32_VARIANTS = [T(128, 128, 32, 2, 2, stages=3), T(128, 256, 32, 2, 4, stages=3),
                  T(128, 256, 32, 2, 4, stages=3, **_FAST), T(128, 256, 32, 2, 4, stages=4, **_FAST),
@@ -182,6 +186,12 @@ def correctness_cases(seed: int = 7) -> list[dict[str, Any]]:
     for cfg in SWITCH_VARIANTS:  # whole tiles: the staged epilogue's path, with C, bias and an activation
         cases.append({"M": 1024, "N": 768, "K": 512, "majors": "kk", "C": True, "beta": 0.5, "bias": "n",
                       "act": "relu", "config": cfg})
+    for i, cfg in enumerate(SKINNY_SLICED):  # sliced-K: odd and whole shapes, majors, epilogues, split-K
+        cases.append({"M": 700 + i, "N": 300 + 7 * i, "K": 3000 + i, "majors": ["km", "mk", "mm"][i], "C": True,
+                      "beta": 0.5, "bias": "m", "act": "silu", "config": cfg})
+        cases.append({"M": 512, "N": 512, "K": 4096, "dtype": "bfloat16", "config": cfg})
+    cases.append({"M": 999, "N": 555, "K": 777, "dtype": "float32", "tf32": True,
+                  "config": T(128, 128, 32, 2, 2, stages=3, warps_k=2)})
     for cfg in TF32_VARIANTS[2:]:  # the same for tf32 (fp32 D staged through smem)
         cases.append({"M": 1024, "N": 768, "K": 512, "dtype": "float32", "tf32": True, "C": True, "beta": 0.5,
                       "out": "float32", "config": cfg})
@@ -350,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         for s, mode in SKINNY_SPLITS:
             cfg = replace(SKINNY_BASE, splits=s, split_mode=mode)
             names.append(register(f"tc_{cfg.name}", cfg))
+        names += [register(f"tc_{cfg.name}", cfg) for cfg in SKINNY_SLICED]
         sweep = run_gemm_sweep([GemmShape(M, N, K)], "fp16", ["cublas"] + names, timer=timer, progress=False)
         result["skinny"] = sweep.to_dict()
         recs = {r.contender: r for r in sweep.records}
