@@ -458,34 +458,3 @@ def _operand_gpu(L: int | None, R: int, C: int, last: bool, dt: Any, g: Any) -> 
     shape = (R, C) if last else (C, R)
     x = torch.randn(*((L,) + shape if L else shape), device="cuda", generator=g).to(dt)
     return x if last else x.transpose(-1, -2)
-
-
-# ----------------------------------------------------------------------------- persistent
-
-def test_emulated_persistent(emulated: None, monkeypatch: Any) -> None:
-    """The persistent kernel on fewer CTAs than tiles (3 'SMs'): each CTA walks several tiles, the
-    pipeline's prefetches cross tile boundaries (k-tile counts 1, 2 and 5, stages 2..4), batches, the
-    staged and the register epilogue, C / bias / activation; a ragged shape takes the plain kernel."""
-    from tilecraft.gemm import op as op_module
-    monkeypatch.setattr(op_module, "_sm_count", lambda device: 3)
-    P = dict(lean_loop=True, persistent=True)
-    _check(128, 192, 160, majors="km", C=True, beta=0.5, bias="n", act="relu",
-           config=T(64, 64, 32, 2, 2, stages=3, smem_epilogue=True, **P))          # 6 tiles, 5 k-tiles each
-    _check(192, 128, 32, majors="mm", config=T(64, 64, 32, 2, 2, stages=2, **P))  # one k-tile per tile
-    _check(64, 128, 64, L=3, majors="mk", bias="m", act="silu", dtype=torch.bfloat16, tol=1.5e-2,
-           config=T(64, 64, 32, 2, 2, stages=4, smem_epilogue=True, raster=1, **P))  # batches, 2 k-tiles
-    _check(70, 50, 90, majors="kk", config=T(64, 64, 32, 2, 2, stages=3, smem_epilogue=True, **P))  # ragged
-    p = GemmOp("float16", None, T(64, 64, 32, 2, 2, stages=3, **P)).plan(torch.empty(128, 64), torch.empty(64, 192))
-    assert p.grid == (3, 1, 1) and p.notes
-
-
-def test_persistent_compiles_and_validates() -> None:
-    cfg = T(128, 256, 32, 2, 4, stages=4, lean_loop=True, smem_epilogue=True, persistent=True)
-    assert cfg.name.endswith("_p") and cfg.smem_bytes() > T(128, 256, 32, 2, 4, stages=4).smem_bytes()
-    from tilecraft.gemm.tensorop import tensorop_persistent_kernel
-    args = _args(cfg)
-    for arch in ("sm_80", "sm_90a"):
-        r = tensorop_persistent_kernel.compile(*args[:7], cfg, "float16", EpilogueSpec(), arch=arch).resources
-        assert r.spills == 0 and r.stack_frame_bytes == 0, (arch, r)
-    with pytest.raises(ValueError, match="persistent"):
-        T(128, 128, 32, 2, 2, splits=2, persistent=True).validate(2)

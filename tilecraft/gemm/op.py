@@ -20,7 +20,6 @@ from typing import Any
 from tilecraft.gemm.sm90 import Sm90Config
 from tilecraft.gemm.tensorop import (
     ACTIVATIONS, ELEMENT_TYPES, EpilogueSpec, TensorOpConfig, splitk_reduce_kernel, tensorop_gemm_kernel,
-    tensorop_persistent_kernel,
 )
 
 __all__ = ["GemmOp", "gemm", "HEURISTIC_TABLE", "SM90_TABLE", "pick_config", "pick_sm90_config", "Plan"]
@@ -330,9 +329,6 @@ class GemmOp:
         tiles = -(-M // cfg.blk_m) * -(-N // cfg.blk_n)
         if isinstance(cfg, Sm90Config):
             return Plan(cfg, self.element, (min(tiles * L, _sm_count(A.device)), 1, 1))
-        if cfg.persistent and _whole_tiles(cfg, M, N, A3.shape[2]):
-            return Plan(cfg, self.element, (min(tiles * L, _sm_count(A.device)), 1, 1),
-                        ["persistent: one CTA per SM walks the tiles"])
         return Plan(cfg, self.element, (tiles, 1, L * cfg.splits))
 
     def __call__(self, A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0, bias: Any = None,
@@ -381,10 +377,7 @@ class GemmOp:
         cfg = self.config
         p = self.plan(A, B)
         a, b = np.float32(alpha), np.float32(beta)
-        full = _whole_tiles(cfg, M, N, K)
-        if cfg.persistent and full:
-            tensorop_persistent_kernel[p.grid, (cfg.threads,)](A3, Bt, C3, D3, bias, a, b, cfg, self.element, ep)
-            return D
+        full = (M % cfg.blk_m == 0 and N % cfg.blk_n == 0 and K % cfg.blk_k == 0)
         W = flags = None
         if cfg.splits > 1 and cfg.split_mode == "parallel":
             W = torch.empty(cfg.splits, L, M, N, dtype=torch.float32, device=A.device)
@@ -398,11 +391,6 @@ class GemmOp:
             flags = torch.zeros(L, p.grid[0], dtype=torch.int32, device=A.device)
         tensorop_gemm_kernel[p.grid, (cfg.threads,)](A3, Bt, C3, D3, bias, a, b, W, flags, cfg, self.element, ep, full)
         return D
-
-
-def _whole_tiles(cfg: TensorOpConfig, M: int, N: int, K: int) -> bool:
-    """The problem is whole tiles of cfg (the unpredicated kernels)."""
-    return M % cfg.blk_m == 0 and N % cfg.blk_n == 0 and K % cfg.blk_k == 0
 
 
 def _torch_epilogue(acc: Any, C: Any, bias: Any, alpha: float, beta: float, op: GemmOp) -> Any:

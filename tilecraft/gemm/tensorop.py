@@ -48,14 +48,14 @@ from tilecraft.atoms import (
     gmma_layout_atom, ldmatrix, make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_mma,
     smem_swizzle_atom, universal_copy,
 )
-from tilecraft.dsl import Constexpr, blockIdx, gridDim, threadIdx
+from tilecraft.dsl import Constexpr, blockIdx, threadIdx
 from tilecraft.dsl.expr import make
 from tilecraft.dsl.memory import PointerEngine
 from tilecraft.dsl.trace import current
 from tilecraft.layout.inttuple import imax, imin
 from tilecraft.tensor import Tensor
 
-__all__ = ["TensorOpConfig", "EpilogueSpec", "tensorop_gemm_kernel", "tensorop_persistent_kernel", "splitk_reduce_kernel", "ACTIVATIONS",
+__all__ = ["TensorOpConfig", "EpilogueSpec", "tensorop_gemm_kernel", "splitk_reduce_kernel", "ACTIVATIONS",
            "ELEMENT_TYPES"]
 
 ACTIVATIONS = ("none", "relu", "gelu", "silu")
@@ -83,9 +83,6 @@ class TensorOpConfig:
     32-bit pair stores are bank-conflict free) and writes D with 16-byte stores along its contiguous mode,
     a warp covering whole 128-byte lines; it applies to whole tiles (the unpredicated kernel) of a D with the
     operands' element type and 16-byte aligned rows, without split-K (elsewhere the register epilogue runs).
-    ``persistent`` runs whole-tile problems on ``tensorop_persistent_kernel`` (at most one CTA per SM
-    walking the tiles, the pipeline running on across tiles, the staged D tile in its own smem; always the
-    lean loop); ragged problems take the plain kernel with the other switches.
 
     Sliced-K: ``warps_k`` > 1 k-slices of warps_m x warps_n warps each (threads = 32 x warps_m x warps_n x
     warps_k) share the CTA tile and split every k-tile's MMA k-blocks; blk_k must give each k-slice at
@@ -107,7 +104,6 @@ class TensorOpConfig:
     lean_loop: bool = False
     smem_epilogue: bool = False
     warps_k: int = 1
-    persistent: bool = False
 
     @property
     def threads(self) -> int:
@@ -130,16 +126,12 @@ class TensorOpConfig:
             s += "_se"
         if self.warps_k > 1:
             s += f"_wk{self.warps_k}"
-        if self.persistent:
-            s += "_p"
         return s
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
         """Shared memory of the A and B stages; with sliced-K, of the k-slices' fp32 partial tiles (behind
         the staged D tile) when the epilogue needs more of the same buffer than the pipeline."""
         pipeline = (self.blk_m + self.blk_n) * self.blk_k * self.stages * elem_bytes
-        if self.persistent:                                               # the staged D tile beside the pipeline
-            return pipeline + (_staged_d_bytes(self.blk_m, self.blk_n, elem_bytes) if self.smem_epilogue else 0)
         if self.warps_k == 1:
             return pipeline
         staged = _staged_d_bytes(self.blk_m, self.blk_n, elem_bytes) if self.smem_epilogue else 0
@@ -169,8 +161,6 @@ class TensorOpConfig:
                 raise ValueError(f"{self.name}: blk_k must hold at least two MMA k-blocks ({2 * k_atom} elements)")
             raise ValueError(f"{self.name}: blk_k must hold at least two MMA k-blocks per k-slice "
                              f"({2 * k_atom} x warps_k = {2 * k_atom * self.warps_k} elements)")
-        if self.persistent and (self.splits > 1 or self.warps_k > 1):
-            raise ValueError(f"{self.name}: the persistent kernel has no split-K or sliced-K")
         if self.split_mode not in ("serial", "parallel") or self.splits < 1:
             raise ValueError(f"{self.name}: split_mode must be 'serial' or 'parallel' and splits >= 1")
         vec = 16 // elem_bytes
@@ -256,18 +246,14 @@ def epilogue_value(acc: Any, c: Any, bias: Any, alpha: Any, beta: Any, ep: Epilo
 
 
 def _cta_tile(cfg: TensorOpConfig, M: Any, N: Any) -> tuple[Any, Any]:
-    """(m_tile, n_tile) of this CTA from blockIdx.x (see ``_raster``)."""
-    return _raster(cfg, blockIdx.x, tc.ceil_div(M, cfg.blk_m), tc.ceil_div(N, cfg.blk_n))
-
-
-def _raster(cfg: TensorOpConfig, idx: Any, tiles_m: Any, tiles_n: Any) -> tuple[Any, Any]:
-    """(m_tile, n_tile) of tile number idx: groups of `raster` m-tiles, m fastest in a group."""
+    """(m_tile, n_tile) of this CTA from blockIdx.x: groups of `raster` m-tiles, m fastest in a group."""
+    tiles_m, tiles_n = tc.ceil_div(M, cfg.blk_m), tc.ceil_div(N, cfg.blk_n)
     if cfg.raster <= 1:
-        return idx % tiles_m, idx // tiles_m
-    group = cfg.raster * tiles_n                                          # tiles per group of m-tiles
-    first_m = idx // group * cfg.raster
+        return blockIdx.x % tiles_m, blockIdx.x // tiles_m
+    group = cfg.raster * tiles_n                                          # CTAs per group of m-tiles
+    first_m = blockIdx.x // group * cfg.raster
     rows = imin(tiles_m - first_m, cfg.raster)                            # m-tiles in this group
-    in_group = idx % group
+    in_group = blockIdx.x % group
     return first_m + in_group % rows, in_group // rows
 
 
@@ -519,164 +505,6 @@ def tensorop_gemm_kernel(A, B, C, D, bias, alpha, beta, W, flags, cfg: Constexpr
     tDsD = s2g.partition_S(sD)                                            # (CPY,CPY_M,CPY_N)
     tDgD = s2g.partition_D(gD)                                            # (CPY,CPY_M,CPY_N)
     dsl.copy(s2g, tDsD, tDgD)
-
-
-@dsl.kernel
-def tensorop_persistent_kernel(A, B, C, D, bias, alpha, beta, cfg: Constexpr, elem: Constexpr, ep: Constexpr):
-    """The persistent form of ``tensorop_gemm_kernel`` for whole tiles (``cfg.persistent``): a grid of at
-    most one CTA per SM walks the output tiles (tile b, b + gridDim.x, ... in the raster order), and its
-    cp.async pipeline runs on across tile boundaries: the next tile's first k-tiles are in flight while
-    the current tile's epilogue runs (the staged D tile has its own shared memory), so no tile waits for
-    its prologue's loads, and the waves of the plain grid (all CTAs storing D, then all loading) do not
-    form. Each CTA's k-tiles are numbered j = 0 .. tiles x k_tiles - 1; the lean loop's rotating stages
-    and running offsets carry j, and an offset jumps to the next tile's origin when its k-tile count wraps.
-    No split-K, no sliced-K, no predication (the host takes the plain kernel for ragged shapes)."""
-    dsl.launch_bounds(cfg.threads, 1)
-    dtype, _atom = ELEMENT_TYPES[elem]
-    bM, bN, bK = cfg.blk_m, cfg.blk_n, cfg.blk_k
-    L, M, K = A.shape
-    N = B.shape[1]
-    a_major = "K" if A.stride[2] == 1 and isinstance(A.stride[2], int) else "M"
-    b_major = "K" if B.stride[2] == 1 and isinstance(B.stride[2], int) else "N"
-    tiles_m, tiles_n, k_tiles = M // bM, N // bN, K // bK                 # whole tiles (the host checks)
-    per_batch = tiles_m * tiles_n
-    my_tiles = (L * per_batch - blockIdx.x + gridDim.x - 1) // gridDim.x  # tiles this CTA computes
-    n_iter = my_tiles * k_tiles                                           # and their k-tiles
-
-    def tile_coords(t: Any) -> tuple[Any, Any, Any]:
-        """(batch, m_tile, n_tile) of tile number t."""
-        if isinstance(L, int) and L == 1:
-            return (0, *_raster(cfg, t, tiles_m, tiles_n))
-        return (t // per_batch, *_raster(cfg, t % per_batch, tiles_m, tiles_n))
-
-    #
-    # Shared memory: the pipeline, and the staged D tile beside it (prefetches land while it is used)
-    #
-    sA = dsl.smem_tensor(dtype, _smem_layout(dtype, a_major, bM, bK, cfg.stages), align=1024)  # (BLK_M,BLK_K,PIPE)
-    sB = dsl.smem_tensor(dtype, _smem_layout(dtype, b_major, bN, bK, cfg.stages), align=1024)  # (BLK_N,BLK_K,PIPE)
-    d_major = "N" if D.stride[2] == 1 and isinstance(D.stride[2], int) else "M"
-    staged = cfg.smem_epilogue and _vector_ok(D, d_major, dtype)
-    if staged:
-        sD = dsl.smem_tensor(dtype, _staged_d_layout(d_major, bM, bN, dtype.bits), align=128)  # (BLK_M,BLK_N)
-
-    #
-    # Global -> shared: the thread's cp.async partition of tile (0, 0) of batch 0; a k-tile of tile t lies
-    # at that partition's offset + t's origin + k * step
-    #
-    g2s_A = _g2s_copy(dtype, a_major, bM, bK, cfg.threads).get_slice(threadIdx.x)
-    g2s_B = _g2s_copy(dtype, b_major, bN, bK, cfg.threads).get_slice(threadIdx.x)
-    tAgA = g2s_A.partition_S(tc.local_tile(A(0, _, _), (bM, bN, bK), (0, 0, _), (1, None, 1)))  # (CPY,CPY_M,CPY_K,k)
-    tBgB = g2s_B.partition_S(tc.local_tile(B(0, _, _), (bM, bN, bK), (0, 0, _), (None, 1, 1)))  # (CPY,CPY_N,CPY_K,k)
-    tAsA = g2s_A.partition_D(sA)                                          # (CPY,CPY_M,CPY_K,PIPE)
-    tBsB = g2s_B.partition_D(sB)                                          # (CPY,CPY_N,CPY_K,PIPE)
-    step_A = tAgA(_, _, _, 1).offset - tAgA(_, _, _, 0).offset            # elements between k-tiles
-    step_B = tBgB(_, _, _, 1).offset - tBgB(_, _, _, 0).offset
-
-    def origins(t: Any) -> tuple[Any, Any]:
-        """The thread's first k-tile offsets in A and B for tile number t."""
-        l_t, m_t, n_t = tile_coords(t)
-        return (tAgA(_, _, _, 0).offset + l_t * A.stride[0] + m_t * bM * A.stride[1],
-                tBgB(_, _, _, 0).offset + l_t * B.stride[0] + n_t * bN * B.stride[1])
-
-    vec = 128 // dtype.bits                                               # offsets keep 16-byte alignment
-    first_A, first_B = origins(blockIdx.x)
-    pf_tile = dsl.declare(blockIdx.x, "pf_tile", const=False)             # the tile of the next prefetch
-    pf_k = dsl.declare(0, "pf_k", const=False)                            # its k-tile
-    off_A = dsl.declare(first_A, "off_A", const=False, div=vec)           # its offsets in A and B
-    off_B = dsl.declare(first_B, "off_B", const=False, div=vec)
-
-    def prefetch(stage: Any) -> None:
-        """The next k-tile of this CTA -> smem stage (cp.async, not committed); advance to the one after."""
-        src_A, src_B = tAgA(_, _, _, 0), tBgB(_, _, _, 0)
-        dsl.copy(g2s_A, Tensor(src_A.engine, src_A.layout, off_A), tAsA(_, _, _, stage))
-        dsl.copy(g2s_B, Tensor(src_B.engine, src_B.layout, off_B), tBsB(_, _, _, stage))
-        dsl.assign(pf_k, pf_k + 1)
-        with dsl.if_(dsl.eq(pf_k, k_tiles)):                             # the tile's last k-tile: the next tile
-            dsl.assign(pf_k, 0)
-            dsl.assign(pf_tile, pf_tile + gridDim.x)
-            next_A, next_B = origins(pf_tile)
-            dsl.assign(off_A, next_A)
-            dsl.assign(off_B, next_B)
-        with dsl.else_():
-            dsl.assign(off_A, off_A + step_A)
-            dsl.assign(off_B, off_B + step_B)
-
-    #
-    # Thread partitions of the tiled MMA (as in tensorop_gemm_kernel)
-    #
-    mma = make_mma(cfg, elem)
-    thr_mma = mma.get_slice(threadIdx.x)
-    tCrA = thr_mma.partition_fragment_A(sA(_, _, 0))                      # (MMA,MMA_M,MMA_K)
-    tCrB = thr_mma.partition_fragment_B(sB(_, _, 0))                      # (MMA,MMA_N,MMA_K)
-    s2r_A = make_tiled_copy_A(_s2r_atom(dtype, a_major), mma).get_slice(threadIdx.x)
-    s2r_B = make_tiled_copy_B(_s2r_atom(dtype, b_major), mma).get_slice(threadIdx.x)
-    tXsA = s2r_A.partition_S(sA)                                          # (CPY,CPY_M,CPY_K,PIPE)
-    tXrA = s2r_A.retile_D(tCrA)                                           # (CPY,CPY_M,CPY_K)
-    tXsB = s2r_B.partition_S(sB)                                          # (CPY,CPY_N,CPY_K,PIPE)
-    tXrB = s2r_B.retile_D(tCrB)                                           # (CPY,CPY_N,CPY_K)
-    tCrC = thr_mma.partition_fragment_C(tc.local_tile(D(0, _, _), (bM, bN, bK), (0, 0, _), (1, 1, None)),
-                                        dsl.float32)                      # (MMA,MMA_M,MMA_N) fp32 accumulators
-    dsl.clear(tCrC)
-    k_blocks = tc.size(tCrA, 2)
-
-    #
-    # Prologue (once per CTA): STAGES-1 k-tiles in flight
-    #
-    for st in range(cfg.stages - 1):
-        with dsl.if_(st < n_iter):
-            prefetch(st)
-        dsl.cp_async_commit()
-    dsl.cp_async_wait(cfg.stages - 2)
-    dsl.syncthreads()
-    dsl.copy(s2r_A, tXsA(_, _, 0, 0), tXrA(_, _, 0))
-    dsl.copy(s2r_B, tXsB(_, _, 0, 0), tXrB(_, _, 0))
-
-    #
-    # Main loop over this CTA's k-tiles of all its tiles; after a tile's last k-tile, its epilogue
-    #
-    read = dsl.declare(0, "read", const=False)                            # the stage of k-tile j
-    write = dsl.declare(cfg.stages - 1, "write", const=False)             # the stage of k-tile j + STAGES-1
-    ep_tile = dsl.declare(blockIdx.x, "ep_tile", const=False)             # the tile being computed
-    kk = dsl.declare(0, "kk", const=False)                                # k-tile j's index in that tile
-    prefetches = n_iter - (cfg.stages - 1)                                # iterations that prefetch
-    for j in dsl.range(n_iter):
-        for kb in range(k_blocks):
-            if kb == k_blocks - 1:
-                dsl.cp_async_wait(cfg.stages - 2)
-                dsl.syncthreads()
-                dsl.assign(read, dsl.where(read < cfg.stages - 1, read + 1, 0))
-            kb_next = (kb + 1) % k_blocks
-            dsl.copy(s2r_A, tXsA(_, _, kb_next, read), tXrA(_, _, kb_next))
-            dsl.copy(s2r_B, tXsB(_, _, kb_next, read), tXrB(_, _, kb_next))
-            if kb == 0:
-                with dsl.if_(j < prefetches):
-                    prefetch(write)
-                dsl.cp_async_commit()                                     # empty groups keep wait_group's count
-                dsl.assign(write, dsl.where(write < cfg.stages - 1, write + 1, 0))
-            dsl.gemm(mma, tCrA(_, _, kb), tCrB(_, _, kb), tCrC)
-        with dsl.if_(dsl.eq(kk, k_tiles - 1)):
-            # the tile is done: its epilogue (the next tile's k-tiles keep loading meanwhile)
-            l_t, m_t, n_t = tile_coords(ep_tile)
-            tiler, coord = (bM, bN, bK), (m_t, n_t, _)
-            gD = tc.local_tile(D(l_t, _, _), tiler, coord, (1, 1, None))   # (BLK_M,BLK_N)
-            tCgD = thr_mma.partition_C(gD)                                # (MMA,MMA_M,MMA_N)
-            tCgC = thr_mma.partition_C(tc.local_tile(C(l_t, _, _), tiler, coord, (1, 1, None))) \
-                if ep.read_c else None
-            tCcD = thr_mma.partition_C(tc.local_tile(tc.make_identity_tensor((M, N)), tiler, coord, (1, 1, None)))
-            if staged:
-                tCrD = _epilogue_values(tCrC, tCgC, tCgD, tCcD, bias, alpha, beta, ep, M, N, True)
-                dsl.copy(tCrD, thr_mma.partition_C(sD))                   # fragments -> smem (pairs of columns)
-                dsl.syncthreads()
-                s2g = _g2s_copy(dtype, "K" if d_major == "N" else "M", bM, bN, cfg.threads,
-                                universal_copy(128, val=dtype.bits)).get_slice(threadIdx.x)
-                dsl.copy(s2g, s2g.partition_S(sD), s2g.partition_D(gD))   # 16-byte stores along D's rows
-            else:
-                _epilogue(tCrC, tCgC, tCgD, tCcD, bias, alpha, beta, ep, M, N, True)
-            dsl.clear(tCrC)
-            dsl.assign(ep_tile, ep_tile + gridDim.x)
-            dsl.assign(kk, 0)
-        with dsl.else_():
-            dsl.assign(kk, kk + 1)
 
 
 def _vector_ok(D: Any, d_major: str, dtype: Any) -> bool:
