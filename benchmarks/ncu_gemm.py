@@ -1,0 +1,48 @@
+#!/usr/bin/env python
+"""Profile one GEMM call per contender at one shape under Nsight Compute, at the clocks the GPU runs
+(not ncu's locked base clock): does the kernel run power-throttled, how busy are its tensor pipes, what
+stalls its warps. The calls inside the profiled range are the 4th of each contender (3 warm-ups first).
+
+    ncu --profile-from-start off --clock-control none --section SpeedOfLight \\
+        --metrics sm__cycles_elapsed.avg.per_second,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \\
+        python3 benchmarks/ncu_gemm.py [--n 4096] [--dtype float16] [--which cublas,sm90,sm80]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from tilecraft.gemm import gemm, pick_config  # noqa: E402
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--n", type=int, default=4096)
+    p.add_argument("--dtype", default="float16")
+    p.add_argument("--which", default="cublas,sm90,sm80")
+    a = p.parse_args()
+    dt = getattr(torch, a.dtype)
+    A = torch.randn(a.n, a.n, device="cuda").to(dt)
+    B = torch.randn(a.n, a.n, device="cuda").to(dt)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    calls = {"cublas": lambda: A @ B, "sm90": lambda: gemm(A, B),
+             "sm80": lambda: gemm(A, B, config=pick_config(a.n, a.n, a.n, 1, a.dtype, sms))}
+    for name in a.which.split(","):
+        for _ in range(3):
+            calls[name]()
+        torch.cuda.synchronize()
+        torch.cuda.cudart().cudaProfilerStart()
+        calls[name]()
+        torch.cuda.synchronize()
+        torch.cuda.cudart().cudaProfilerStop()
+        print(name, "profiled", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
