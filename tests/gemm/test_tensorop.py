@@ -402,11 +402,7 @@ def test_gpu_fuzz() -> None:
         b = torch.randn(N if bias == "n" else M, device="cuda", generator=g).to(dt) if bias != "none" else None
         D = tc.gemm(A, B, C, alpha=1.5, beta=0.5, bias=b, activation=act, out_dtype=out,
                     bias_along=bias if bias != "none" else "n", config=cfg)
-        ref = 1.5 * (A.double() @ B.double()) + 0.5 * C.double()
-        if b is not None:
-            ref = ref + (b.double() if bias == "n" else b.double()[:, None])
-        ref = {"none": lambda v: v, "relu": torch.relu, "gelu": torch.nn.functional.gelu,
-               "silu": torch.nn.functional.silu}[act](ref)
+        ref = _reference_gpu(A, B, C, b, bias, act)
         err = float((D.double() - ref).norm() / ref.norm().clamp_min(1e-30))
         assert err < tols[out or dt], (i, M, N, K, majors, L, act, bias, out, cfg, err)
 
@@ -440,14 +436,19 @@ def test_gpu_sliced_k() -> None:
         run = lambda: tc.gemm(A, B, C, alpha=1.5, beta=0.5, bias=b, activation=act,  # noqa: E731
                               bias_along=bias if bias != "none" else "n", config=cfg, allow_tf32=True)
         D = run()
-        ref = 1.5 * (A.double() @ B.double()) + 0.5 * C.double()
-        if b is not None:
-            ref = ref + (b.double() if bias == "n" else b.double()[:, None])
-        ref = {"none": lambda v: v, "relu": torch.relu, "gelu": torch.nn.functional.gelu,
-               "silu": torch.nn.functional.silu}[act](ref)
+        ref = _reference_gpu(A, B, C, b, bias, act)
         err = float((D.double() - ref).norm() / ref.norm().clamp_min(1e-30))
         assert err < tols[dt], (i, cfg.name, dt, M, N, K, majors, act, bias, err)
         assert torch.equal(run(), D), (i, cfg.name)
+
+
+def _reference_gpu(A: Any, B: Any, C: Any, b: Any, bias: str, act: str) -> Any:
+    """float64 act(1.5 A @ B + 0.5 C + bias along `bias`), the GPU tests' reference."""
+    ref = 1.5 * (A.double() @ B.double()) + 0.5 * C.double()
+    if b is not None:
+        ref = ref + (b.double() if bias == "n" else b.double()[:, None])
+    return {"none": lambda v: v, "relu": torch.relu, "gelu": torch.nn.functional.gelu,
+            "silu": torch.nn.functional.silu}[act](ref)
 
 
 def _operand_gpu(L: int | None, R: int, C: int, last: bool, dt: Any, g: Any) -> Any:
