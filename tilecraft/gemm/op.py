@@ -143,8 +143,9 @@ def _k_major_for_tf32(A: Any, B: Any) -> tuple[Any, Any]:
 
 
 def _transposed_copy(x: Any) -> Any:
-    """x (..., R, C) float32 -> a contiguous (..., C, R) copy of its transpose."""
-    if x.dim() == 2:
+    """x (..., R, C) float32 -> a contiguous (..., C, R) copy of its transpose (tilecraft's transpose for
+    matrices its 32-bit offsets reach, torch's copy otherwise)."""
+    if x.dim() == 2 and x.numel() < 2**31 and x.stride(0) * (x.shape[0] - 1) + x.stride(1) * (x.shape[1] - 1) < 2**31:
         from tilecraft.kernels.transpose import transpose
         return transpose(x)
     return x.transpose(-1, -2).contiguous()
