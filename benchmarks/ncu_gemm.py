@@ -6,6 +6,9 @@ stalls its warps. The calls inside the profiled range are the 4th of each conten
     ncu --profile-from-start off --clock-control none --section SpeedOfLight \\
         --metrics sm__cycles_elapsed.avg.per_second,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \\
         python3 benchmarks/ncu_gemm.py [--n 4096] [--dtype float16] [--which cublas,sm90,sm80]
+
+``--which w4a16,w8a16,copy`` profiles the decoding case instead: x (M, n) @ W4A16 g128 / W8A16 per-channel
+packed weights (n, n) at ``--m`` rows, and a device copy of the W4 weight's bytes.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ def main() -> int:
     p.add_argument("--n", type=int, default=4096)
     p.add_argument("--dtype", default="float16")
     p.add_argument("--which", default="cublas,sm90,sm80")
+    p.add_argument("--m", type=int, default=1, help="rows of x for w4a16 / w8a16")
     a = p.parse_args()
     dt = getattr(torch, a.dtype)
     A = torch.randn(a.n, a.n, device="cuda").to(dt)
@@ -32,6 +36,14 @@ def main() -> int:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     calls = {"cublas": lambda: A @ B, "sm90": lambda: gemm(A, B),
              "sm80": lambda: gemm(A, B, config=pick_config(a.n, a.n, a.n, 1, a.dtype, sms))}
+    if any(w in a.which for w in ("w4a16", "w8a16", "copy")):
+        import tilecraft.quant as Q
+        x = torch.randn(a.m, a.n, device="cuda").to(dt)
+        w = torch.randn(a.n, a.n, device="cuda") * 0.02
+        w4, w8 = Q.pack(Q.quantize(w, 4, 128), dt), Q.pack(Q.quantize(w, 8, None), dt)
+        src = torch.empty(w4.nbytes // 2, dtype=torch.uint8, device="cuda")
+        dst = torch.empty_like(src)
+        calls.update(w4a16=lambda: gemm(x, w4), w8a16=lambda: gemm(x, w8), copy=lambda: dst.copy_(src))
     for name in a.which.split(","):
         for _ in range(3):
             calls[name]()
