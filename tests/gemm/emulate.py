@@ -107,8 +107,10 @@ extern "C" void tc_run(void** args, unsigned gx, unsigned gy, unsigned gz, unsig
     with open(src, "w") as f:
         f.write(_PRELUDE + body_src + runner)
     emu_include = os.path.join(os.path.dirname(os.path.abspath(__file__)), "emu")
+    from tilecraft.runtime.compiler import include_dir  # tilecraft/types.cuh (after the stand-ins)
     r = subprocess.run(["g++", "-std=c++20", "-O1", "-fno-strict-aliasing", "-shared", "-fPIC", "-pthread",
-                        "-w", "-I", emu_include, src, "-o", lib], capture_output=True, text=True)
+                        "-w", "-I", emu_include, "-I", str(include_dir()), src, "-o", lib],
+                       capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(f"g++ failed on the emulated kernel:\n{r.stderr[-4000:]}")
     handle = ctypes.CDLL(lib)

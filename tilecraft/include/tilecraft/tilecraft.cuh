@@ -17,22 +17,9 @@ typedef struct CUtensorMap_st {
 } CUtensorMap;
 #endif
 
+#include <tilecraft/types.cuh>   // i8 .. u64, f32, f64
+
 namespace tc {
-
-// Fixed-width types. Named apart from <cstdint>'s so a kernel that does include the
-// standard headers gets no conflicting typedefs.
-typedef signed char i8;
-typedef short i16;
-typedef int i32;
-typedef long long i64;
-typedef unsigned char u8;
-typedef unsigned short u16;
-typedef unsigned int u32;
-typedef unsigned long long u64;
-typedef float f32;
-typedef double f64;
-
-static_assert(sizeof(i64) == 8 && sizeof(u64) == 8, "64-bit types must be 8 bytes");
 static_assert(sizeof(void*) == 8, "tilecraft assumes 64-bit device pointers");
 
 // Special registers read through PTX: %laneid is exact even for irregular block shapes,

@@ -18,17 +18,9 @@
 // from emulate.py's prelude: threadIdx, __syncthreads, tc_warp_barrier() (the calling thread's warp's
 // barrier of 32) and tc_warp_scratch() (64 bytes per lane of the calling thread's warp)
 
+#include <tilecraft/types.cuh>   // the device headers' fixed-width types (tilecraft/include)
+
 namespace tc {
-typedef signed char i8;
-typedef short i16;
-typedef int i32;
-typedef long long i64;
-typedef unsigned char u8;
-typedef unsigned short u16;
-typedef unsigned int u32;
-typedef unsigned long long u64;
-typedef float f32;
-typedef double f64;
 
 struct alignas(2) f16 { u16 bits; };
 struct alignas(2) bf16 { u16 bits; };
