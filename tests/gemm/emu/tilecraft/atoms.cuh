@@ -121,6 +121,22 @@ inline float half_of(u32 w, int hi, bool bf) {
     return bf ? to_f32(bf16{h}) : to_f32(f16{h});
 }
 
+// After the warp's operands are gathered into A (16 x K) and B (K x 8): the warp meets again (the scratch
+// may then be reused) and this lane's C rows g, g+8 x cols 2q, 2q+1 become d = A B + c.
+template <int K>
+inline void mma_lane_result(f32* d, const float (&A)[16][K], const float (&B)[K][8], const f32* c) {
+    tc_warp_barrier()->arrive_and_wait();
+    unsigned g = lane() / 4, q = lane() % 4;
+    f32 out[4];
+    for (int i = 0; i < 4; ++i) {
+        unsigned row = g + 8 * (i >> 1), col = 2 * q + (i & 1);
+        float acc = c[i];
+        for (int k = 0; k < K; ++k) acc += A[row][k] * B[k][col];
+        out[i] = acc;
+    }
+    for (int i = 0; i < 4; ++i) d[i] = out[i];
+}
+
 // m16n8k16, 16-bit A/B: lane (g = lane/4, q = lane%4) holds A rows g, g+8 x cols 2q.., 2q+8..; B cols g x
 // rows 2q.., 2q+8..; C rows g, g+8 x cols 2q, 2q+1.
 inline void mma_16816(f32* d, const u32* a, const u32* b, const f32* c, bool bf) {
@@ -135,16 +151,7 @@ inline void mma_16816(f32* d, const u32* a, const u32* b, const f32* c, bool bf)
         for (int r = 0; r < 2; ++r)
             for (int e = 0; e < 2; ++e) B[2 * q + e + 8 * r][g] = half_of(s[t].b[r], e, bf);
     }
-    tc_warp_barrier()->arrive_and_wait();
-    unsigned g = lane() / 4, q = lane() % 4;
-    f32 out[4];
-    for (int i = 0; i < 4; ++i) {
-        unsigned row = g + 8 * (i >> 1), col = 2 * q + (i & 1);
-        float acc = c[i];
-        for (int k = 0; k < 16; ++k) acc += A[row][k] * B[k][col];
-        out[i] = acc;
-    }
-    for (int i = 0; i < 4; ++i) d[i] = out[i];
+    mma_lane_result(d, A, B, c);
 }
 inline void mma_m16n8k16_f32_f16(f32* d, const u32* a, const u32* b, const f32* c) { mma_16816(d, a, b, c, false); }
 inline void mma_m16n8k16_f32_bf16(f32* d, const u32* a, const u32* b, const f32* c) { mma_16816(d, a, b, c, true); }
@@ -161,16 +168,7 @@ inline void mma_m16n8k8_f32_tf32(f32* d, const u32* a, const u32* b, const f32* 
         for (int r = 0; r < 4; ++r) A[g + 8 * (r & 1)][q + 4 * (r >> 1)] = tf32(s[t].a[r]);
         for (int r = 0; r < 2; ++r) B[q + 4 * r][g] = tf32(s[t].b[r]);
     }
-    tc_warp_barrier()->arrive_and_wait();
-    unsigned g = lane() / 4, q = lane() % 4;
-    f32 out[4];
-    for (int i = 0; i < 4; ++i) {
-        unsigned row = g + 8 * (i >> 1), col = 2 * q + (i & 1);
-        float acc = c[i];
-        for (int k = 0; k < 8; ++k) acc += A[row][k] * B[k][col];
-        out[i] = acc;
-    }
-    for (int i = 0; i < 4; ++i) d[i] = out[i];
+    mma_lane_result(d, A, B, c);
 }
 
 // ---------------------------------------------------------------- semaphores (blocks run in order here)
