@@ -52,10 +52,9 @@ __device__ __forceinline__ void init_barrier(tc::u32 bar) {
     }
 }
 
-// (a) One box into (swizzled) shared memory, completing on an mbarrier; the raw shared-memory image
-// goes back out so the host can read it through the layout.
-extern "C" __global__ void tma_load_image(const __grid_constant__ CUtensorMap map, tc::u8* image, tc::u32 bytes,
-                                          int rank, const int* coords) {
+// One box of `map` into the 1024-aligned dynamic shared memory, landed: thread 0 issues the TMA load on
+// a fresh mbarrier, every thread waits for it. Returns the tile.
+__device__ tc::u8* tma_load_box(const CUtensorMap* map, tc::u32 bytes, int rank, const int* coords) {
     extern __shared__ tc::u8 dyn[];
     __shared__ __align__(8) tc::u64 bar_storage;
     tc::u8* tile = align_1024(dyn);
@@ -63,11 +62,19 @@ extern "C" __global__ void tma_load_image(const __grid_constant__ CUtensorMap ma
     init_barrier(bar);
     __syncthreads();
     if (threadIdx.x == 0) {
-        tc::tma_prefetch_descriptor(&map);
         tc::mbarrier_arrive_expect_tx(bar, bytes);
-        tma_load(rank, tc::smem_u32(tile), &map, bar, coords);
+        tma_load(rank, tc::smem_u32(tile), map, bar, coords);
     }
     tc::mbarrier_wait_parity(bar, 0);
+    return tile;
+}
+
+// (a) One box into (swizzled) shared memory, completing on an mbarrier; the raw shared-memory image
+// goes back out so the host can read it through the layout.
+extern "C" __global__ void tma_load_image(const __grid_constant__ CUtensorMap map, tc::u8* image, tc::u32 bytes,
+                                          int rank, const int* coords) {
+    if (threadIdx.x == 0) tc::tma_prefetch_descriptor(&map);
+    tc::u8* tile = tma_load_box(&map, bytes, rank, coords);
     for (tc::u32 i = threadIdx.x; i < bytes; i += blockDim.x) image[i] = tile[i];
 }
 
@@ -76,17 +83,7 @@ extern "C" __global__ void tma_load_image(const __grid_constant__ CUtensorMap ma
 extern "C" __global__ void tma_negate_roundtrip(const __grid_constant__ CUtensorMap src,
                                                 const __grid_constant__ CUtensorMap dst, tc::u32 bytes, int rank,
                                                 const int* coords) {
-    extern __shared__ tc::u8 dyn[];
-    __shared__ __align__(8) tc::u64 bar_storage;
-    tc::u8* tile = align_1024(dyn);
-    const tc::u32 bar = tc::smem_u32(&bar_storage);
-    init_barrier(bar);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        tc::mbarrier_arrive_expect_tx(bar, bytes);
-        tma_load(rank, tc::smem_u32(tile), &src, bar, coords);
-    }
-    tc::mbarrier_wait_parity(bar, 0);
+    tc::u8* tile = tma_load_box(&src, bytes, rank, coords);
     tc::u16* h = reinterpret_cast<tc::u16*>(tile);
     for (tc::u32 i = threadIdx.x; i < bytes / 2; i += blockDim.x) h[i] ^= 0x8000u;
     tc::fence_proxy_async_shared();
