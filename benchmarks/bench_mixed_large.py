@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import traceback
 from pathlib import Path
 from typing import Any, Callable
 
@@ -32,8 +31,10 @@ import torch  # noqa: E402
 import tilecraft as tc  # noqa: E402
 import tilecraft.quant as Q  # noqa: E402
 from tilecraft.bench.report import markdown_table  # noqa: E402
-from tilecraft.bench.rotation import copies_for_rotation, l2_cache_bytes  # noqa: E402
 from tilecraft.bench.timing import Timer  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_mixed import _copies, _safe  # noqa: E402  (the small-M script's rotation count and guard)
 
 K = N = 8192
 MS = [128, 1024, 4096]
@@ -42,10 +43,6 @@ OURS = [("W4A16 g128", 4, 128), ("W8A16 pc", 8, None)]
 DTYPE = torch.bfloat16
 TIMER = Timer(warmup_ms=25, rep_ms=100, min_reps=20)
 TOL = 1e-2
-
-
-def _copies(nbytes: int) -> int:
-    return max(4, copies_for_rotation(nbytes, l2_cache_bytes(), factor=3.0, max_bytes=24 << 30))
 
 
 def _time(fn: Callable[..., Any], sets: list[tuple]) -> float:
@@ -87,13 +84,6 @@ def dense(M: int, fn: Callable[[Any, Any], Any]) -> dict:
     if err > TOL:
         return {"missing": f"wrong: relative error {err:.2e}"}
     return {"us": _time(fn, [(x, w) for w in ws]), "err": err, "copies": n}
-
-
-def _safe(fn: Callable[..., dict], *a: Any) -> dict:
-    try:
-        return fn(*a)
-    except Exception as e:  # one failing contender must not end the run
-        return {"missing": f"{type(e).__name__}: {e}"[:200], "trace": traceback.format_exc()[-800:]}
 
 
 def main() -> int:
