@@ -28,6 +28,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from tilecraft.atoms.types import bits_of
+
 __all__ = ["HEADER_N", "WGMMA_TYPE_PAIRS", "header_path", "header_text", "wgmma_name", "wgmma_wrappers"]
 
 # The N of GEMM tiles (64x{64,128,192,256} per warpgroup, narrower ones for small or split tiles).
@@ -37,7 +39,11 @@ WGMMA_TYPE_PAIRS: tuple[tuple[str, str], ...] = (
     ("f16", "f16"), ("bf16", "bf16"), ("tf32", "tf32"),
     ("e4m3", "e4m3"), ("e4m3", "e5m2"), ("e5m2", "e4m3"), ("e5m2", "e5m2"),
 )
-_K = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32}  # 32 bytes of K per instruction
+
+
+def _k(a_type: str) -> int:
+    """K of one instruction: 256 bits of A's element type (as wgmma_atom computes it)."""
+    return 256 // bits_of(a_type)
 
 
 def header_path() -> Path:
@@ -48,7 +54,7 @@ def header_path() -> Path:
 def wgmma_name(n: int, a_type: str, b_type: str, operands: str) -> str:
     """The C++ name (without ``tc::``) of the wrapper for m64n<n> with A/B types and "ss"/"rs"."""
     _check(n, a_type, b_type, operands)
-    return f"wgmma_m64n{n}k{_K[a_type]}_f32_{a_type}_{b_type}_{operands}"
+    return f"wgmma_m64n{n}k{_k(a_type)}_f32_{a_type}_{b_type}_{operands}"
 
 
 def _check(n: int, a_type: str, b_type: str, operands: str) -> None:
@@ -68,8 +74,8 @@ def _operand_list(first: int, count: int) -> str:
 def _wrapper(n: int, a_type: str, b_type: str, operands: str) -> str:
     name = wgmma_name(n, a_type, b_type, operands)
     nd = n // 2  # f32 accumulators per thread: 64 x N over 128 threads
-    sixteen_bit = _K[a_type] == 16
-    ptx = f"wgmma.mma_async.sync.aligned.m64n{n}k{_K[a_type]}.f32.{a_type}.{b_type}"
+    sixteen_bit = _k(a_type) == 16
+    ptx = f"wgmma.mma_async.sync.aligned.m64n{n}k{_k(a_type)}.f32.{a_type}.{b_type}"
     if operands == "ss":
         a_asm, a_param, a_in, nxt = f"%{nd}", "u64 desc_a", '"l"(desc_a)', nd + 1
     else:
