@@ -62,10 +62,13 @@ def test_compiles_within_the_launch_bound_without_spills(compiled, name, trace, 
     assert not res.spills and res.stack_frame_bytes == 0
     min_blocks = cfg.min_blocks if trace == "full" else 1  # the predicated trace asks for 1 CTA/SM's budget
     assert res.registers <= min(255, 65536 // (cfg.threads * min_blocks))
-    # two stages of padded k-rows per operand (the last row's pad is not allocated), B 128-byte aligned
-    a_bytes = (2 * cfg.blk_k * (cfg.blk_m + cfg.pad) - cfg.pad) * 4
-    b_bytes = (2 * cfg.blk_k * (cfg.blk_n + cfg.pad) - cfg.pad) * 4
-    assert res.smem_bytes == -(-a_bytes // 128) * 128 + b_bytes
+    # S stages of padded k-rows per operand (the last row's pad is not allocated), B 128-byte aligned;
+    # past 48 KB the smem is dynamic (chosen at launch)
+    stages = cfg.smem_stages(trace == "full")
+    a_bytes = (stages * cfg.blk_k * (cfg.blk_m + cfg.pad) - cfg.pad) * 4
+    b_bytes = (stages * cfg.blk_k * (cfg.blk_n + cfg.pad) - cfg.pad) * 4
+    args = full_args(cfg) if trace == "full" else odd_args(cfg)
+    assert res.smem_bytes + sgemm_tuned_kernel.specialize(*args).smem_bytes == -(-a_bytes // 128) * 128 + b_bytes
 
 
 @pytest.mark.skipif(sass.cuobjdump() is None, reason="no cuobjdump")
@@ -78,10 +81,15 @@ def test_sass_main_loop_is_ffma_fed_by_128_bit_loads(compiled, name):
     n, ffma = sass.hottest_loop(text)
     assert ffma == ffma_per_tile  # the k-tile loop: every FFMA of the tile, unrolled, once
     assert ffma / n > 0.85  # ... and little else (LDS.128, 8 STS, 2 LDG.128, one barrier, addresses)
-    # operand fragments: one LDS.128 per 4 values per k-step; no scalar smem loads, no local memory
+    # operand fragments: one LDS.128 per 4 values per k-step; no scalar smem loads (ptxas puts never
+    # executed `@!PT LDS RZ, [RZ]` before cp.async copies), no local memory
     assert sass.count(text, "LDS.128") >= (vals_m + vals_n) // 4 * cfg.blk_k
-    assert sass.count(text, "LDS") == 0 and sass.count(text, "LDL", prefix=True) == 0
-    assert sass.count(text, "LDG.E.128.CONSTANT") >= 2 and sass.count(text, "LDG.E.CONSTANT") == 0
+    assert sass.count(text, "LDS") == text.count("@!PT LDS RZ, [RZ]") and sass.count(text, "LDL", prefix=True) == 0
+    if cfg.cp_async:  # the K-major operands (these majors) one float per cp.async, no register staging
+        assert sass.count(text, "LDGSTS.E") == cfg.stages * (cfg.blk_m + cfg.blk_n) * cfg.blk_k // cfg.threads
+        assert sass.count(text, "LDG.E.128.CONSTANT") == 0 and sass.count(text, "LDG.E.CONSTANT") == 0
+    else:
+        assert sass.count(text, "LDG.E.128.CONSTANT") >= 2 and sass.count(text, "LDG.E.CONSTANT") == 0
     assert sass.count(text, "BAR.SYNC.DEFER_BLOCKING") == 2  # prologue + one per k-tile
     assert sass.count(text, "STG.E.128") == 2 * vals_m * vals_n // 4  # epilogue, beta == 0 and beta != 0
 
@@ -95,8 +103,9 @@ def test_source_structure(compiled, name):
     assert src.count("for (int k_tile = 0; k_tile < k_tile_max; ++k_tile) {") == 1
     assert src.count("__syncthreads();") == 2
     assert f"const int k_tile_max = K / {cfg.blk_k};" in src
-    for comment in ("(BLK_M,BLK_K,k)", "(BLK_N,BLK_K,k)", "(BLK_M,BLK_N)", "(VEC,REPS,k)", "(VEC,REPS,2)",
-                    "(THR_M_VALS,BLK_K,2)", "(THR_N_VALS,BLK_K,2)", "(THR_M_VALS,THR_N_VALS)"):
+    copies = ("(CPY,CPY_REPS,k)", "(CPY,CPY_REPS,S)") if cfg.cp_async else ("(VEC,REPS,k)", "(VEC,REPS,2)")
+    for comment in ("(BLK_M,BLK_K,k)", "(BLK_N,BLK_K,k)", "(BLK_M,BLK_N)", *copies,
+                    "(THR_M_VALS,BLK_K,S)", "(THR_N_VALS,BLK_K,S)", "(THR_M_VALS,THR_N_VALS)"):
         assert f"// {comment}" in src, comment
     assert f"float tCrC[{vals_m * vals_n}];" in src
     # every operand fragment load is a 128-bit smem read; every FFMA one accumulator
@@ -156,6 +165,16 @@ def _run_emulated(cfg, M, N, K, majors, alpha, beta, seed=0):
 def test_emulated_default_tiling_all_majors(majors):
     assert _run_emulated(DEFAULT, 256, 128, 24, majors, 1.5, 0.5) is True
     assert _run_emulated(DEFAULT, 130, 67, 13, majors, 1.0, 0.0) is False
+
+
+@pytest.mark.skipif(not emulate.available(), reason="no host C++ compiler")
+@pytest.mark.parametrize("majors", MAJORS, ids=["".join(m) for m in MAJORS])
+def test_emulated_cp_async_all_majors(majors):
+    # 16-byte cp.async for m/n-major operands, 4-byte transposing ones for K-major; K of 1, 2 and 5
+    # k-tiles runs the 3-stage prologue and the clamped refetches past the end
+    cfg = SgemmConfig(cp_async=True, stages=3)
+    for k_tiles in (1, 2, 5):
+        assert _run_emulated(cfg, 128, 256, k_tiles * cfg.blk_k, majors, 1.5, 0.5, seed=k_tiles) is True
 
 
 @pytest.mark.skipif(not emulate.available(), reason="no host C++ compiler")

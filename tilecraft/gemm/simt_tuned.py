@@ -18,6 +18,13 @@ difference on the hardware:
   loads (LDG.128) issued at the first k-step and stored to the other stage at the last one, the operand
   fragments double-buffered in registers so the first fragment of the next tile is read across the one
   barrier per k-tile while the last k-step's FFMAs run.
+* **cp.async copies** (``cp_async=True``, unpredicated kernel only): the register-staged copy above
+  leaves ptxas to place the LDGs, and at the 8x16 tiles' 255 registers it sinks them to ~60% of the
+  k-tile, so the STS wait on them right before the barrier. With cp.async nothing is staged in
+  registers: the copies for k-tile + S-1 leave at the first k-step into a ring of ``stages`` smem
+  stages (one commit group per k-tile, ``wait_group S-2`` before the barrier). An m/n-major operand
+  moves 16 bytes per copy; a K-major one one float per copy, 8 threads along k, which both reads whole
+  32-byte sectors and transposes into the padded m-contiguous smem without bank conflicts.
 * ``__launch_bounds__(threads, min_blocks)`` keeps ptxas at the register budget of 2 CTAs per SM (128
   registers) for the 8x8 tiles; the CTA order can be rasterized in groups of n-tiles.
 
@@ -34,6 +41,7 @@ from typing import Any
 
 import tilecraft as tc
 from tilecraft import _, dsl
+from tilecraft.atoms import cp_async
 from tilecraft.dsl import Constexpr, assume, blockIdx, threadIdx
 from tilecraft.dsl.partition import permute_modes, vector_permutation
 from tilecraft.layout.inttuple import imin
@@ -42,6 +50,7 @@ from tilecraft.tensor import Tensor
 __all__ = ["SgemmConfig", "CONFIGS", "DEFAULT", "sgemm_tuned_kernel", "sgemm_tuned_args", "sgemm_tuned", "is_full"]
 
 VEC = 4  # floats per 128-bit access
+ASYNC_LANES_K = 8  # threads along k in the 4-byte cp.async copy of a K-major operand (one 32-byte sector)
 
 
 @dataclass(frozen=True)
@@ -53,7 +62,9 @@ class SgemmConfig:
     (blk_m / thr_m) x (blk_n / thr_n) elements of C in 4x4 groups. ``min_blocks`` is the second
     ``__launch_bounds__`` argument; ``pad`` floats pad each smem k-row; ``raster`` > 1 launches a 1-D
     grid in which consecutive CTAs take ``raster`` neighbouring n-tiles of one m-tile before moving on
-    in m (1: a 2-D grid, m fastest).
+    in m (1: a 2-D grid, m fastest). ``cp_async`` moves the unpredicated kernel's global -> smem copies
+    to cp.async into a ring of ``stages`` smem stages (see the module docstring); the predicated trace
+    keeps the register-staged two-stage copies whatever these say.
     """
 
     blk_m: int = 128
@@ -66,6 +77,8 @@ class SgemmConfig:
     min_blocks: int = 2
     pad: int = 4
     raster: int = 1
+    cp_async: bool = False
+    stages: int = 2
 
     @property
     def thr_m(self) -> int:
@@ -86,12 +99,19 @@ class SgemmConfig:
     def name(self) -> str:
         """A short label: tile, lane arrangement, launch bound, raster."""
         s = f"{self.blk_m}x{self.blk_n}x{self.blk_k}_w{self.lanes_m}x{self.lanes_n}_t{self.threads}_b{self.min_blocks}"
-        return s + (f"_r{self.raster}" if self.raster > 1 else "")
+        s += f"_r{self.raster}" if self.raster > 1 else ""
+        return s + (f"_a{self.stages}" if self.cp_async else "")
+
+    def smem_stages(self, full: bool) -> int:
+        """The smem stages the kernel allocates: ``stages`` for the cp.async copies, else 2."""
+        return self.stages if self.cp_async and full else 2
 
     def validate(self) -> None:
         """Raise ValueError naming the divisibility condition a tiling breaks."""
         if self.lanes_m * self.lanes_n != 32:
             raise ValueError(f"{self}: lanes_m * lanes_n must be 32")
+        if self.stages < 2 or (self.stages != 2 and not self.cp_async):
+            raise ValueError(f"{self}: stages must be >= 2, and other than 2 only with cp_async")
         for what, blk, thr in (("blk_m", self.blk_m, self.thr_m), ("blk_n", self.blk_n, self.thr_n)):
             if blk % (thr * VEC):
                 raise ValueError(f"{self}: {what}={blk} must be a multiple of {VEC} x its {thr} threads")
@@ -101,6 +121,10 @@ class SgemmConfig:
                 if c % VEC or self.threads % thr_c or o % (self.threads // thr_c):
                     raise ValueError(f"{self}: the {what} x blk_k tile cannot be split into {VEC}-float "
                                      f"vectors among {self.threads} threads")
+            lanes_k = min(self.blk_k, ASYNC_LANES_K)  # the 4-byte cp.async copy of a K-major operand
+            if self.cp_async and (self.blk_k % lanes_k or self.threads % lanes_k or blk % (self.threads // lanes_k)):
+                raise ValueError(f"{self}: the {what} x blk_k tile cannot be split into single floats among "
+                                 f"{self.threads} threads, {lanes_k} along k")
 
 
 #: The tilings the benchmark compares (names are SgemmConfig.name). Why each:
@@ -113,6 +137,12 @@ CONFIGS: dict[str, SgemmConfig] = {c.name: c for c in (
     SgemmConfig(blk_m=256, lanes_m=8, lanes_n=4, warps_m=2, warps_n=4, min_blocks=1),  # 16x8 per thread
     SgemmConfig(blk_m=64, blk_n=128, warps_m=2, warps_n=2, min_blocks=4),  # 128 threads, 8x8, 4 CTAs/SM
     SgemmConfig(blk_m=128, blk_n=64, lanes_m=8, lanes_n=4, warps_m=2, warps_n=2, min_blocks=4),
+    # the 8x16 tile with cp.async: the next k-tiles' loads leave at the start of a k-tile, no STS burst
+    SgemmConfig(blk_n=256, min_blocks=1, cp_async=True, stages=3),
+    SgemmConfig(blk_n=256, blk_k=16, min_blocks=1, cp_async=True, stages=3),  # ... and half the barriers
+    # 8x16 per thread with 4 warps, 2 CTAs/SM: one CTA's barrier is covered by the other's FFMA
+    SgemmConfig(warps_m=4, warps_n=1, min_blocks=2),
+    SgemmConfig(warps_m=4, warps_n=1, min_blocks=2, cp_async=True, stages=3),  # ... with cp.async
 )}
 DEFAULT = SgemmConfig()
 
@@ -128,6 +158,28 @@ def _copy_partition(x: Tensor, contiguous: int, threads: int) -> Tensor:
     assume(o % tc.size(thr, 1) == 0, "the other mode must split evenly among the threads")
     perm = (vector_permutation(c // VEC, c),) + (None,) * (view.rank - 1)
     return tc.local_partition(tc.composition(view, perm), thr, threadIdx.x)  # (VEC, REPS, ...)
+
+
+def _scalar_partition(x: Tensor, contiguous: int, threads: int) -> Tensor:
+    """Thread threadIdx.x's part of a (BLK_MN, BLK_K, ...) tile in the 4-byte cp.async copy of a K-major
+    operand: single elements, ASYNC_LANES_K threads along the global contiguous mode (k) and the rest
+    along the other, so a warp reads whole 32-byte sectors of 4 rows and, with smem m-contiguous and
+    k-rows padded by 4 floats, writes 32 distinct banks. Result: (K_VALS, MN_VALS, ...)."""
+    rest = tuple(range(2, x.rank))
+    view = permute_modes(x, contiguous, 1 - contiguous, *rest)               # (C, O, ...)
+    lanes_c = imin(tc.size(view, 0), ASYNC_LANES_K)
+    thr = tc.make_layout((lanes_c, threads // lanes_c))                      # (THR_C, THR_O) -> thread
+    return tc.local_partition(view, thr, threadIdx.x)                        # (C_VALS, O_VALS, ...)
+
+
+def _async_copy(x: Tensor, contiguous: int, threads: int) -> tuple[Any, Any]:
+    """(cp.async atom, partition) of a (BLK_MN, BLK_K, ...) global or smem tile for the cp.async copies:
+    an m/n-contiguous operand moves 16 bytes at a time with the _copy_partition runs (L2 only: each
+    byte is read once per CTA), a K-major operand one float at a time (_scalar_partition), the only way
+    an asynchronous copy can transpose it into the m/n-contiguous smem the LDS.128 fragments need."""
+    if contiguous == 0:
+        return cp_async(16, 32, cache="global"), _copy_partition(x, 0, threads)
+    return cp_async(4), _scalar_partition(x, 1, threads)
 
 
 def _contiguous_mode(x: Tensor) -> int:
@@ -160,20 +212,32 @@ def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
     gB = tc.local_tile(B, cta_tiler, cta_coord, (None, 1, 1))             # (BLK_N,BLK_K,k)
     gC = tc.local_tile(C, cta_tiler, cta_coord, (1, 1, None))             # (BLK_M,BLK_N)
 
-    # Two smem stages per operand, m (n) contiguous, k-rows padded so transposing stores miss each other
-    sA = dsl.smem_tensor(dsl.float32, tc.make_layout((bM, bK, 2), (1, bM + cfg.pad, bK * (bM + cfg.pad))))  # (BLK_M,BLK_K,2)
-    sB = dsl.smem_tensor(dsl.float32, tc.make_layout((bN, bK, 2), (1, bN + cfg.pad, bK * (bN + cfg.pad))))  # (BLK_N,BLK_K,2)
+    # S smem stages per operand (2 unless cp.async), m (n) contiguous, k-rows padded so transposing stores
+    # miss each other
+    S = cfg.smem_stages(full)
+    use_async = cfg.cp_async and full
+    sA = dsl.smem_tensor(dsl.float32, tc.make_layout((bM, bK, S), (1, bM + cfg.pad, bK * (bM + cfg.pad))))  # (BLK_M,BLK_K,S)
+    sB = dsl.smem_tensor(dsl.float32, tc.make_layout((bN, bK, S), (1, bN + cfg.pad, bK * (bN + cfg.pad))))  # (BLK_N,BLK_K,S)
 
-    #
-    # Global -> register -> smem copies: 128-bit runs along each operand's contiguous mode
-    #
     a_c, b_c = _contiguous_mode(A), _contiguous_mode(B)
-    tAgA = _copy_partition(gA, a_c, cfg.threads)                          # (VEC,REPS,k)
-    tAsA = _copy_partition(sA, a_c, cfg.threads)                          # (VEC,REPS,2)
-    tBgB = _copy_partition(gB, b_c, cfg.threads)                          # (VEC,REPS,k)
-    tBsB = _copy_partition(sB, b_c, cfg.threads)                          # (VEC,REPS,2)
-    tArA = tc.make_fragment_like(tAsA(_, _, 0))                           # (VEC,REPS) prefetch registers
-    tBrB = tc.make_fragment_like(tBsB(_, _, 0))                           # (VEC,REPS) prefetch registers
+    if use_async:
+        #
+        # Global -> smem copies with cp.async: no registers in between, the K-major operand one float at a time
+        #
+        atom_A, tAgA = _async_copy(gA, a_c, cfg.threads)                  # (CPY,CPY_REPS,k)
+        tAsA = _async_copy(sA, a_c, cfg.threads)[1]                     # (CPY,CPY_REPS,S)
+        atom_B, tBgB = _async_copy(gB, b_c, cfg.threads)                  # (CPY,CPY_REPS,k)
+        tBsB = _async_copy(sB, b_c, cfg.threads)[1]                     # (CPY,CPY_REPS,S)
+    else:
+        #
+        # Global -> register -> smem copies: 128-bit runs along each operand's contiguous mode
+        #
+        tAgA = _copy_partition(gA, a_c, cfg.threads)                      # (VEC,REPS,k)
+        tAsA = _copy_partition(sA, a_c, cfg.threads)                      # (VEC,REPS,2)
+        tBgB = _copy_partition(gB, b_c, cfg.threads)                      # (VEC,REPS,k)
+        tBsB = _copy_partition(sB, b_c, cfg.threads)                      # (VEC,REPS,2)
+        tArA = tc.make_fragment_like(tAsA(_, _, 0))                       # (VEC,REPS) prefetch registers
+        tBrB = tc.make_fragment_like(tBsB(_, _, 0))                       # (VEC,REPS) prefetch registers
     if not full:
         # Predicates: the same partitions of identity tensors give each element's (m,k) / (n,k)
         cA = tc.local_tile(tc.make_identity_tensor((M, K)), cta_tiler, cta_coord, (1, None, 1))  # (BLK_M,BLK_K,k)
@@ -190,6 +254,12 @@ def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
             dsl.copy_if(dsl.elem_less(tAcA(_, _, k_tile), (M, K)), tAgA(_, _, k_tile), tArA, zfill=True)
             dsl.copy_if(dsl.elem_less(tBcB(_, _, k_tile), (N, K)), tBgB(_, _, k_tile), tBrB, zfill=True)
 
+    def load_tile_async(k_tile: Any, stage: Any) -> None:
+        """Global k-tile -> smem stage with cp.async, as one group (the unpredicated kernel only)."""
+        dsl.copy(atom_A, tAgA(_, _, k_tile), tAsA(_, _, stage))
+        dsl.copy(atom_B, tBgB(_, _, k_tile), tBsB(_, _, stage))
+        dsl.cp_async_commit()
+
     #
     # Thread partitions of the FFMA core: 4x4 groups, contiguous in smem, so fragments load as LDS.128
     #
@@ -197,8 +267,8 @@ def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
                         ((1, 32), (cfg.lanes_m, 32 * cfg.warps_m)))      # (THR_M,THR_N) -> thread: lanes, then warps
     perm_m = vector_permutation(cfg.thr_m, bM)                            # (THR_M,VEC,REP_M) -> m
     perm_n = vector_permutation(cfg.thr_n, bN)                            # (THR_N,VEC,REP_N) -> n
-    tCsA = tc.local_partition(tc.composition(sA, (perm_m, None, None)), tC, threadIdx.x, (1, None))  # (THR_M_VALS,BLK_K,2)
-    tCsB = tc.local_partition(tc.composition(sB, (perm_n, None, None)), tC, threadIdx.x, (None, 1))  # (THR_N_VALS,BLK_K,2)
+    tCsA = tc.local_partition(tc.composition(sA, (perm_m, None, None)), tC, threadIdx.x, (1, None))  # (THR_M_VALS,BLK_K,S)
+    tCsB = tc.local_partition(tc.composition(sB, (perm_n, None, None)), tC, threadIdx.x, (None, 1))  # (THR_N_VALS,BLK_K,S)
     tCgC = tc.local_partition(tc.composition(gC, (perm_m, perm_n)), tC, threadIdx.x)                # (THR_M_VALS,THR_N_VALS)
     vals_m, vals_n = tc.size(tCsA, 0), tc.size(tCsB, 0)
     tCrA = dsl.make_rmem_tensor(dsl.float32, (vals_m, 2))                 # (THR_M_VALS,2) double-buffered fragment
@@ -209,32 +279,62 @@ def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
     dsl.clear(tCrC)
 
     #
-    # Main loop: compute on stage k_tile % 2 while the next k-tile travels global -> registers -> the other stage
+    # Main loop: compute on stage k_tile % S while the next k-tiles travel global -> (registers ->) smem
     #
     k_tile_max = K // bK if full else tc.ceil_div(K, bK)
-    load_tile(0)                                                          # prologue: k-tile 0 -> stage 0
-    dsl.copy(tArA, tAsA(_, _, 0))
-    dsl.copy(tBrB, tBsB(_, _, 0))
-    dsl.syncthreads()
-    dsl.copy(tCsA(_, 0, 0), tCrA(_, 0))                                   # first fragments
-    dsl.copy(tCsB(_, 0, 0), tCrB(_, 0))
-    for k_tile in dsl.range(k_tile_max):
-        read = k_tile % 2                                                 # the stage holding this k-tile
-        write = 1 - read                                                  # the stage the next k-tile goes to
-        for k in range(bK):
-            if k == bK - 1:
-                # every thread is past its last read of stage `write` (the barrier of the previous k-tile)
-                dsl.copy(tArA, tAsA(_, _, write))
-                dsl.copy(tBrB, tBsB(_, _, write))
-                dsl.syncthreads()
-            k_next, stage = (k + 1, read) if k + 1 < bK else (0, write)
-            dsl.copy(tCsA(_, k_next, stage), tCrA(_, (k + 1) % 2))        # fragments of step k+1 ...
-            dsl.copy(tCsB(_, k_next, stage), tCrB(_, (k + 1) % 2))
-            if k == 0:
-                # the last k-tile reloads itself (a wasted load, but no branch in the loop)
-                load_tile(imin(k_tile + 1, k_tile_max - 1))
-            dsl.gemm(tCrA(_, k % 2), tCrB(_, k % 2), tCrC)                # ... while step k computes: (THR_M_VALS,THR_N_VALS) += outer product
+    if use_async:
+        # Prologue: k-tiles 0 .. S-2 in flight, one cp.async group each, then wait for k-tile 0
+        for s in range(S - 1):
+            load_tile_async(imin(s, k_tile_max - 1), s)
+        dsl.cp_async_wait(S - 2)
+        dsl.syncthreads()
+        dsl.copy(tCsA(_, 0, 0), tCrA(_, 0))                               # first fragments
+        dsl.copy(tCsB(_, 0, 0), tCrB(_, 0))
+        for k_tile in dsl.range(k_tile_max):
+            read = k_tile % S                                             # the stage holding this k-tile
+            for k in range(bK):
+                if k == bK - 1:
+                    # k-tile + 1 has landed (this thread's copies: at most S-2 younger groups are in
+                    # flight), and after the barrier everyone's copies are visible
+                    dsl.cp_async_wait(S - 2)
+                    dsl.syncthreads()
+                k_next, stage = (k + 1, read) if k + 1 < bK else (0, (k_tile + 1) % S)
+                dsl.copy(tCsA(_, k_next, stage), tCrA(_, (k + 1) % 2))    # fragments of step k+1 ...
+                dsl.copy(tCsB(_, k_next, stage), tCrB(_, (k + 1) % 2))
+                if k == 0:
+                    # k-tile + S-1 into the stage of k-tile - 1, which every thread finished reading
+                    # before the previous k-tile's barrier; past the end the last k-tile is fetched
+                    # again into a stage nobody reads any more (no branch in the loop)
+                    load_tile_async(imin(k_tile + S - 1, k_tile_max - 1), (k_tile + S - 1) % S)
+                dsl.gemm(tCrA(_, k % 2), tCrB(_, k % 2), tCrC)            # ... while step k computes
+        dsl.cp_async_wait(0)                                              # nothing lands in smem after the loop
+    else:
+        load_tile(0)                                                      # prologue: k-tile 0 -> stage 0
+        dsl.copy(tArA, tAsA(_, _, 0))
+        dsl.copy(tBrB, tBsB(_, _, 0))
+        dsl.syncthreads()
+        dsl.copy(tCsA(_, 0, 0), tCrA(_, 0))                                   # first fragments
+        dsl.copy(tCsB(_, 0, 0), tCrB(_, 0))
+        for k_tile in dsl.range(k_tile_max):
+            read = k_tile % 2                                                 # the stage holding this k-tile
+            write = 1 - read                                                  # the stage the next k-tile goes to
+            for k in range(bK):
+                if k == bK - 1:
+                    # every thread is past its last read of stage `write` (the barrier of the previous k-tile)
+                    dsl.copy(tArA, tAsA(_, _, write))
+                    dsl.copy(tBrB, tBsB(_, _, write))
+                    dsl.syncthreads()
+                k_next, stage = (k + 1, read) if k + 1 < bK else (0, write)
+                dsl.copy(tCsA(_, k_next, stage), tCrA(_, (k + 1) % 2))        # fragments of step k+1 ...
+                dsl.copy(tCsB(_, k_next, stage), tCrB(_, (k + 1) % 2))
+                if k == 0:
+                    # the last k-tile reloads itself (a wasted load, but no branch in the loop)
+                    load_tile(imin(k_tile + 1, k_tile_max - 1))
+                dsl.gemm(tCrA(_, k % 2), tCrB(_, k % 2), tCrC)            # ... while step k computes: (THR_M_VALS,THR_N_VALS) += outer product
 
+    #
+    # Epilogue
+    #
     #
     # Epilogue
     #
