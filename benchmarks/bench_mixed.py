@@ -38,7 +38,8 @@ import tilecraft.quant as Q  # noqa: E402
 from tilecraft.bench.report import markdown_table  # noqa: E402
 from tilecraft.bench.rotation import copies_for_rotation, l2_cache_bytes  # noqa: E402
 from tilecraft.bench.timing import Timer  # noqa: E402
-from tilecraft.gemm.mixed import MixedConfig, launch_grid, mixed_gemm, pick_mixed_config  # noqa: E402
+from tilecraft.gemm.mixed import (SMEM_MAX, MixedConfig, launch_grid, mixed_gemm, pick_mixed_config,  # noqa: E402
+                                  stage_smem_bytes)
 
 #: (name, K, N): the weight of y = x @ W
 SHAPES = [
@@ -137,8 +138,15 @@ def sweep_configs(bits: int, M: int) -> list[MixedConfig | None]:
     out += [C(4, 1, 512, splits=1, prefetch=1)] if bits == 4 and M <= 8 else []  # spills at int8 or M = 16
     out += [C(8, t, 128, prefetch=2), C(4, t, 128, min_ctas=4, prefetch=2)]
     out += [C(4, t, 128, splits=s, prefetch=2) for s in (2, 4, 6)]
+    # shared-memory stages (cp.async): the bytes in flight no longer cost registers
+    out += [C(4, tt, 128, stages=p, async_copy=True) for tt in (1, 2) for p in (4, 6, 8)]
+    out += [C(8, 2, 128, stages=6, async_copy=True), C(4, 2, 256, stages=4, async_copy=True),
+            C(4, 2, 128, stages=6, prefetch=2, async_copy=True)]
     seen, uniq = set(), []
+    fmt = Q.PackedFormat(bits, 128 if bits == 4 else None, False, "float16")
     for c in out:
+        if c is not None and c.async_copy and stage_smem_bytes(c, fmt) > SMEM_MAX:
+            continue                                                      # int8's 4-tile stages do not fit
         if c not in seen and (c is None or c.tiles >= 1):
             seen.add(c)
             uniq.append(c)
@@ -186,6 +194,11 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="only N = K = 8192")
     ap.add_argument("--sweep", action="store_true", help="also time tilings and split-K counts at 8192^2")
     ap.add_argument("--json", type=Path, help="write every row here")
+    ap.add_argument("--sweep-only", action="store_true", help="skip the shape table: the sweep alone")
+    ap.add_argument("--sweep-ms", default="", help="comma-separated M values the sweep times (default: all)")
+    ap.add_argument("--sweep-bits", default="4,8", help="weight widths the sweep times (default 4,8)")
+    ap.add_argument("--sweep-filter", default="", help="only sweep configurations whose name contains this "
+                    "(and the default)")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("needs a CUDA GPU")
@@ -195,7 +208,7 @@ def main() -> int:
     big = copy_bandwidth(1 << 30)
     print(f"copy bandwidth (1 GB D2D, read + write): {big:.0f} GB/s\n")
     rows, out, bad = [], [], 0
-    for name, K, N in SHAPES[:1] if args.quick else SHAPES:
+    for name, K, N in [] if args.sweep_only else SHAPES[:1] if args.quick else SHAPES:
         for M in MS:
             res: dict[str, dict] = {label: _safe(ours, K, N, M, b, g, dt) for label, b, g, dt in OURS}
             res["cuBLAS fp16"] = _safe(dense, K, N, M, torch.float16)
@@ -224,10 +237,18 @@ def main() -> int:
                           "notes"], rows))
     if args.sweep:
         K = N = 8192
+        only_ms = {int(m) for m in args.sweep_ms.split(",") if m}
+        only_bits = {int(b) for b in args.sweep_bits.split(",") if b}
         for label, bits, group in (("W4A16 g128 fp16", 4, 128), ("W8A16 pc fp16", 8, None)):
+            if bits not in only_bits:
+                continue
             srows = []
             for M in ((1, 2, 4, 8, 16) if bits == 4 else (1, 8, 16)):
+                if only_ms and M not in only_ms:
+                    continue
                 for cfg in sweep_configs(bits, M):
+                    if cfg is not None and args.sweep_filter not in cfg.name:
+                        continue
                     r = _safe(ours, K, N, M, bits, group, torch.float16, config=cfg)
                     name = r.get("config", cfg.name if cfg else "?") + ("" if cfg else " (default)")
                     if "us" in r:

@@ -182,6 +182,12 @@ EMULATED = [
     (4, 64, True, torch.bfloat16, 5, 1088, 32, MixedConfig(2, 2, 64, splits=2, stages=4, prefetch=3)),
     (8, None, False, torch.float16, 12, 640, 32, MixedConfig(2, 2, 64, stages=3, prefetch=2, min_ctas=3)),
     (8, 32, True, torch.bfloat16, 2, 384, 16, MixedConfig(1, 1, 32, splits=3, prefetch=8)),
+    # shared-memory stages through cp.async: more stages than a warp has chunks, uneven chunk counts, zero
+    # points (their own slots), per-channel scales (no scale slots), int8's two words per k-block
+    (4, 128, False, torch.float16, 1, 1280, 64, MixedConfig(2, 2, 128, splits=2, stages=6, async_copy=True)),
+    (4, 64, True, torch.bfloat16, 5, 1088, 32, MixedConfig(2, 2, 64, splits=2, stages=8, prefetch=1, async_copy=True)),
+    (8, None, True, torch.float16, 12, 640, 32, MixedConfig(2, 2, 64, stages=3, async_copy=True)),
+    (8, 32, False, torch.bfloat16, 20, 384, 16, MixedConfig(1, 1, 32, splits=3, stages=12, async_copy=True)),
 ]
 
 
@@ -354,7 +360,7 @@ def test_entry_point_errors(emulated: None) -> None:
         Q.gemm(x, pw, config=MixedConfig(chunk=64))
     with pytest.raises(ValueError, match="N = 32 is not a multiple of 16 x tiles = 64"):
         Q.gemm(x, pw, config=MixedConfig(tiles=4))
-    with pytest.raises(ValueError, match="stages must be 2, 3 or 4"):
+    with pytest.raises(ValueError, match=r"stages must be in 2\.\.4"):
         Q.gemm(x, pw, config=MixedConfig(tiles=2, stages=5))
     with pytest.raises(ValueError, match="prefetch must be in 0..8"):
         Q.gemm(x, pw, config=MixedConfig(tiles=2, prefetch=9))
@@ -380,6 +386,23 @@ def test_gpu_random_shapes(bits: int, group: int | None, zp: bool, dtype: Any) -
         N = 16 * rng.randint(1, 96)
         x, pw, b = _problem(bits, group, zp, dtype, M, K, N, seed=M, device="cuda", bias=rng.random() < 0.5)
         y = Q.gemm(x, pw, b)
+        torch.cuda.synchronize()
+        _check(y, x, pw, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bits,group,zp,dtype", FORMATS)
+def test_gpu_async_copy_stages(bits: int, group: int | None, zp: bool, dtype: Any) -> None:
+    """Shared-memory stages through cp.async (every format, M up to 32, chunk counts that are not multiples
+    of the stages, split-K by the heuristic and fixed) against float64."""
+    rng = random.Random(hash((bits, group, zp, str(dtype), "async")) % 1000)
+    for M, cfg in ((1, MixedConfig(4, 2, 128, stages=8, async_copy=True)),
+                   (rng.randint(2, 16), MixedConfig(4, 1, 128, stages=6, async_copy=True)),
+                   (rng.randint(17, 32), MixedConfig(2, 2, 128, splits=3, stages=4, async_copy=True))):
+        K = 128 * rng.randint(3, 40)
+        N = 32 * rng.randint(1, 48)
+        x, pw, b = _problem(bits, group, zp, dtype, M, K, N, seed=M, device="cuda", bias=rng.random() < 0.5)
+        y = Q.gemm(x, pw, b, config=cfg)
         torch.cuda.synchronize()
         _check(y, x, pw, b)
 

@@ -45,7 +45,7 @@ from typing import Any
 
 import tilecraft as tc
 from tilecraft import _, dsl
-from tilecraft.atoms import SM80_16x8x16_F32BF16BF16F32_TN, SM80_16x8x16_F32F16F16F32_TN, make_tiled_mma
+from tilecraft.atoms import SM80_16x8x16_F32BF16BF16F32_TN, SM80_16x8x16_F32F16F16F32_TN, cp_async, make_tiled_mma
 from tilecraft.dsl import Constexpr, blockIdx, gridDim, threadIdx
 from tilecraft.dsl.expr import make, render
 from tilecraft.dsl.kernel import Kernel
@@ -60,6 +60,8 @@ __all__ = ["MixedConfig", "MixedGemm", "mixed_gemm", "mixed_gemm_kernel", "pick_
 #: rows of x one launch handles (8 m-columns per mma, up to 4 of them: the B fragments of a chunk take
 #: 2 registers per k-block and m-block); larger M runs in slices, each streaming W again
 MAX_M = 32
+#: shared memory a CTA may hold for its async_copy stages: an H100's 227 KB less the split-K reduction's
+SMEM_MAX = 200 * 1024
 _ELEM = {"float16": (dsl.float16, SM80_16x8x16_F32F16F16F32_TN), "bfloat16": (dsl.bfloat16, SM80_16x8x16_F32BF16BF16F32_TN)}
 #: a symmetric weight's zero pair (8 or 128 in both halves) as 16-bit float bits, by (dtype, bits)
 _SYMMETRIC_ZERO = {("float16", 4): 0x48004800, ("float16", 8): 0x58005800,
@@ -74,7 +76,9 @@ class MixedConfig:
     (chunks j+1 .. j+stages-1 are in flight while chunk j is converted), ``min_ctas`` the CTAs per SM
     ptxas must make room for (it caps the registers; None: ptxas's choice), ``prefetch`` how many chunks beyond the register
     buffers each warp asks L2 to fetch from HBM ahead of its loads (no registers held), ``splits`` slices
-    of K (grid.y; None: chosen per problem)."""
+    of K (grid.y; None: chosen per problem). ``async_copy``: the ``stages`` buffers are per-lane slots in
+    shared memory filled by ``cp.async`` (up to 12; no registers held while the bytes travel), read into
+    one register buffer just before the chunk is converted."""
 
     warps: int = 4
     tiles: int = 4
@@ -83,6 +87,7 @@ class MixedConfig:
     stages: int = 2
     min_ctas: int | None = None
     prefetch: int = 0
+    async_copy: bool = False
 
     @property
     def threads(self) -> int:
@@ -94,6 +99,7 @@ class MixedConfig:
         s += f"_p{self.stages}" if self.stages != 2 else ""
         s += f"_o{self.min_ctas}" if self.min_ctas else ""
         s += f"_f{self.prefetch}" if self.prefetch else ""
+        s += "_a" if self.async_copy else ""
         return s + (f"_s{self.splits}" if self.splits else "")
 
     def validate(self, fmt: PackedFormat, K: int, N: int) -> None:
@@ -101,8 +107,10 @@ class MixedConfig:
         kb = k_block(fmt.bits)
         if self.warps not in (1, 2, 4, 8) or self.tiles not in (1, 2, 4, 8):
             raise ValueError(f"{self.name}: warps and tiles must be 1, 2, 4 or 8")
-        if self.stages not in (2, 3, 4):
-            raise ValueError(f"{self.name}: stages must be 2, 3 or 4")
+        most = 12 if self.async_copy else 4
+        if not 2 <= self.stages <= most:
+            raise ValueError(f"{self.name}: stages must be in 2..{most}"
+                             f"{'' if self.async_copy else ' (register buffers; up to 12 with async_copy)'}")
         if not 0 <= self.prefetch <= 8:
             raise ValueError(f"{self.name}: prefetch must be in 0..8 chunks")
         if self.min_ctas is not None and not 1 <= self.min_ctas <= 2048 // self.threads:
@@ -115,6 +123,9 @@ class MixedConfig:
             raise ValueError(f"{self.name}: K = {K} is not a multiple of chunk = {self.chunk}")
         if N % (16 * self.tiles):
             raise ValueError(f"{self.name}: N = {N} is not a multiple of 16 x tiles = {16 * self.tiles}")
+        if stage_smem_bytes(self, fmt) > SMEM_MAX:
+            raise ValueError(f"{self.name}: its shared-memory stages take {stage_smem_bytes(self, fmt)} bytes for "
+                             f"int{fmt.bits}, more than a CTA may have ({SMEM_MAX}); use fewer stages or tiles")
         if self.splits is not None and not 1 <= self.splits <= K // self.chunk:
             raise ValueError(f"{self.name}: splits must be in 1..K/chunk = {K // self.chunk}")
 
@@ -196,13 +207,26 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
 
     mma = make_tiled_mma(atom)
     thr_mma = mma.get_slice(lane)
-    wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, CK // KB, NT)) for _b in range(P)]  # (WORD,KBLK,TILE) x P
-    # x travels with the weights (P buffers) while its fragments are few; past M = 16 it is loaded (from
-    # L1 / L2, where all warps find it) at the start of each chunk's compute, into one buffer
-    x_ahead = mb <= 2
+    AC = cfg.async_copy
+    R = 1 if AC else P                                                    # register buffers
+    wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, CK // KB, NT)) for _b in range(R)]  # (WORD,KBLK,TILE) x R
+    # x travels with the weights (P register buffers) while its fragments are few; past M = 16, or when
+    # the stages are in shared memory (where x would take as many bytes as the weights: 8 lanes load each
+    # of its values), it is loaded (from L1 / L2, where all warps find it) at the start of each chunk's
+    # compute, into one buffer
+    x_ahead = mb <= 2 and not AC
     xbuf = [dsl.make_rmem_tensor(dtype, (4, mb, K16)) for _b in range(P if x_ahead else 1)]  # (MMA_B,M8,K16)
-    sbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(P)] if grouped else None  # (ROW,GRP,TILE)
-    zbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(P)] if grouped and fmt.zero_point else None
+    sbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(R)] if grouped else None  # (ROW,GRP,TILE)
+    zbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(R)] if grouped and fmt.zero_point else None
+    if AC:
+        # the stages in shared memory: every lane's 16-byte weight loads (4-byte scale / zero pairs) land in
+        # slots of its own, lanes adjacent (a quarter warp's accesses cover 128 contiguous bytes: no bank
+        # conflicts), and only that lane reads them back: cp.async.wait_group suffices, no barrier
+        cpw = cp_async(16, 32, cache="global")                            # weights: L2 -> smem, not L1
+        cps = cp_async(4, 16)
+        sW = dsl.smem_tensor(dsl.int32, tc.make_layout((4, 32, CK // KB, NT, W, P)))  # (WORD,LANE,KBLK,TILE,WARP,STAGE)
+        sS = dsl.smem_tensor(dtype, tc.make_layout((2, 32, GPC, NT, W, P))) if grouped else None
+        sZ = dsl.smem_tensor(dtype, tc.make_layout((2, 32, GPC, NT, W, P))) if zbuf is not None else None
     acc = [dsl.make_rmem_tensor(dsl.float32, (4, 1, mb)) for _t in range(NT)]    # (MMA_C,1,M8) per tile
     for t in range(NT):
         dsl.clear(acc[t])
@@ -217,17 +241,36 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                 dsl.copy(tc.local_tile(x, (1, 4), (row, c * (CK // 4) + 4 * j + q)), xb(_, m, j))
 
     def load(b: int, c: Any) -> None:
-        """Chunk c (absolute) of this CTA's tiles -> buffer b: 128-bit weight loads (and x, scales, zeros)."""
+        """Chunk c (absolute) of this CTA's tiles -> buffer (stage) b: 128-bit weight loads (and x, scales,
+        zeros), into registers, or with async_copy, cp.async into the lane's shared-memory slots of stage b."""
         for t in range(NT):
             for kb in range(CK // KB):
-                dsl.copy(mW(rb * NT + t, c * (CK // KB) + kb, lane, _), wbuf[b](_, kb, t))
+                src = mW(rb * NT + t, c * (CK // KB) + kb, lane, _)
+                if AC:
+                    dsl.copy(cpw, src, sW(_, lane, kb, t, warp, b))
+                else:
+                    dsl.copy(src, wbuf[b](_, kb, t))
         if x_ahead:
             load_x(xbuf[b], c)
         for t in range(NT if grouped else 0):
             for gi in range(GPC):
-                dsl.copy(mS(rb * NT + t, c * GPC + gi, g, _), sbuf[b](_, gi, t))
-                if zbuf is not None:
-                    dsl.copy(mZ(rb * NT + t, c * GPC + gi, g, _), zbuf[b](_, gi, t))
+                for mT, buf, sT in ((mS, sbuf, sS if AC else None), (mZ, zbuf, sZ if AC else None)):
+                    if buf is None:
+                        continue
+                    src = mT(rb * NT + t, c * GPC + gi, g, _)
+                    if AC:
+                        dsl.copy(cps, src, sT(_, lane, gi, t, warp, b))
+                    else:
+                        dsl.copy(src, buf[b](_, gi, t))
+
+    def stage_in(b: int) -> None:
+        """async_copy: wait for stage b's copies (at most P - 1 younger groups in flight) and read the
+        lane's slots into the register buffer."""
+        dsl.cp_async_wait(P - 1)
+        dsl.copy(sW(_, lane, _, _, warp, b), wbuf[0])
+        for sT, buf in ((sS, sbuf), (sZ, zbuf)):
+            if buf is not None:
+                dsl.copy(sT(_, lane, _, _, warp, b), buf[0])
 
     KBC = CK // KB                                                        # 16-byte lane loads per tile and chunk
     lines = NT * KBC * 4                                                  # 128-byte lines of a warp's chunk
@@ -282,6 +325,9 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     # the P-th; step s of an iteration refills the buffer step s-1 has just consumed. With prefetch = D,
     # chunks j+P .. j+P+D-2 are on their way from HBM to L2 as well, and step j asks for chunk j+P+D-1.
     #
+    # With async_copy the buffers are shared-memory stages: each load is one cp.async group (committed
+    # even when empty, so that "at most P - 1 groups younger than chunk j's" holds to the end), and a
+    # step first waits for its stage and reads it into the one register buffer.
     D = cfg.prefetch
     for s in range(P - 1 + D):
         with dsl.if_(s < n_w):
@@ -289,6 +335,8 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                 load(s, c_begin + warp + W * s)
             else:
                 prefetch(c_begin + warp + W * s)
+        if AC and s < P - 1:
+            dsl.cp_async_commit()
     for it in dsl.range((n_w + P - 1) // P):
         for s in range(P):
             j = P * it + s                                                # this step's chunk (of the warp's)
@@ -297,11 +345,12 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                     prefetch(c_begin + warp + W * (j + P - 1 + D))
             with dsl.if_(j + P - 1 < n_w):
                 load((s + P - 1) % P, c_begin + warp + W * (j + P - 1))
-            if s == 0:                                                    # it < ceil(n_w / P): j < n_w
-                compute(0, c_begin + warp + W * j)
-            else:
-                with dsl.if_(j < n_w):
-                    compute(s, c_begin + warp + W * j)
+            if AC:
+                dsl.cp_async_commit()
+            with dsl.if_(j < n_w) if s else _nullcontext():               # s = 0: it < ceil(n_w / P), j < n_w
+                if AC:
+                    stage_in(s)
+                compute(0 if AC else s, c_begin + warp + W * j)
 
     if not grouped:
         # per-channel: one scale per row, applied once to the whole sum
@@ -370,12 +419,13 @@ def _sm_count(x: Any) -> int:
     return torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 132
 
 
-def _ctas_per_sm(registers: int, threads: int, smem: int) -> int:
+def _ctas_per_sm(registers: int, threads: int, smem: int, smem_per_sm: int = 160 * 1024) -> int:
     """Resident CTAs per SM of an sm80/sm90 GPU for a kernel's registers (allocated per warp in units of
-    256), threads and static shared memory."""
+    256), threads and shared memory (each CTA also holds 1 KB the system reserves) out of `smem_per_sm`
+    (164 KB on an A100, 228 KB on an H100)."""
     regs_per_warp = -(-registers * 32 // 256) * 256
     by_regs = 65536 // (regs_per_warp * (threads // 32))
-    by_smem = (160 * 1024) // max(smem, 1)
+    by_smem = smem_per_sm // (max(smem, 1) + 1024)
     return max(1, min(by_regs, by_smem, 2048 // threads, 32))
 
 
@@ -490,6 +540,16 @@ def _check_packed(w: PackedWeight) -> None:
                              f"got {got}")
 
 
+def stage_smem_bytes(cfg: MixedConfig, fmt: PackedFormat) -> int:
+    """The shared memory of cfg's stages (async_copy; 0 for register buffers): per warp and stage, each
+    lane's 16-byte weight slots and 4-byte scale (and zero point) slots."""
+    if not cfg.async_copy:
+        return 0
+    groups = cfg.chunk // fmt.group_size if fmt.group_size is not None else 0
+    per_lane = 16 * (cfg.chunk // k_block(fmt.bits)) * cfg.tiles + 4 * groups * cfg.tiles * (1 + fmt.zero_point)
+    return 32 * per_lane * cfg.warps * cfg.stages
+
+
 def _pick_splits(blocks: int, chunks: int, warps: int, slots: int) -> int:
     """The split-K count for `blocks` row blocks of `chunks` chunks each when `slots` CTAs fit the GPU at
     once: all CTAs in one wave, and, among those, the fewest splits that give the busiest warp (which
@@ -510,7 +570,10 @@ def launch_grid(x: Any, w: PackedWeight, cfg: MixedConfig, bias: Any = None) -> 
     per_sm = 3
     if x.is_cuda:
         regs = mixed_gemm_kernel.compile(*_kernel_args(x, w, bias, None, cfg)).resources.registers
-        per_sm = _ctas_per_sm(regs, cfg.threads, 4 * 16 * cfg.tiles * 8 * -(-M // 8) * cfg.warps)
+        smem = 4 * 16 * cfg.tiles * 8 * -(-M // 8) * cfg.warps + stage_smem_bytes(cfg, w.format)
+        import torch
+        props = torch.cuda.get_device_properties(x.device)
+        per_sm = _ctas_per_sm(regs, cfg.threads, smem, getattr(props, "shared_memory_per_multiprocessor", 160 * 1024))
     return blocks, _pick_splits(blocks, K // cfg.chunk, cfg.warps, _sm_count(x) * per_sm)
 
 
