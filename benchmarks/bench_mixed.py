@@ -139,13 +139,13 @@ def sweep_configs(bits: int, M: int) -> list[MixedConfig | None]:
     out += [C(8, t, 128, prefetch=2), C(4, t, 128, min_ctas=4, prefetch=2)]
     out += [C(4, t, 128, splits=s, prefetch=2) for s in (2, 4, 6)]
     # shared-memory stages (cp.async): the bytes in flight no longer cost registers
-    out += [C(4, tt, 128, stages=p, async_copy=True) for tt in (1, 2) for p in (4, 6, 8)]
-    out += [C(8, 2, 128, stages=6, async_copy=True), C(4, 2, 256, stages=4, async_copy=True),
-            C(4, 2, 128, stages=6, prefetch=2, async_copy=True)]
+    out += [C(4, tt, 128, stages=p, async_copy=True) for tt in (1, 2) for p in (4, 6, 8, 12)]
+    out += [C(8, 2, 128, stages=8, async_copy=True), C(4, 2, 256, stages=4, async_copy=True),
+            C(4, 4, 128, stages=6, async_copy=True)]
     seen, uniq = set(), []
     fmt = Q.PackedFormat(bits, 128 if bits == 4 else None, False, "float16")
     for c in out:
-        if c is not None and c.async_copy and stage_smem_bytes(c, fmt) > SMEM_MAX:
+        if c is not None and c.async_copy and stage_smem_bytes(c, fmt, M) > SMEM_MAX:
             continue                                                      # int8's 4-tile stages do not fit
         if c not in seen and (c is None or c.tiles >= 1):
             seen.add(c)

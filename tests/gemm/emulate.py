@@ -36,6 +36,7 @@ static std::barrier<>* tc_barrier;
 static std::vector<std::barrier<>*> tc_warp_barriers;
 static std::vector<unsigned char> tc_scratch;
 std::barrier<>* tc_warp_barrier() { return tc_warp_barriers[threadIdx.x / 32]; }
+#define __syncwarp() tc_warp_barrier()->arrive_and_wait()
 void* tc_warp_scratch() { return tc_scratch.data() + threadIdx.x / 32 * 32 * 64; }
 #define __global__
 #define __launch_bounds__(...)

@@ -275,6 +275,7 @@ def _sweep_variants(Ms: tuple[int, ...]) -> list[tuple]:
 def _variant_resources(arch: str, fmt: tuple, M: int, cfg: MixedConfig) -> Any:
     args = list(_compile_args(*fmt, M))
     args[9] = mixed.replace(cfg, splits=None)
+    args.append(mixed.x_rows(M) if cfg.async_copy else 0)
     return mixed_gemm_kernel.compile(*args, arch=arch).resources
 
 
@@ -309,7 +310,7 @@ def test_sweep_configs_are_valid() -> None:
             cfgs = bench.sweep_configs(bits, M)
             assert None in cfgs and len(set(cfgs)) == len(cfgs)
             for cfg in cfgs:
-                (cfg or pick_mixed_config(fmt, M, 8192, 8192)).validate(fmt, 8192, 8192)
+                (cfg or pick_mixed_config(fmt, M, 8192, 8192)).validate(fmt, 8192, 8192, M)
 
 
 # ----------------------------------------------------------------------------- the grid

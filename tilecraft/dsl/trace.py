@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator
 
 from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Var, _div_of, render, user_line, var_expr
 
-__all__ = ["Trace", "current", "range", "if_", "else_", "syncthreads", "launch_bounds", "threadIdx", "blockIdx",
+__all__ = ["Trace", "current", "range", "if_", "else_", "syncthreads", "syncwarp", "launch_bounds", "threadIdx", "blockIdx",
            "blockDim", "gridDim", "emit", "declare", "assume"]
 
 _CPP_RESERVED = set(keyword.kwlist) | {
@@ -336,6 +336,12 @@ def emit(text: str) -> None:
 def syncthreads() -> None:
     """``__syncthreads()``: wait until every thread of the block reaches this point and its smem writes are visible."""
     current().emit("__syncthreads();")
+
+
+def syncwarp() -> None:
+    """``__syncwarp()``: the warp's threads meet here, and their shared-memory writes before it are
+    visible to each other after it."""
+    current().emit("__syncwarp();")
 
 
 def declare(value: Any, hint: str = "t", const: bool = True, div: int = 1) -> Any:

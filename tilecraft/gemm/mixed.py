@@ -63,6 +63,9 @@ MAX_M = 32
 #: shared memory a CTA may hold for its async_copy stages: an H100's 227 KB less the split-K reduction's
 SMEM_MAX = 200 * 1024
 _ELEM = {"float16": (dsl.float16, SM80_16x8x16_F32F16F16F32_TN), "bfloat16": (dsl.bfloat16, SM80_16x8x16_F32BF16BF16F32_TN)}
+#: halves padding each row of x in an async_copy stage: rows 136 halves apart put the 8-byte reads of
+#: lanes (g, q) (row g, halves 4q + 16j) in 32 distinct banks
+_X_PAD = 8
 #: a symmetric weight's zero pair (8 or 128 in both halves) as 16-bit float bits, by (dtype, bits)
 _SYMMETRIC_ZERO = {("float16", 4): 0x48004800, ("float16", 8): 0x58005800,
                    ("bfloat16", 4): 0x41004100, ("bfloat16", 8): 0x43004300}
@@ -102,8 +105,9 @@ class MixedConfig:
         s += "_a" if self.async_copy else ""
         return s + (f"_s{self.splits}" if self.splits else "")
 
-    def validate(self, fmt: PackedFormat, K: int, N: int) -> None:
-        """Raise ValueError naming the condition this tiling breaks for a (K, N) weight of format fmt."""
+    def validate(self, fmt: PackedFormat, K: int, N: int, M: int = MAX_M) -> None:
+        """Raise ValueError naming the condition this tiling breaks for a (K, N) weight of format fmt and
+        up to M rows of x."""
         kb = k_block(fmt.bits)
         if self.warps not in (1, 2, 4, 8) or self.tiles not in (1, 2, 4, 8):
             raise ValueError(f"{self.name}: warps and tiles must be 1, 2, 4 or 8")
@@ -123,9 +127,10 @@ class MixedConfig:
             raise ValueError(f"{self.name}: K = {K} is not a multiple of chunk = {self.chunk}")
         if N % (16 * self.tiles):
             raise ValueError(f"{self.name}: N = {N} is not a multiple of 16 x tiles = {16 * self.tiles}")
-        if stage_smem_bytes(self, fmt) > SMEM_MAX:
-            raise ValueError(f"{self.name}: its shared-memory stages take {stage_smem_bytes(self, fmt)} bytes for "
-                             f"int{fmt.bits}, more than a CTA may have ({SMEM_MAX}); use fewer stages or tiles")
+        if stage_smem_bytes(self, fmt, M) > SMEM_MAX:
+            raise ValueError(f"{self.name}: its shared-memory stages take {stage_smem_bytes(self, fmt, M)} bytes for "
+                             f"int{fmt.bits} and M = {M}, more than a CTA may have ({SMEM_MAX}); use fewer stages "
+                             f"or tiles")
         if self.splits is not None and not 1 <= self.splits <= K // self.chunk:
             raise ValueError(f"{self.name}: splits must be in 1..K/chunk = {K // self.chunk}")
 
@@ -171,12 +176,13 @@ def _addr(t: Tensor, coord: Any) -> str:
 
 
 @_MixedKernel
-def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexpr, cfg: Constexpr, mb: Constexpr):
+def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexpr, cfg: Constexpr, mb: Constexpr,
+                      xrows: Constexpr = 0):
     """y (M,N) = x (M,K) @ dequant(qw, scales, zeros) (+ bias); see the module docstring.
 
     qw (N/16, K/KB, 32, 4) int32, scales / zeros (N/16, K/G, 8, 2) (zeros None when symmetric), bias (N)
     or None; ws (M,N) fp32 and counters (N / 16 tiles) int32, zeroed, or None without split-K (grid.y = 1);
-    mb = ceil(M / 8) m-blocks of 8 columns."""
+    mb = ceil(M / 8) m-blocks of 8 columns; xrows (async_copy) the rows of x a stage holds, >= M."""
     dsl.launch_bounds(cfg.threads, cfg.min_ctas)
     dtype, atom = _ELEM[fmt.dtype]
     NT, CK, W, P = cfg.tiles, cfg.chunk, cfg.warps, cfg.stages
@@ -210,10 +216,10 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     AC = cfg.async_copy
     R = 1 if AC else P                                                    # register buffers
     wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, CK // KB, NT)) for _b in range(R)]  # (WORD,KBLK,TILE) x R
-    # x travels with the weights (P register buffers) while its fragments are few; past M = 16, or when
-    # the stages are in shared memory (where x would take as many bytes as the weights: 8 lanes load each
-    # of its values), it is loaded (from L1 / L2, where all warps find it) at the start of each chunk's
-    # compute, into one buffer
+    # x travels with the weights (P register buffers) while its fragments are few; past M = 16 it is
+    # loaded (from L1 / L2, where all warps find it) at the start of each chunk's compute, into one
+    # buffer; with shared-memory stages, the chunk's rows of x are part of the stage (once, not once per
+    # lane of a row) and read at the start of the chunk's compute
     x_ahead = mb <= 2 and not AC
     xbuf = [dsl.make_rmem_tensor(dtype, (4, mb, K16)) for _b in range(P if x_ahead else 1)]  # (MMA_B,M8,K16)
     sbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(R)] if grouped else None  # (ROW,GRP,TILE)
@@ -227,18 +233,26 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
         sW = dsl.smem_tensor(dsl.int32, tc.make_layout((4, 32, CK // KB, NT, W, P)))  # (WORD,LANE,KBLK,TILE,WARP,STAGE)
         sS = dsl.smem_tensor(dtype, tc.make_layout((2, 32, GPC, NT, W, P))) if grouped else None
         sZ = dsl.smem_tensor(dtype, tc.make_layout((2, 32, GPC, NT, W, P))) if zbuf is not None else None
+        # x's rows of the chunk (16-byte cp.async pieces), read by lane (g, q) 8 bytes at a time
+        XR, XS = xrows or 8 * mb, CK + _X_PAD
+        cpx = cp_async(16, 16)
+        sX = dsl.smem_tensor(dtype, tc.make_layout((XR, CK, W, P), (XS, 1, XR * XS, XR * XS * W)))  # (ROW,K,WARP,STAGE)
     acc = [dsl.make_rmem_tensor(dsl.float32, (4, 1, mb)) for _t in range(NT)]    # (MMA_C,1,M8) per tile
     for t in range(NT):
         dsl.clear(acc[t])
     tmp = dsl.make_rmem_tensor(dsl.float32, (4, 1, mb)) if grouped else None     # (MMA_C,1,M8) one group
     a_frag = dsl.make_rmem_tensor(dtype, (8, 1))                                  # (MMA_A,1) one A operand
 
-    def load_x(xb: Tensor, c: Any) -> None:
-        """The B fragments of chunk c: lane (g, q) loads x[8 m + g, 16 j + 4q ..+3] (8 bytes) per k-block j."""
+    def load_x(xb: Tensor, c: Any, stage: int | None = None) -> None:
+        """The B fragments of chunk c: lane (g, q) loads x[8 m + g, 16 j + 4q ..+3] (8 bytes) per k-block j,
+        from global memory, or (async_copy) from the chunk's rows in shared-memory stage `stage`."""
         for j in range(K16):
             for m in range(mb):
                 row = imin(8 * m + g, M - 1)                              # rows past M: a copy never stored
-                dsl.copy(tc.local_tile(x, (1, 4), (row, c * (CK // 4) + 4 * j + q)), xb(_, m, j))
+                if stage is None:
+                    dsl.copy(tc.local_tile(x, (1, 4), (row, c * (CK // 4) + 4 * j + q)), xb(_, m, j))
+                else:
+                    dsl.copy(tc.local_tile(sX(_, _, warp, stage), (1, 4), (row, 4 * j + q)), xb(_, m, j))
 
     def load(b: int, c: Any) -> None:
         """Chunk c (absolute) of this CTA's tiles -> buffer (stage) b: 128-bit weight loads (and x, scales,
@@ -252,6 +266,14 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                     dsl.copy(src, wbuf[b](_, kb, t))
         if x_ahead:
             load_x(xbuf[b], c)
+        if AC:
+            per_row = CK // 8                                             # 16-byte pieces per row
+            for i0 in range(0, XR * per_row, 32):
+                p = lane + i0
+                row, pc = p // per_row, p % per_row
+                with dsl.if_(row < M):                                    # rows past M are never read
+                    dsl.copy(cpx, tc.local_tile(x(row, _), (8,), (c * per_row + pc,)),
+                             tc.local_tile(sX(row, _, warp, b), (8,), (pc,)))
         for t in range(NT if grouped else 0):
             for gi in range(GPC):
                 for mT, buf, sT in ((mS, sbuf, sS if AC else None), (mZ, zbuf, sZ if AC else None)):
@@ -264,9 +286,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                         dsl.copy(src, buf[b](_, gi, t))
 
     def stage_in(b: int) -> None:
-        """async_copy: wait for stage b's copies (at most P - 1 younger groups in flight) and read the
-        lane's slots into the register buffer."""
-        dsl.cp_async_wait(P - 1)
+        """async_copy: read the lane's slots of stage b into the register buffer."""
         dsl.copy(sW(_, lane, _, _, warp, b), wbuf[0])
         for sT, buf in ((sS, sbuf), (sZ, zbuf)):
             if buf is not None:
@@ -289,11 +309,12 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
             return f"{_SYMMETRIC_ZERO[(fmt.dtype, fmt.bits)]:#x}u"
         return _word(zbuf[b], 0, gi, t) if grouped else _word(zpc, 0, t)
 
-    def compute(b: int, c: Any) -> None:
-        """acc += chunk c from buffer b: per group and tile, convert each k-block's A operand and multiply."""
+    def compute(b: int, c: Any, stage: int | None = None) -> None:
+        """acc += chunk c from buffer b: per group and tile, convert each k-block's A operand and multiply
+        (async_copy: x from shared-memory stage `stage`)."""
         xb = xbuf[b] if x_ahead else xbuf[0]
         if not x_ahead:
-            load_x(xb, c)
+            load_x(xb, c, stage)
         for gi in range(GPC):
             for t in range(NT):
                 dst = tmp if grouped else acc[t]
@@ -325,9 +346,12 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     # the P-th; step s of an iteration refills the buffer step s-1 has just consumed. With prefetch = D,
     # chunks j+P .. j+P+D-2 are on their way from HBM to L2 as well, and step j asks for chunk j+P+D-1.
     #
-    # With async_copy the buffers are shared-memory stages: each load is one cp.async group (committed
-    # even when empty, so that "at most P - 1 groups younger than chunk j's" holds to the end), and a
-    # step first waits for its stage and reads it into the one register buffer.
+    # With async_copy the buffers are shared-memory stages and each load is one cp.async group (committed
+    # even when empty, so that the count of younger groups holds to the end). Step j first waits for
+    # chunk j's group (P - 2 younger ones stay in flight) and meets the warp (__syncwarp): the rows of x
+    # are copied by some lanes and read by all, so every lane's copies of chunk j must be complete
+    # before any lane reads them, and every lane must be done with chunk j - 1 (read at step j - 1)
+    # before the stage it used is refilled, next, with chunk j + P - 1.
     D = cfg.prefetch
     for s in range(P - 1 + D):
         with dsl.if_(s < n_w):
@@ -343,6 +367,10 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
             if D:
                 with dsl.if_(j + P - 1 + D < n_w):
                     prefetch(c_begin + warp + W * (j + P - 1 + D))
+            if AC:
+                with dsl.if_(j < n_w) if s else _nullcontext():
+                    dsl.cp_async_wait(P - 2)
+                    dsl.syncwarp()
             with dsl.if_(j + P - 1 < n_w):
                 load((s + P - 1) % P, c_begin + warp + W * (j + P - 1))
             if AC:
@@ -350,7 +378,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
             with dsl.if_(j < n_w) if s else _nullcontext():               # s = 0: it < ceil(n_w / P), j < n_w
                 if AC:
                     stage_in(s)
-                compute(0 if AC else s, c_begin + warp + W * j)
+                compute(0 if AC else s, c_begin + warp + W * j, s if AC else None)
 
     if not grouped:
         # per-channel: one scale per row, applied once to the whole sum
@@ -489,7 +517,7 @@ class MixedGemm:
         M = x2.shape[0]
         y = torch.empty(M, N, dtype=want, device=x.device)
         cfg = self.config or pick_mixed_config(fmt, M, K, N)
-        cfg.validate(fmt, K, N)
+        cfg.validate(fmt, K, N, min(M, MAX_M))
         for m0 in range(0, M, MAX_M):
             _launch(x2[m0:m0 + MAX_M], w, bias, y[m0:m0 + MAX_M], cfg)
         return y.reshape(*x.shape[:-1], N)
@@ -540,14 +568,21 @@ def _check_packed(w: PackedWeight) -> None:
                              f"got {got}")
 
 
-def stage_smem_bytes(cfg: MixedConfig, fmt: PackedFormat) -> int:
-    """The shared memory of cfg's stages (async_copy; 0 for register buffers): per warp and stage, each
-    lane's 16-byte weight slots and 4-byte scale (and zero point) slots."""
+def x_rows(M: int) -> int:
+    """The rows of x an async_copy stage holds for M rows (up to MAX_M): M rounded up to a power of two,
+    so that a handful of kernels serve every M."""
+    return 1 << (min(M, MAX_M) - 1).bit_length()
+
+
+def stage_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int:
+    """The shared memory of cfg's stages for M rows of x (async_copy; 0 for register buffers): per warp
+    and stage, each lane's 16-byte weight slots and 4-byte scale (and zero point) slots, and the chunk's
+    x_rows(M) rows of x (padded by 16 bytes)."""
     if not cfg.async_copy:
         return 0
     groups = cfg.chunk // fmt.group_size if fmt.group_size is not None else 0
     per_lane = 16 * (cfg.chunk // k_block(fmt.bits)) * cfg.tiles + 4 * groups * cfg.tiles * (1 + fmt.zero_point)
-    return 32 * per_lane * cfg.warps * cfg.stages
+    return (32 * per_lane + 2 * x_rows(M) * (cfg.chunk + _X_PAD)) * cfg.warps * cfg.stages
 
 
 def _pick_splits(blocks: int, chunks: int, warps: int, slots: int) -> int:
@@ -570,7 +605,7 @@ def launch_grid(x: Any, w: PackedWeight, cfg: MixedConfig, bias: Any = None) -> 
     per_sm = 3
     if x.is_cuda:
         regs = mixed_gemm_kernel.compile(*_kernel_args(x, w, bias, None, cfg)).resources.registers
-        smem = 4 * 16 * cfg.tiles * 8 * -(-M // 8) * cfg.warps + stage_smem_bytes(cfg, w.format)
+        smem = 4 * 16 * cfg.tiles * 8 * -(-M // 8) * cfg.warps + stage_smem_bytes(cfg, w.format, M)
         import torch
         props = torch.cuda.get_device_properties(x.device)
         per_sm = _ctas_per_sm(regs, cfg.threads, smem, getattr(props, "shared_memory_per_multiprocessor", 160 * 1024))
@@ -588,7 +623,7 @@ def _kernel_args(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig, s
     ws, cnt = _workspace(x, M * N, blocks) if split_k else (None, None)
     kcfg = replace(cfg, splits=None)                                      # splits are the grid's, not the code's
     return (x, w.qweight, w.scales, w.zeros, bias, y, ws[:M * N].view(M, N) if split_k else None,
-            cnt[:blocks] if split_k else None, w.format, kcfg, -(-M // 8))
+            cnt[:blocks] if split_k else None, w.format, kcfg, -(-M // 8), x_rows(M) if cfg.async_copy else 0)
 
 
 def _launch(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig) -> None:
