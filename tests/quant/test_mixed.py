@@ -201,9 +201,10 @@ def test_emulated_every_format(emulated: None, bits: int, group: int | None, zp:
     assert float(ws.abs().sum()) == 0 and int(cnt.abs().sum()) == 0       # left zeroed for the next call
 
 
-def test_emulated_default_prefetch(emulated: None) -> None:
-    """The heuristic's configuration (prefetch on) on a split-K problem whose warps have uneven chunk counts."""
-    assert pick_mixed_config(Q.PackedFormat(4, 128, False, "float16"), 1, 1408, 64).prefetch > 0
+def test_emulated_default_decoding_config(emulated: None) -> None:
+    """The heuristic's configuration at M = 1 (shared-memory stages) on a split-K problem whose warps have
+    uneven chunk counts."""
+    assert pick_mixed_config(Q.PackedFormat(4, 128, False, "float16"), 1, 1408, 64).async_copy
     x, pw, b = _problem(4, 128, False, torch.float16, 1, 1408, 64)
     _check(Q.gemm(x, pw, b), x, pw, b)
 
@@ -223,7 +224,7 @@ def _compile_args(bits: int, group: int | None, zp: bool, dtype: Any, M: int, K:
     cfg = pick_mixed_config(pw.format, M, K, N)
     return (torch.empty(M, K, dtype=dtype), pw.qweight, pw.scales, pw.zeros, torch.empty(N, dtype=dtype),
             torch.empty(M, N, dtype=dtype), torch.empty(M, N), torch.empty(N // 16, dtype=torch.int32), pw.format,
-            cfg, -(-M // 8))
+            cfg, -(-M // 8), mixed.x_rows(M) if cfg.async_copy else 0)
 
 
 def _resources(arch: str, fmt: tuple, M: int) -> Any:
@@ -275,7 +276,7 @@ def _sweep_variants(Ms: tuple[int, ...]) -> list[tuple]:
 def _variant_resources(arch: str, fmt: tuple, M: int, cfg: MixedConfig) -> Any:
     args = list(_compile_args(*fmt, M))
     args[9] = mixed.replace(cfg, splits=None)
-    args.append(mixed.x_rows(M) if cfg.async_copy else 0)
+    args[11] = mixed.x_rows(M) if cfg.async_copy else 0
     return mixed_gemm_kernel.compile(*args, arch=arch).resources
 
 

@@ -459,24 +459,28 @@ def _ctas_per_sm(registers: int, threads: int, smem: int, smem_per_sm: int = 160
 
 def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int) -> MixedConfig:
     """The tiling for a problem (splits left to the launch, which knows the kernel's occupancy), as the
-    H100 sweep (``benchmarks/bench_mixed.py --sweep``, N = K = 8192) ranked them: 4 warps; two 16-row
-    tiles per CTA up to M = 16 (the 4-tile CTAs needed split-K, which cost more than it hid), one past
-    that (the accumulators take the registers); 128-value chunks where K allows (64 for groups of 32,
-    whose per-group scales and zero points then stay in registers); for int4, three register buffers;
-    at M <= 8 one or two more chunks per warp on their way to L2 (no registers: HBM stays busy while
-    the first loads are outstanding and in the kernel's tail). Measured W4 g128, M = 1: 18.8 us against
-    22.2 for four tiles, two buffers and split-K 3; W8 per-channel: 27.1 us against 27.5."""
+    H100 sweeps (``benchmarks/bench_mixed.py --sweep``, N = K = 8192) ranked them: 4 warps; 128-value
+    chunks where K allows (64 for groups of 32, whose per-group scales and zero points then stay in
+    registers). Up to M = 8 (and for int8 up to 16), four shared-memory stages filled by cp.async, one
+    16-row tile per CTA (two for int8 at M = 16): W4 g128, M = 1: 17.0 us against 19.0 for three
+    register buffers, two tiles and L2 prefetch (more stages were slower: 18.3 with six, 22.5 with
+    twelve); W8 per-channel M = 1: 26.9 against 27.2, M = 16: 29.3 against 29.9. Otherwise register
+    buffers: two tiles up to M = 16 (int4, three buffers), one past that (the accumulators take the
+    registers)."""
     mb = -(-min(M, MAX_M) // 8)
-    tiles = 2 if mb <= 2 else 1
-    while N % (16 * tiles):
-        tiles //= 2
     kb = k_block(fmt.bits)
     first = 64 if fmt.group_size == 32 else 128
     chunk = next(c for c in (128, 64, 32) if c <= first and K % c == 0 and c % kb == 0
                  and (fmt.group_size is None or c % fmt.group_size == 0))
+    if mb == 1 or (mb == 2 and fmt.bits == 8):
+        tiles = 2 if mb == 2 and N % 32 == 0 else 1
+        return MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=4, async_copy=True)
+    tiles = 2 if mb <= 2 else 1
+    while N % (16 * tiles):
+        tiles //= 2
     if fmt.bits == 4:
-        return MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=3 if mb <= 2 else 2, prefetch=2 if mb == 1 else 0)
-    return MixedConfig(warps=4, tiles=tiles, chunk=chunk, prefetch=1 if mb == 1 else (2 if mb == 2 else 0))
+        return MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=3 if mb <= 2 else 2)
+    return MixedConfig(warps=4, tiles=tiles, chunk=chunk)
 
 
 _WORKSPACES: dict[Any, tuple[Any, Any]] = {}
