@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
 # The issues' numbers on an H200 (the issues name H100/H200): the sm80 tensor-op GEMM (issue 7), the
 # small-M mixed-input GEMM (issue 9), the SIMT SGEMM (issue 6). Usage: bash benchmarks/device_h200.sh
-set -uo pipefail
-OUT="${OUT:-results}"
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD"
-export TILECRAFT_CACHE_DIR="$OUT/../tc-cache-$$"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpu.txt"
+source "$(dirname "$0")/device_env.sh"
 echo "== tensorop"
 timeout "${TOP_TIMEOUT:-240}" python3 benchmarks/bench_tensorop.py --out "$OUT/tensorop" \
   --parts "${TOP_PARTS:-correctness,fp16,bf16,tf32,skinny}" 2>&1 | tee "$OUT/tensorop.log" | grep -v "^|.*resources" | tail -60

@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
 # Device session 4 (issues 6 and 9): the mixed-input GPU tests, the async_copy sweep of the small-M
 # mixed-input GEMM, and the cp.async SGEMM tilings. Usage: bash benchmarks/device_session4.sh
-set -uo pipefail
-OUT="${OUT:-results}"
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD"
-export TILECRAFT_CACHE_DIR="$OUT/../tc-cache-$$"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
+source "$(dirname "$0")/device_env.sh"
 echo "== GPU tests (mixed input)"
 timeout "${TEST_TIMEOUT:-150}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/quant/test_mixed.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -8
 echo "== mixed sweep"

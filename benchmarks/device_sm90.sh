@@ -2,12 +2,7 @@
 # Device session for issues 8 and 9: a smoke run of the Hopper GEMM, the GPU tests of the Hopper and
 # mixed-input GEMMs, the mixed-input benchmark, then the Hopper benchmark.
 # Usage on the GPU machine, from the repository root:  bash benchmarks/device_sm90.sh [bench_sm90 args...]
-set -uo pipefail
-OUT="${OUT:-results}"
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD"
-export TILECRAFT_CACHE_DIR="$OUT/../tc-cache-$$"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
+source "$(dirname "$0")/device_env.sh"
 echo "== smoke"
 timeout 60 python3 -c "
 import torch; from tilecraft.gemm import GemmOp, Sm90Config
