@@ -227,7 +227,8 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     if AC:
         # the stages in shared memory: every lane's 16-byte weight loads (4-byte scale / zero pairs) land in
         # slots of its own, lanes adjacent (a quarter warp's accesses cover 128 contiguous bytes: no bank
-        # conflicts), and only that lane reads them back: cp.async.wait_group suffices, no barrier
+        # conflicts), and only that lane reads them back; the rows of x are shared by the warp's lanes
+        # (the main loop's __syncwarp); no barrier: warps never read each other's stages
         cpw = cp_async(16, 32, cache="global")                            # weights: L2 -> smem, not L1
         cps = cp_async(4, 16)
         sW = dsl.smem_tensor(dsl.int32, tc.make_layout((4, 32, CK // KB, NT, W, P)))  # (WORD,LANE,KBLK,TILE,WARP,STAGE)
