@@ -341,6 +341,31 @@ def test_launch_grid_off_a_gpu() -> None:
     assert mixed.launch_grid(x, pw, MixedConfig(4, 4, 128, splits=5)) == (16, 5)
 
 
+@pytest.mark.gpu
+def test_gpu_launch_grid_uses_the_kernels_occupancy() -> None:
+    """On a GPU the CTAs per SM are the driver's occupancy of the compiled kernel (cached): for register
+    buffers its registers' limit, for 8 shared-memory stages a limit its stages explain; the split
+    picker fills the GPU with them."""
+    x, pw, _b = _problem(4, 128, False, torch.float16, 1, 8192, 1024, device="cuda", bias=False)
+    props = torch.cuda.get_device_properties(0)
+    for cfg in (MixedConfig(4, 4, 128), MixedConfig(4, 2, 128, stages=8, async_copy=True)):
+        args = mixed._kernel_args(x, pw, None, None, cfg)
+        per_sm = mixed_gemm_kernel.max_active_blocks(*args, block=(cfg.threads,))
+        assert mixed_gemm_kernel.max_active_blocks(*args, block=(cfg.threads,)) == per_sm
+        regs = mixed_gemm_kernel.compile(*args).resources.registers
+        by_regs = min(65536 // (-(-regs * 32 // 256) * 256 * cfg.warps), 2048 // cfg.threads)
+        stages = mixed.stage_smem_bytes(cfg, pw.format, 1)
+        if not cfg.async_copy:
+            assert per_sm == by_regs, (cfg, regs, per_sm)
+        else:
+            assert 1 <= per_sm <= by_regs and per_sm * stages <= props.shared_memory_per_multiprocessor
+            assert per_sm == by_regs or (per_sm + 1) * stages > props.shared_memory_per_multiprocessor - 8192, \
+                (cfg, regs, stages, per_sm)
+        blocks, splits = mixed.launch_grid(x, pw, cfg)
+        slots = props.multi_processor_count * per_sm
+        assert blocks * splits <= slots and splits == mixed._pick_splits(blocks, 64, 4, slots)
+
+
 # ----------------------------------------------------------------------------- errors
 
 def test_entry_point_errors(emulated: None) -> None:

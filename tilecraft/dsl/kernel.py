@@ -267,6 +267,13 @@ class Kernel:
         k(*[_leaf_value(leaves[i]) for i in spec.used], grid=grid, block=block, smem=spec.smem_bytes, stream=stream,
           cluster=cluster)
 
+    def max_active_blocks(self, *args: Any, block: Any, **kwargs: Any) -> int:
+        """How many blocks of this specialization one SM of the current GPU holds at once (see
+        ``tilecraft.runtime.Kernel.max_active_blocks``)."""
+        key, _, _ = self._key(args, kwargs)
+        spec = self._specialization(key)
+        return self._compile(key, None).max_active_blocks(block, spec.smem_bytes)
+
     def max_active_clusters(self, *args: Any, block: Any, cluster: Any, **kwargs: Any) -> int:
         """How many clusters of this specialization fit on the current GPU at once (see
         ``tilecraft.runtime.Kernel.max_active_clusters``)."""

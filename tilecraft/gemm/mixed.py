@@ -448,16 +448,6 @@ def _sm_count(x: Any) -> int:
     return torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 132
 
 
-def _ctas_per_sm(registers: int, threads: int, smem: int, smem_per_sm: int = 160 * 1024) -> int:
-    """Resident CTAs per SM of an sm80/sm90 GPU for a kernel's registers (allocated per warp in units of
-    256), threads and shared memory (each CTA also holds 1 KB the system reserves) out of `smem_per_sm`
-    (164 KB on an A100, 228 KB on an H100)."""
-    regs_per_warp = -(-registers * 32 // 256) * 256
-    by_regs = 65536 // (regs_per_warp * (threads // 32))
-    by_smem = smem_per_sm // (max(smem, 1) + 1024)
-    return max(1, min(by_regs, by_smem, 2048 // threads, 32))
-
-
 def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int) -> MixedConfig:
     """The tiling for a problem (splits left to the launch, which knows the kernel's occupancy), as the
     H100 sweeps (``benchmarks/bench_mixed.py --sweep``, N = K = 8192) ranked them: 4 warps; 128-value
@@ -602,19 +592,17 @@ def _pick_splits(blocks: int, chunks: int, warps: int, slots: int) -> int:
 
 def launch_grid(x: Any, w: PackedWeight, cfg: MixedConfig, bias: Any = None) -> tuple[int, int]:
     """(row blocks, splits of K): the grid of one launch of up to MAX_M rows of x. Unless cfg fixes them,
-    the splits come from ``_pick_splits`` with the resident CTAs of the compiled kernel (its registers)
-    on x's GPU (3 per SM, 132 SMs off a GPU)."""
-    M, K = x.shape[0], w.shape[0]
+    the splits come from ``_pick_splits`` with the CTAs of the compiled kernel one SM of x's GPU holds
+    (the driver's occupancy: registers, shared memory; 3 per SM and 132 SMs off a GPU)."""
+    K = w.shape[0]
     blocks = w.shape[1] // (16 * cfg.tiles)
     if cfg.splits is not None:
         return blocks, cfg.splits
     per_sm = 3
     if x.is_cuda:
-        regs = mixed_gemm_kernel.compile(*_kernel_args(x, w, bias, None, cfg)).resources.registers
-        smem = 4 * 16 * cfg.tiles * 8 * -(-M // 8) * cfg.warps + stage_smem_bytes(cfg, w.format, M)
         import torch
-        props = torch.cuda.get_device_properties(x.device)
-        per_sm = _ctas_per_sm(regs, cfg.threads, smem, getattr(props, "shared_memory_per_multiprocessor", 160 * 1024))
+        with torch.cuda.device(x.device):
+            per_sm = mixed_gemm_kernel.max_active_blocks(*_kernel_args(x, w, bias, None, cfg), block=(cfg.threads,))
     return blocks, _pick_splits(blocks, K // cfg.chunk, cfg.warps, _sm_count(x) * per_sm)
 
 

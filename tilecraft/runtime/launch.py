@@ -104,6 +104,7 @@ class Kernel:
         self.params = params
         self._handle: Any = None
         self._smem_limit: dict[int, int] = {}
+        self._occupancy: dict[tuple[Any, ...], int] = {}
 
     @property
     def signature(self) -> str:
@@ -156,6 +157,24 @@ class Kernel:
         dev = device if device is not None else (L.torch.cuda.current_device() if L.torch is not None else 0)
         L.ready(cfg, dev)
         return int(check(L.driver.cuOccupancyMaxActiveClusters(L.fn, cfg.ex), "cuOccupancyMaxActiveClusters"))
+
+    def max_active_blocks(self, block: Any, smem: int, device: int | None = None) -> int:
+        """How many blocks of `block` threads and `smem` dynamic bytes one SM holds at once
+        (``cuOccupancyMaxActiveBlocksPerMultiprocessor``: registers, static and dynamic shared memory and
+        the driver's per-block reservation, on the device at hand); cached per (block, smem, device)."""
+        from tilecraft.runtime.device import check
+
+        torch = _torch_if_cuda()
+        dev = device if device is not None else (torch.cuda.current_device() if torch is not None else 0)
+        key = (_dim3(block, "block"), smem, dev)
+        if key not in self._occupancy:
+            L = _Launcher(self)
+            cfg = L.config(1, block, smem, None)
+            L.ready(cfg, dev)
+            b = cfg.block
+            self._occupancy[key] = int(check(L.driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                L.fn, b[0] * b[1] * b[2], smem), "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+        return self._occupancy[key]
 
     def __repr__(self) -> str:
         return f"<tilecraft Kernel {self.signature} {self.module.arch}>"
