@@ -453,10 +453,10 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int) -> MixedConfig:
     H100 sweeps (``benchmarks/bench_mixed.py --sweep``, N = K = 8192) ranked them: 4 warps; 128-value
     chunks where K allows (64 for groups of 32, whose per-group scales and zero points then stay in
     registers). Up to M = 8 (int8: 16), four shared-memory stages filled by cp.async and one 16-row
-    tile per CTA, two for int4 past M = 4 and int8 past M = 8. W4 g128, M = 1: 17.0 us against 19.0
-    for three register buffers, two tiles and L2 prefetch (more stages were slower: 18.3 with six, 22.5
-    with twelve); M = 8: 18.3 with two tiles, 19.5 with one; W8 per-channel M = 1: 26.9 against 27.2,
-    M = 16: 29.3 against 29.9. Otherwise register buffers: two tiles up to M = 16 (int4, three
+    tile per CTA, two past M = 4. W4 g128, M = 1: 17.0 us against 19.0 for three register buffers, two
+    tiles and L2 prefetch (more stages were slower: 18.3 with six, 22.5 with twelve); M = 8: 18.3 with
+    two tiles, 19.5 with one. W8 per-channel M = 1: 26.9 against 27.2; M = 8: 27.7 with two tiles, 31.1
+    with one; M = 16: 29.3 against 29.9. Otherwise register buffers: two tiles up to M = 16 (int4, three
     buffers), one past that (the accumulators take the registers)."""
     mb = -(-min(M, MAX_M) // 8)
     kb = k_block(fmt.bits)
@@ -464,8 +464,7 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int) -> MixedConfig:
     chunk = next(c for c in (128, 64, 32) if c <= first and K % c == 0 and c % kb == 0
                  and (fmt.group_size is None or c % fmt.group_size == 0))
     if mb == 1 or (mb == 2 and fmt.bits == 8):
-        two = M > 4 if fmt.bits == 4 else mb == 2                         # W4 M = 8: 18.3 us against 19.5
-        tiles = 2 if two and N % 32 == 0 else 1
+        tiles = 2 if M > 4 and N % 32 == 0 else 1
         return MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=4, async_copy=True)
     tiles = 2 if mb <= 2 else 1
     while N % (16 * tiles):
