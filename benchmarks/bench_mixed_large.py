@@ -54,8 +54,10 @@ def _err(y: Any, ref: Any) -> float:
     return float((y.double() - ref).norm() / ref.norm())
 
 
-def ours(M: int, bits: int, group: int | None) -> dict:
-    from tilecraft.gemm.sm90_mixed import SM90_MIN_M, pick_sm90_mixed_config, use_sm90_mixed
+def ours(M: int, bits: int, group: int | None, ring: int = -1) -> dict:
+    """tc.gemm on the packed weight (ring < 0), or sm90_mixed_gemm with the heuristic's tiling given a
+    cp.async ring of `ring` k-tiles (0: the register ring the heuristic picked)."""
+    from tilecraft.gemm.sm90_mixed import SM90_MIN_M, pick_sm90_mixed_config, sm90_mixed_gemm, use_sm90_mixed, with_ring
 
     w = torch.randn(K, N, device="cuda") * 0.02
     pw0 = Q.pack(Q.quantize(w, bits, group), DTYPE)
@@ -63,14 +65,19 @@ def ours(M: int, bits: int, group: int | None) -> dict:
     pws = [pw0] + [Q.PackedWeight(pw0.qweight.clone(), pw0.scales.clone(), None, pw0.shape, pw0.format)
                    for _ in range(n - 1)]
     x = torch.randn(M, K, device="cuda").to(DTYPE)
-    y = tc.gemm(x, pw0)
+    cfg = pick_sm90_mixed_config(pw0.format, M, N, K, torch.cuda.get_device_properties(0).multi_processor_count)
+    if ring >= 0:
+        cfg = with_ring(cfg, pw0.format, ring) if ring else cfg
+        fn = lambda xx, p: sm90_mixed_gemm(xx, p, None, cfg)  # noqa: E731
+    else:
+        fn = tc.gemm
+    y = fn(x, pw0)
     torch.cuda.synchronize()
     err = _err(y, x.double() @ pw0.dequantize(DTYPE).double())
     if err > TOL:
         return {"missing": f"wrong: relative error {err:.2e}"}
-    us = _time(lambda xx, p: tc.gemm(xx, p), [(x, p) for p in pws])
-    path = "sm90" if use_sm90_mixed(x, pw0) else f"small-M (M < {SM90_MIN_M} or not sm_90)"
-    cfg = pick_sm90_mixed_config(pw0.format, M, N, K, torch.cuda.get_device_properties(0).multi_processor_count)
+    us = _time(fn, [(x, p) for p in pws])
+    path = "sm90" if ring >= 0 or use_sm90_mixed(x, pw0) else f"small-M (M < {SM90_MIN_M} or not sm_90)"
     return {"us": us, "err": err, "path": path, "config": cfg.name if path == "sm90" else "-", "copies": n}
 
 
@@ -90,7 +97,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ms", default=",".join(map(str, MS)), help="comma-separated M values")
     ap.add_argument("--json", type=Path, help="write every row here")
+    ap.add_argument("--rings", default="", help="also time the Hopper kernel with these cp.async ring lengths "
+                    "(comma-separated; 0: the heuristic's register ring), e.g. 0,4,6")
     args = ap.parse_args()
+    rings = [int(r) for r in args.rings.split(",") if r]
     if not torch.cuda.is_available():
         print("needs a CUDA GPU")
         return 2
@@ -103,6 +113,8 @@ def main() -> int:
         base = {"tilecraft dense": _safe(dense, M, lambda a, b: tc.gemm(a, b)),
                 "cuBLAS": _safe(dense, M, torch.matmul)}
         res = {label: _safe(ours, M, b, g) for label, b, g in OURS}
+        for r in rings:
+            res.update({f"{label} ring {r}": _safe(ours, M, b, g, r) for label, b, g in OURS})
         res.update(base)
         for label, r in res.items():
             row = {"M": M, "N": N, "K": K, "contender": label, **r}

@@ -261,6 +261,26 @@ def test_gpu_ragged_k_and_every_tiling(bits: int, K: int) -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
+def test_gpu_cp_async_ring(fmt: tuple) -> None:
+    """The producer's packed words through a shared-memory ring (cp.async), both tiles, ragged N, a K
+    whose k-tiles outnumber the ring and one shorter than it, split-K (the ring restarts per work unit)."""
+    bits, group, zp, dtype = fmt
+    pf = Q.PackedFormat(bits, group, zp, str(dtype)[6:])
+    G = group or 64
+    for M, K, N, ring in ((300, G * 40 if G >= 64 else 2560, 16 * 37, 4), (130, 128, 16 * 9, 6), (64, 4096, 512, 3)):
+        base = pick_sm90_mixed_config(pf, M, N, K, 132)
+        cfg = sm90_mixed.with_ring(base, pf, ring)
+        pw = _weight(bits, group, zp, dtype, K, N, seed=M).to("cuda")
+        g = torch.Generator().manual_seed(K)
+        x = torch.randn(M, K, generator=g).to(dtype).cuda()
+        b = torch.randn(N, generator=g).to(dtype).cuda()
+        y = sm90_mixed.sm90_mixed_gemm(x, pw, b, cfg)
+        torch.cuda.synchronize()
+        _check(y, x, pw, b)
+
+
+@pytest.mark.gpu
 def test_gpu_large_square_and_batched_x() -> None:
     """N = K = 4096 int4 g128 at M = 2048 (several waves of the persistent grid); x (2, 1024, K)."""
     pw = _weight(4, 128, False, torch.float16, 4096, 4096).to("cuda")

@@ -61,6 +61,7 @@ from typing import Any
 
 import tilecraft as tc
 from tilecraft import _, dsl
+from tilecraft.atoms import cp_async
 from tilecraft.dsl import Constexpr, hopper, threadIdx
 from tilecraft.dsl.expr import make, render
 from tilecraft.dsl.trace import current
@@ -69,7 +70,7 @@ from tilecraft.layout.inttuple import imin
 from tilecraft.quant.pack import PackedFormat, PackedWeight, k_block
 from tilecraft.tensor import Tensor
 
-__all__ = ["Sm90MixedConfig", "sm90_mixed_kernel", "sm90_mixed_gemm", "pick_sm90_mixed_config", "use_sm90_mixed",
+__all__ = ["Sm90MixedConfig", "sm90_mixed_kernel", "sm90_mixed_gemm", "pick_sm90_mixed_config", "use_sm90_mixed", "with_ring",
            "lane_chunk", "block_words", "group_slot", "slot_group", "SM90_MIN_M", "PRODUCER_REGS", "CONSUMER_REGS"]
 
 #: rows of x from which tc.quant.gemm on an sm_90 GPU runs this kernel instead of the small-M one
@@ -100,16 +101,28 @@ def _direct_epilogue(tile: Sm90Config) -> Sm90Config:
 
 @dataclass(frozen=True)
 class Sm90MixedConfig:
-    """A tiling of sm90.py's kernel (``tile``: blk_k 64, the register split of the roles) and the
-    producer's ``depth``: k-tiles of packed words in its registers (one converted, depth - 1 in flight)."""
+    """A tiling of sm90.py's kernel (``tile``: blk_k 64, the register split of the roles) and how the
+    producer's packed words travel: ``depth`` k-tiles of them in its registers (one converted, depth - 1 in
+    flight), or with ``ring`` > 0, a ring of that many k-tiles of per-thread shared-memory slots filled by
+    cp.async (ring - 1 in flight, no registers held; depth must then be 1)."""
 
     tile: Sm90Config = _direct_epilogue(Sm90Config(128, 256, 64, stages=4, producer_regs=PRODUCER_REGS,
                                                    consumer_regs=CONSUMER_REGS))
     depth: int = 1
+    ring: int = 0
 
     @property
     def name(self) -> str:
-        return f"{self.tile.name}_d{self.depth}"
+        return f"{self.tile.name}_d{self.depth}" + (f"_ring{self.ring}" if self.ring else "")
+
+    def ring_bytes(self, fmt: PackedFormat) -> int:
+        """Shared memory of the cp.async ring: per k-tile and producer thread, its 16-byte loads of packed
+        words and 4-byte scale (and zero-point) pairs."""
+        t = self.tile
+        tiles = t.blk_n // (16 * PRODUCER_WARPS)
+        loads = t.blk_k // k_block(fmt.bits)
+        pairs = (2 if fmt.group_size == 32 else 1) * (1 + fmt.zero_point) if fmt.group_size else 0
+        return self.ring * 128 * tiles * (16 * loads + 4 * pairs)
 
     def validate(self, fmt: PackedFormat) -> None:
         """Raise ValueError naming the condition this tiling breaks for weights of format fmt."""
@@ -121,6 +134,11 @@ class Sm90MixedConfig:
             raise ValueError(f"{self.name}: blk_n must be a multiple of {16 * PRODUCER_WARPS} (16-row tiles per producer warp)")
         if not 1 <= self.depth <= 4:
             raise ValueError(f"{self.name}: depth must be 1..4")
+        if self.ring and (self.depth != 1 or not 2 <= self.ring <= 12):
+            raise ValueError(f"{self.name}: a shared-memory ring takes 2..12 k-tiles and depth 1")
+        if t.smem_bytes(2) + self.ring_bytes(fmt) > 227 * 1024:
+            raise ValueError(f"{self.name}: the stages and the ring take {t.smem_bytes(2) + self.ring_bytes(fmt)} bytes "
+                             "of smem, more than the 227 KB of an SM; use fewer stages or a shorter ring")
         if t.producer_regs < 64:
             raise ValueError(f"{self.name}: the dequantizing producer needs at least 64 registers per thread")
         words = self.depth * t.blk_n // (16 * PRODUCER_WARPS) * 4 * (t.blk_k // k_block(fmt.bits))
@@ -217,25 +235,54 @@ def producer(cfg: Sm90MixedConfig, fmt: PackedFormat, edges: tuple[bool, bool], 
     spc = dsl.make_rmem_tensor(dtype, (TPW,)) if not G else None         # per-channel: one per tile
     zpc = dsl.make_rmem_tensor(dtype, (TPW,)) if not G and fmt.zero_point else None
     sym_zero = f"{_half_bits(float(fmt.offset), fmt.dtype) * 0x10001:#x}u"
+    R = cfg.ring
+    if R:
+        # the ring: per k-tile, every thread's 16-byte loads (4-byte scale / zero pairs) land in slots of
+        # its own, threads adjacent (a quarter warp's accesses cover 128 contiguous bytes: no bank
+        # conflicts), and only that thread reads them back: no barrier guards the ring
+        cpw = cp_async(16, 32, cache="global")                            # packed words: L2 -> smem, not L1
+        cps = cp_async(4, 16)
+        sW = dsl.smem_tensor(dsl.int32, tc.make_layout((4, 128, KT, TPW, R)))        # (WORD,THREAD,LOAD,TILE,SLOT)
+        sS = dsl.smem_tensor(dtype, tc.make_layout((2, 128, GPT, TPW, R))) if G else None  # (ROW,THREAD,GROUP,TILE,SLOT)
+        sZ = dsl.smem_tensor(dtype, tc.make_layout((2, 128, GPT, TPW, R))) if zbuf is not None else None
+        thr = threadIdx.x % 128
 
     def tile_of(n_tile: Any, i: int) -> Any:
         """The global 16-row tile of this lane's i-th tile (past N: the last one, never stored)."""
         tg = n_tile * (bN // 16) + lane_chunk(threadIdx.x, i, 0)[0]
         return tg if n_whole else imin(tg, last_tile)
 
-    def load(b: int, n_tile: Any, kt: Any) -> None:
-        """k-tile kt's packed words (and scales, zero points) of this lane -> buffer b."""
+    def load(b: Any, n_tile: Any, kt: Any) -> None:
+        """k-tile kt's packed words (and scales, zero points) of this lane -> register buffer b, or with
+        the ring, cp.async into the thread's slots of ring slot b (both rows' scale pair: 4 bytes)."""
         for i in range(TPW):
             tg = tile_of(n_tile, i)
             for c in range(KT):
                 kb = kt * KT + c if k_whole else imin(kt * KT + c, K // KB - 1)
-                dsl.copy(mW(tg, kb, lane, _), wbuf[b](_, c, i))            # 16 bytes: 4 words
+                if R:
+                    dsl.copy(cpw, mW(tg, kb, lane, _), sW(_, thr, c, i, b))
+                else:
+                    dsl.copy(mW(tg, kb, lane, _), wbuf[b](_, c, i))        # 16 bytes: 4 words
             for gi in range(GPT if G else 0):
                 grp = slot_group(G, kt, gi)
                 grp = grp if k_whole else imin(grp, groups - 1)
-                sbuf[b][gi, i] = mS(tg, grp, g, h)
+                if R:
+                    dsl.copy(cps, mS(tg, grp, g, _), sS(_, thr, gi, i, b))
+                    if zbuf is not None:
+                        dsl.copy(cps, mZ(tg, grp, g, _), sZ(_, thr, gi, i, b))
+                else:
+                    sbuf[b][gi, i] = mS(tg, grp, g, h)
+                    if zbuf is not None:
+                        zbuf[b][gi, i] = mZ(tg, grp, g, h)
+
+    def stage_in(slot: Any) -> None:
+        """The ring: this thread's slots of ring slot `slot` -> register buffer 0 (its row's scales)."""
+        dsl.copy(sW(_, thr, _, _, slot), wbuf[0])
+        for gi in range(GPT if G else 0):
+            for i in range(TPW):
+                sbuf[0][gi, i] = sS(h, thr, gi, i, slot)
                 if zbuf is not None:
-                    zbuf[b][gi, i] = mZ(tg, grp, g, h)
+                    zbuf[0][gi, i] = sZ(h, thr, gi, i, slot)
 
     def produce(b: int, m_tile: Any, l_idx: Any, kt: Any, stage: Any, phase: Any) -> None:
         """Fill stage `stage` with x's k-tile kt (TMA) and W^T's (from buffer b), then hand it over."""
@@ -274,19 +321,36 @@ def producer(cfg: Sm90MixedConfig, fmt: PackedFormat, edges: tuple[bool, bool], 
                 spc[i] = mS(tg, 0, g, h)
                 if zpc is not None:
                     zpc[i] = mZ(tg, 0, g, h)
-        for b in range(D - 1):                                            # the ring's first depth - 1 k-tiles
-            with dsl.if_(b < k_count):
-                load(b, n_tile, k_begin + b)
-        for it in dsl.range((k_count + D - 1) // D):
-            for b in range(D):                                            # k-tile D it + b from buffer b
-                i = D * it + b
-                with dsl.if_(i + D - 1 < k_count):
-                    load((b + D - 1) % D, n_tile, k_begin + i + D - 1)
-                if b == 0:
-                    produce(b, m_tile, l_idx, k_begin + i, stage, phase)  # it < ceil(k_count / D): i < k_count
-                else:
-                    with dsl.if_(i < k_count):
-                        produce(b, m_tile, l_idx, k_begin + i, stage, phase)
+        if R:
+            # k-tiles i+1 .. i+R-1 travel to their slots while k-tile i is converted: one cp.async group
+            # per k-tile, committed even when empty so that "R - 2 younger groups" always means "k-tile
+            # i's has landed". The slot refilled at step i held k-tile i-1, which this thread read (and
+            # converted from registers) at step i-1.
+            for b in range(R - 1):
+                with dsl.if_(b < k_count):
+                    load(b, n_tile, k_begin + b)
+                dsl.cp_async_commit()
+            for i in dsl.range(k_count):
+                dsl.cp_async_wait(R - 2)
+                with dsl.if_(i + R - 1 < k_count):
+                    load((i + R - 1) % R, n_tile, k_begin + i + R - 1)
+                dsl.cp_async_commit()
+                stage_in(i % R)
+                produce(0, m_tile, l_idx, k_begin + i, stage, phase)
+        else:
+            for b in range(D - 1):                                            # the ring's first depth - 1 k-tiles
+                with dsl.if_(b < k_count):
+                    load(b, n_tile, k_begin + b)
+            for it in dsl.range((k_count + D - 1) // D):
+                for b in range(D):                                            # k-tile D it + b from buffer b
+                    i = D * it + b
+                    with dsl.if_(i + D - 1 < k_count):
+                        load((b + D - 1) % D, n_tile, k_begin + i + D - 1)
+                    if b == 0:
+                        produce(b, m_tile, l_idx, k_begin + i, stage, phase)  # it < ceil(k_count / D): i < k_count
+                    else:
+                        with dsl.if_(i < k_count):
+                            produce(b, m_tile, l_idx, k_begin + i, stage, phase)
 
 
 @dsl.kernel
@@ -329,6 +393,16 @@ def pick_sm90_mixed_config(fmt: PackedFormat, M: int, N: int, K: int, sms: int) 
                                        splits=base.splits))
     depth = DEPTH[(fmt.bits, tile.blk_n)]
     return Sm90MixedConfig(tile, depth)
+
+
+def with_ring(cfg: Sm90MixedConfig, fmt: PackedFormat, ring: int) -> Sm90MixedConfig:
+    """cfg with the producer's packed words in a shared-memory ring of `ring` k-tiles (depth 1), taking
+    stages off the pipeline until both fit an SM (at least 2 stages)."""
+    out = replace(cfg, depth=1, ring=ring)
+    while out.tile.stages > 2 and out.tile.smem_bytes(2) + out.ring_bytes(fmt) > 227 * 1024:
+        out = replace(out, tile=replace(out.tile, stages=out.tile.stages - 1))
+    out.validate(fmt)
+    return out
 
 
 def use_sm90_mixed(x: Any, w: PackedWeight) -> bool:
