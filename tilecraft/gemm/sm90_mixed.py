@@ -86,6 +86,11 @@ CONSUMER_REGS = 200
 STAGES = {256: 4, 128: 6, 64: 8}
 #: (bits, blk_n) -> the deepest ring of packed words that fits PRODUCER_REGS without spills, every format
 DEPTH = {(4, 256): 2, (8, 256): 1, (4, 128): 3, (8, 128): 2, (4, 64): 3, (8, 64): 2}
+#: (bits, blk_n) -> the cp.async ring the heuristic gives the producer instead of its registers, where it
+#: measured faster: int8's register ring is one k-tile deep (nothing in flight while it converts); with a
+#: ring of 4 (and 3 stages) W8A16 at N = K = 8192 ran 349.8 / 1436.6 us against 385.6 / 1510.3 at M = 1024
+#: / 4096 (H200, session 5). int4 (register depth 2) and the 128-wide tile measured slower with it.
+RING = {(8, 256): 4}
 #: producer warps: each arrives once on a stage's `full` barrier
 PRODUCER_WARPS = 4
 _HEADER = "tilecraft/sm90_mixed.cuh"
@@ -275,22 +280,25 @@ def producer(cfg: Sm90MixedConfig, fmt: PackedFormat, edges: tuple[bool, bool], 
                     if zbuf is not None:
                         zbuf[b][gi, i] = mZ(tg, grp, g, h)
 
-    def stage_in(slot: Any) -> None:
-        """The ring: this thread's slots of ring slot `slot` -> register buffer 0 (its row's scales)."""
-        dsl.copy(sW(_, thr, _, _, slot), wbuf[0])
+    def stage_in(slot: Any, i: int) -> None:
+        """The ring: this thread's slots of ring slot `slot` for its i-th tile -> register buffer 0 (its
+        row's scales); one tile at a time, so the words of one tile are live (int8 spilled otherwise)."""
+        dsl.copy(sW(_, thr, _, i, slot), wbuf[0](_, _, i))
         for gi in range(GPT if G else 0):
-            for i in range(TPW):
-                sbuf[0][gi, i] = sS(h, thr, gi, i, slot)
-                if zbuf is not None:
-                    zbuf[0][gi, i] = sZ(h, thr, gi, i, slot)
+            sbuf[0][gi, i] = sS(h, thr, gi, i, slot)
+            if zbuf is not None:
+                zbuf[0][gi, i] = sZ(h, thr, gi, i, slot)
 
-    def produce(b: int, m_tile: Any, l_idx: Any, kt: Any, stage: Any, phase: Any) -> None:
-        """Fill stage `stage` with x's k-tile kt (TMA) and W^T's (from buffer b), then hand it over."""
+    def produce(b: int, m_tile: Any, l_idx: Any, kt: Any, stage: Any, phase: Any, slot: Any = None) -> None:
+        """Fill stage `stage` with x's k-tile kt (TMA) and W^T's (from buffer b; with the ring, read from
+        ring slot `slot` tile by tile), then hand it over."""
         empty_bar.wait(stage, 1 - phase)                                  # the consumers freed the stage
         with dsl.if_(dsl.eq(threadIdx.x, 0)):
             full_bar.arrive_expect_tx(stage, tmA.box_bytes)
             hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, kt * bK, l_idx))
         for i in range(TPW):
+            if slot is not None:
+                stage_in(slot, i)
             for j in range(bK // 16):                                     # 16-k blocks of the k-tile
                 _tile, _lane, _h, row, k = lane_chunk(threadIdx.x, i, j)
                 gi = group_slot(G, j)
@@ -335,8 +343,7 @@ def producer(cfg: Sm90MixedConfig, fmt: PackedFormat, edges: tuple[bool, bool], 
                 with dsl.if_(i + R - 1 < k_count):
                     load((i + R - 1) % R, n_tile, k_begin + i + R - 1)
                 dsl.cp_async_commit()
-                stage_in(i % R)
-                produce(0, m_tile, l_idx, k_begin + i, stage, phase)
+                produce(0, m_tile, l_idx, k_begin + i, stage, phase, i % R)
         else:
             for b in range(D - 1):                                            # the ring's first depth - 1 k-tiles
                 with dsl.if_(b < k_count):
@@ -384,15 +391,24 @@ def sm90_mixed_kernel(tmA, qw, scales, zeros, bias, D, K, W, cfg: Constexpr, fmt
 def pick_sm90_mixed_config(fmt: PackedFormat, M: int, N: int, K: int, sms: int) -> Sm90MixedConfig:
     """The dense Hopper heuristic's tile shape and split-K for the problem (tilecraft.gemm.op.pick_sm90_config:
     128x256 when the tiles fill the SMs, else 128x128, split along K when even those leave SMs idle) with
-    this kernel's stages (no multicast clusters, no epilogue buffers), register split and ring depth."""
+    this kernel's stages (no multicast clusters, no epilogue buffers), register split and register ring
+    depth, or where RING names one, a cp.async ring (when it leaves at least 3 stages)."""
     from tilecraft.gemm.op import pick_sm90_config
 
     base = pick_sm90_config(M, N, K, 1, sms)
     tile = _direct_epilogue(Sm90Config(base.blk_m, base.blk_n, 64, stages=STAGES[base.blk_n], consumers=base.consumers,
                                        raster=base.raster, producer_regs=PRODUCER_REGS, consumer_regs=CONSUMER_REGS,
                                        splits=base.splits))
-    depth = DEPTH[(fmt.bits, tile.blk_n)]
-    return Sm90MixedConfig(tile, depth)
+    cfg = Sm90MixedConfig(tile, DEPTH[(fmt.bits, tile.blk_n)])
+    ring = RING.get((fmt.bits, tile.blk_n), 0)
+    if ring:
+        try:
+            ringed = with_ring(cfg, fmt, ring)
+        except ValueError:                                                # int8 g32 with zero points: too big
+            return cfg
+        if ringed.tile.stages >= 3:
+            return ringed
+    return cfg
 
 
 def with_ring(cfg: Sm90MixedConfig, fmt: PackedFormat, ring: int) -> Sm90MixedConfig:
