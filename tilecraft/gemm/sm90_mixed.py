@@ -33,7 +33,11 @@ warpgroup changed:
   (group 64 / 128 / per-channel) or two (group 32) per row; per-channel scales are loaded once per tile.
 * **Latency.** ``depth`` k-tiles of packed words live in registers: the loads of k-tile t + depth - 1 are
   issued before k-tile t is converted (a ring of register buffers, so the loop is unrolled ``depth``
-  times). The stages let the producer run up to ``stages`` k-tiles ahead of the wgmmas.
+  times). The stages let the producer run up to ``stages`` k-tiles ahead of the wgmmas. With ``ring`` (the
+  heuristic's choice for int8 on the 128x256 tile, whose register ring is a single k-tile) the packed words
+  and scales travel by cp.async into a ring of per-thread shared-memory slots instead, ``ring - 1``
+  k-tiles in flight and no registers held (only the thread that copied a slot reads it: no barrier); a
+  k-tile's words are read into registers before the producer waits for its stage.
 * **Handing a stage over.** The producer waits on the stage's ``empty`` barrier (all 128 threads) before
   overwriting it. After its stores each thread executes ``fence.proxy.async`` (generic-proxy writes become
   visible to wgmma, which reads through the async proxy); the warp then meets at ``__syncwarp`` and lane 0
@@ -280,10 +284,13 @@ def producer(cfg: Sm90MixedConfig, fmt: PackedFormat, edges: tuple[bool, bool], 
                     if zbuf is not None:
                         zbuf[b][gi, i] = mZ(tg, grp, g, h)
 
-    def stage_in(slot: Any, i: int) -> None:
-        """The ring: this thread's slots of ring slot `slot` for its i-th tile -> register buffer 0 (its
-        row's scales); one tile at a time, so the words of one tile are live (int8 spilled otherwise)."""
-        dsl.copy(sW(_, thr, _, i, slot), wbuf[0](_, _, i))
+    def stage_in(slot: Any, i: int | None) -> None:
+        """The ring: this thread's packed words of ring slot `slot` -> register buffer 0 (i None: all of
+        them, read before the stage is waited for), or (i) the i-th tile's row scales (read per tile, so
+        that int8 with zero points fits the producer's registers)."""
+        if i is None:
+            dsl.copy(sW(_, thr, _, _, slot), wbuf[0])
+            return
         for gi in range(GPT if G else 0):
             sbuf[0][gi, i] = sS(h, thr, gi, i, slot)
             if zbuf is not None:
@@ -291,7 +298,9 @@ def producer(cfg: Sm90MixedConfig, fmt: PackedFormat, edges: tuple[bool, bool], 
 
     def produce(b: int, m_tile: Any, l_idx: Any, kt: Any, stage: Any, phase: Any, slot: Any = None) -> None:
         """Fill stage `stage` with x's k-tile kt (TMA) and W^T's (from buffer b; with the ring, read from
-        ring slot `slot` tile by tile), then hand it over."""
+        ring slot `slot`), then hand it over."""
+        if slot is not None:
+            stage_in(slot, None)
         empty_bar.wait(stage, 1 - phase)                                  # the consumers freed the stage
         with dsl.if_(dsl.eq(threadIdx.x, 0)):
             full_bar.arrive_expect_tx(stage, tmA.box_bytes)
