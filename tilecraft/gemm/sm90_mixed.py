@@ -25,6 +25,12 @@ warpgroup changed:
   row g + 8, k = 8 (q / 2) .. + 7 (include/tilecraft/sm90_mixed.cuh). ``lane_chunk`` states this mapping
   once; the kernel and the CPU model test both use it, and the store address is the stage layout
   ``smem_layout`` applied to (row, k, stage) (the swizzle of the layout, never a hand-written one).
+* **Bank-conflict-free stores.** With every lane converting k-block j in its j-th store, the 8 lanes of a
+  quarter warp (rows g, g + 8 of two g, two 16-byte k chunks) met in 2 of the 8 bank groups of the
+  128-byte swizzle: 4-way conflicts, 12 extra shared-memory wavefronts per STS.128 (ncu), which made the
+  producer's stores, not its arithmetic, the bound. Lane (g, q) instead converts block j ^ (2 (q % 2) +
+  g % 2) in store j (``block_of``): the tile's words are reordered in place once (a few selects) and the
+  8 lanes cover all 8 groups.
 * **Conversion and rounding.** mixed.cuh's magic-number converters give q - z exactly in the 16-bit type;
   one ``mul.rn`` by the row's scale then rounds (q - z) * s once to nearest even. The weight the tensor
   cores see is therefore exactly ``dequantize(W)`` cast to fp16 / bf16 (the small-M kernel instead
@@ -75,7 +81,7 @@ from tilecraft.quant.pack import PackedFormat, PackedWeight, k_block
 from tilecraft.tensor import Tensor
 
 __all__ = ["Sm90MixedConfig", "sm90_mixed_kernel", "sm90_mixed_gemm", "pick_sm90_mixed_config", "use_sm90_mixed", "with_ring",
-           "lane_chunk", "block_words", "group_slot", "slot_group", "SM90_MIN_M", "PRODUCER_REGS", "CONSUMER_REGS"]
+           "lane_chunk", "block_of", "block_words", "group_slot", "slot_group", "SM90_MIN_M", "PRODUCER_REGS", "CONSUMER_REGS"]
 
 #: rows of x from which tc.quant.gemm on an sm_90 GPU runs this kernel instead of the small-M one
 SM90_MIN_M = 64
@@ -91,10 +97,11 @@ STAGES = {256: 4, 128: 6, 64: 8}
 #: (bits, blk_n) -> the deepest ring of packed words that fits PRODUCER_REGS without spills, every format
 DEPTH = {(4, 256): 2, (8, 256): 1, (4, 128): 3, (8, 128): 2, (4, 64): 3, (8, 64): 2}
 #: (bits, blk_n) -> the cp.async ring the heuristic gives the producer instead of its registers, where it
-#: measured faster: int8's register ring is one k-tile deep (nothing in flight while it converts); with a
-#: ring of 4 (and 3 stages) W8A16 at N = K = 8192 ran 349.8 / 1436.6 us against 385.6 / 1510.3 at M = 1024
-#: / 4096 (H200, session 5). int4 (register depth 2) and the 128-wide tile measured slower with it.
-RING = {(8, 256): 4}
+#: measured faster (H200, session 5, N = K = 8192, after the stores became bank-conflict free): W4A16 g128
+#: 263.5 / 1140.7 us at M = 1024 / 4096 with a ring of 4 against 286.7 / 1180.9 with registers, 69.3
+#: against 75.1 us at M = 128 (64x128 tile, ring 6); W8A16 per-channel 303.5 / 1273.0 with a ring of 4
+#: (the register ring is one k-tile deep there); W8A16 on the 128-wide tile is faster without.
+RING = {(4, 256): 4, (8, 256): 4, (4, 128): 6}
 #: producer warps: each arrives once on a stage's `full` barrier
 PRODUCER_WARPS = 4
 _HEADER = "tilecraft/sm90_mixed.cuh"
@@ -177,6 +184,23 @@ def lane_chunk(thread: Any, i: int, j: int) -> tuple[Any, Any, Any, Any, Any]:
     return tile, lane, h, (lane // 4, 2 * tile + h), 16 * j + 8 * (lane % 4 // 2)
 
 
+def block_xor(lane: Any) -> Any:
+    """c = 2 h + g0 (h = lane % 2, g0 = bit 0 of g = lane / 4): lane `lane` converts k-block j ^ c in the
+    j-th store of a tile (see block_of)."""
+    return 2 * (lane % 2) + lane // 4 % 2
+
+
+def block_of(lane: Any, j: int) -> Any:
+    """The 16-k block (0..3) lane `lane` converts in the j-th store of a tile: j ^ block_xor(lane). A
+    quarter warp (8 lanes: two g, four q, each pair (q, q ^ 1) one row g and one g + 8) then writes 8
+    distinct 16-byte bank groups of the 128-byte swizzled stage. With block j for every lane, the rows g
+    and g + 8 of a pair (same swizzle) and the two g (swizzles differing in bit 0) met in 2 bank groups:
+    4-way conflicts, which ncu measured as 12 extra wavefronts per STS.128 (H200, session 5). The partner
+    lane (h flipped) converts block j ^ c ^ 2 in the same store, so the words it needs from this lane are
+    those of this lane's store j ^ 2. Ints give ints, runtime lanes expressions."""
+    return j ^ block_xor(lane)
+
+
 def block_words(bits: int, j: int) -> tuple[int, tuple[int, ...]]:
     """(load, words) of 16-k block j (0..3) of a k-tile in a lane's packed words: int4 has one 16-byte
     load per k-tile (KB = 64) whose word j is the block; int8 two (KB = 32), block j being words
@@ -237,6 +261,7 @@ def producer(cfg: Sm90MixedConfig, fmt: PackedFormat, edges: tuple[bool, bool], 
     lane = threadIdx.x % 32
     g = lane // 4
     h = lane % 2                                                          # 0: row g after the swap, 1: g + 8
+    cx = block_xor(lane)                                                  # store j converts k-block j ^ cx
     wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, KT, TPW)) for _b in range(D)]    # (WORD,LOAD,TILE) per k-tile
     dtype = ELEMENTS[fmt.dtype][0]
     sbuf = [dsl.make_rmem_tensor(dtype, (GPT, TPW)) for _b in range(D)] if G else None   # (GROUP,TILE)
@@ -308,21 +333,33 @@ def producer(cfg: Sm90MixedConfig, fmt: PackedFormat, edges: tuple[bool, bool], 
         for i in range(TPW):
             if slot is not None:
                 stage_in(slot, i)
-            for j in range(bK // 16):                                     # 16-k blocks of the k-tile
-                _tile, _lane, _h, row, k = lane_chunk(threadIdx.x, i, j)
-                gi = group_slot(G, j)
-                s2 = f"tc::mixed90::pair({render(sbuf[b](gi, i) if G else spc(i))})"
-                z2 = sym_zero if not fmt.zero_point else f"tc::mixed90::pair({render(zbuf[b](gi, i) if G else zpc(i))})"
-                c, words = block_words(fmt.bits, j)
-                if not k_whole and c > 0:                                 # int8, K % 64 == 32: zeros past K
-                    s2 = f"({render(2 * kt + c < K // KB)} ? {s2} : 0u)"
+            # reorder the tile's words in place: store j then converts block j ^ cx, whose words sit where
+            # block j's were, and sends the partner those of position j ^ 2 (its block j ^ cx ^ 2)
+            t.emit(f"tc::mixed90::blocks_xor{4 * KT}(&{render(wbuf[b](0, 0, i))}, {render(cx)});")
+
+            def pair_of(buf: Any, one: Any, j: int) -> str:
+                """The row's scale / zero-point pair for store j: group 32 has two per k-tile, block
+                j ^ cx taking the one of (j ^ cx) / 2 = j / 2 ^ h."""
+                if not G:
+                    return f"tc::mixed90::pair({render(one(i))})"
+                if GPT == 1:
+                    return f"tc::mixed90::pair({render(buf[b](0, i))})"
+                a, o = render(buf[b](j // 2, i)), render(buf[b](1 - j // 2, i))
+                return f"tc::mixed90::pair({render(h)} ? {o} : {a})"
+
+            for j in range(bK // 16):                                     # the tile's stores
+                _tile, _lane, _h, row, k = lane_chunk(threadIdx.x, i, block_of(lane, j))
+                s2 = pair_of(sbuf, spc, j)
+                z2 = sym_zero if not fmt.zero_point else pair_of(zbuf, zpc, j)
+                if not k_whole and fmt.bits == 8:                         # int8, K % 64 == 32: zeros past K
+                    s2 = f"({render(2 * kt + (h ^ j // 2) < K // KB)} ? {s2} : 0u)"
                 dst = render(make("call", ("tc::smem_u32", make("raw", (sB.engine.address(sB.offset + sB.layout((row, k, stage))),), "void*")), "unsigned"))
-                if fmt.bits == 4:
-                    w = render(wbuf[b](words[0], c, i))
-                    t.emit(f"tc::mixed90::u4_row_chunk<{bf16}>((tc::u32){w}, {z2}, {s2}, {dst});")
-                else:
-                    w0, w1 = (render(wbuf[b](wi, c, i)) for wi in words)
-                    t.emit(f"tc::mixed90::u8_row_chunk<{bf16}>((tc::u32){w0}, (tc::u32){w1}, {z2}, {s2}, {dst});")
+                c, words = block_words(fmt.bits, j)                       # position j of the reordered words
+                pc, pwords = block_words(fmt.bits, j ^ 2)                 # the partner's block
+                w = [f"(tc::u32){render(wbuf[b](wi, c, i))}" for wi in words]
+                pw = [f"(tc::u32){render(wbuf[b](wi, pc, i))}" for wi in pwords]
+                chunk = "u4_row_chunk" if fmt.bits == 4 else "u8_row_chunk"
+                t.emit(f"tc::mixed90::{chunk}<{bf16}>({', '.join(w + pw)}, {z2}, {s2}, {dst});")
         t.emit(f"tc::mixed90::warp_arrive_full({render(full_bar.addr(stage), 'unsigned')});")
         _advance(stage, phase, tile_cfg.stages)
 

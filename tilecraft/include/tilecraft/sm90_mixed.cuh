@@ -43,15 +43,36 @@ TC_DEVICE void st_shared_v4(u32 addr, u32 a, u32 b, u32 c, u32 d) {
 TC_DEVICE u32 pair(f16 h) { return static_cast<u32>(h.bits) * 0x10001u; }
 TC_DEVICE u32 pair(bf16 h) { return static_cast<u32>(h.bits) * 0x10001u; }
 TC_DEVICE bool odd_lane() { return (threadIdx.x & 1u) != 0; }
-
-// int4: word w of this lane (nibble v / 2 + 4 (v % 2) holds A-fragment value v). The even lane sends
-// its word rotated right by 4 (the odd nibbles, row g + 8, move onto the even ones), the odd lane
-// rotated left by 4; each keeps its own row's nibbles and takes the partner's of the same row.
-// z2, s2: the row's zero point and scale as 16-bit pairs; dst: the chunk's shared-memory address.
+// The words a lane converts, reordered in place so that store j converts k-block j ^ c (c = 2 h + g0,
+// see block_of in sm90_mixed.py): bit 0 of c swaps blocks 2i and 2i + 1, bit 1 swaps blocks i and i + 2.
+// int4: word b is block b; int8: block b is words 2 (b % 2), +1 of load b / 2 (loads 4 words apart).
+TC_DEVICE void swap_if(bool p, u32& a, u32& b) {
+    const u32 x = p ? b : a, y = p ? a : b;
+    a = x;
+    b = y;
+}
+template <typename T>
+TC_DEVICE void blocks_xor4(T* w, u32 c) {  // int4: 4 words, one per block
+    u32* v = reinterpret_cast<u32*>(w);
+    swap_if(c & 1u, v[0], v[1]); swap_if(c & 1u, v[2], v[3]);
+    swap_if(c & 2u, v[0], v[2]); swap_if(c & 2u, v[1], v[3]);
+}
+template <typename T>
+TC_DEVICE void blocks_xor8(T* w, u32 c) {  // int8: 8 words, two loads of two blocks
+    u32* v = reinterpret_cast<u32*>(w);
+    swap_if(c & 1u, v[0], v[2]); swap_if(c & 1u, v[1], v[3]); swap_if(c & 1u, v[4], v[6]); swap_if(c & 1u, v[5], v[7]);
+    swap_if(c & 2u, v[0], v[4]); swap_if(c & 2u, v[1], v[5]); swap_if(c & 2u, v[2], v[6]); swap_if(c & 2u, v[3], v[7]);
+}
+// int4: word w of this lane (nibble v / 2 + 4 (v % 2) holds A-fragment value v) for the k-block it
+// converts, and `send`, its word of the k-block its partner converts in the same store (the two may
+// differ). The even lane sends its word rotated right by 4 (the odd nibbles, row g + 8, move onto the
+// even ones), the odd lane rotated left by 4; each keeps its own row's nibbles and takes the partner's
+// of the same row. z2, s2: the row's zero point and scale as 16-bit pairs; dst: the chunk's
+// shared-memory address.
 template <bool BF16>
-TC_DEVICE void u4_row_chunk(u32 w, u32 z2, u32 s2, u32 dst) {
+TC_DEVICE void u4_row_chunk(u32 w, u32 send, u32 z2, u32 s2, u32 dst) {
     const bool odd = odd_lane();
-    const u32 sent = rotl(w, odd ? 4u : 28u);
+    const u32 sent = rotl(send, odd ? 4u : 28u);
     const u32 got = __shfl_xor_sync(0xffffffffu, sent, 1);
     const u32 x = lop_keep(w, got, odd ? 0xf0f0f0f0u : 0x0f0f0f0fu);
     u32 a[4];
@@ -64,13 +85,14 @@ TC_DEVICE void u4_row_chunk(u32 w, u32 z2, u32 s2, u32 dst) {
     }
 }
 
-// int8: words w0, w1 of one 16-k block (value v in byte v % 4 of word v / 4; bytes 0, 1 row g and
-// 2, 3 row g + 8 in each). The lane keeps its row's four bytes and sends the other row's.
+// int8: words w0, w1 of the 16-k block this lane converts (value v in byte v % 4 of word v / 4; bytes
+// 0, 1 row g and 2, 3 row g + 8 in each), p0, p1 of the block its partner converts. The lane keeps its
+// row's four bytes and sends the other row's.
 template <bool BF16>
-TC_DEVICE void u8_row_chunk(u32 w0, u32 w1, u32 z2, u32 s2, u32 dst) {
+TC_DEVICE void u8_row_chunk(u32 w0, u32 w1, u32 p0, u32 p1, u32 z2, u32 s2, u32 dst) {
     const bool odd = odd_lane();
     const u32 mine = mixed::prmt(w0, w1, odd ? 0x7632u : 0x5410u);
-    const u32 sent = mixed::prmt(w0, w1, odd ? 0x5410u : 0x7632u);
+    const u32 sent = mixed::prmt(p0, p1, odd ? 0x5410u : 0x7632u);
     const u32 got = __shfl_xor_sync(0xffffffffu, sent, 1);
     const u32 lo = odd ? got : mine, hi = odd ? mine : got;           // k offsets 0..3, 4..7
     u32 a[4];
