@@ -40,10 +40,10 @@ warpgroup changed:
 * **Latency.** ``depth`` k-tiles of packed words live in registers: the loads of k-tile t + depth - 1 are
   issued before k-tile t is converted (a ring of register buffers, so the loop is unrolled ``depth``
   times). The stages let the producer run up to ``stages`` k-tiles ahead of the wgmmas. With ``ring`` (the
-  heuristic's choice for int8 on the 128x256 tile, whose register ring is a single k-tile) the packed words
-  and scales travel by cp.async into a ring of per-thread shared-memory slots instead, ``ring - 1``
-  k-tiles in flight and no registers held (only the thread that copied a slot reads it: no barrier); a
-  k-tile's words are read into registers before the producer waits for its stage.
+  heuristic's choice where ``RING`` measured it faster: both widths on the 128x256 tile, int4 on 128-wide
+  tiles) the packed words and scales travel by cp.async into a ring of per-thread shared-memory slots
+  instead, ``ring - 1`` k-tiles in flight and no registers held (only the thread that copied a slot reads
+  it: no barrier); a k-tile's words are read into registers before the producer waits for its stage.
 * **Handing a stage over.** The producer waits on the stage's ``empty`` barrier (all 128 threads) before
   overwriting it. After its stores each thread executes ``fence.proxy.async`` (generic-proxy writes become
   visible to wgmma, which reads through the async proxy); the warp then meets at ``__syncwarp`` and lane 0
@@ -391,11 +391,11 @@ def producer(cfg: Sm90MixedConfig, fmt: PackedFormat, edges: tuple[bool, bool], 
                 dsl.cp_async_commit()
                 produce(0, m_tile, l_idx, k_begin + i, stage, phase, i % R)
         else:
-            for b in range(D - 1):                                            # the ring's first depth - 1 k-tiles
+            for b in range(D - 1):                                        # the register ring's first k-tiles
                 with dsl.if_(b < k_count):
                     load(b, n_tile, k_begin + b)
             for it in dsl.range((k_count + D - 1) // D):
-                for b in range(D):                                            # k-tile D it + b from buffer b
+                for b in range(D):                                        # k-tile D it + b from buffer b
                     i = D * it + b
                     with dsl.if_(i + D - 1 < k_count):
                         load((b + D - 1) % D, n_tile, k_begin + i + D - 1)
