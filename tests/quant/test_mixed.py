@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from mixed_gemm_check import check_mixed_gemm
 
 torch = pytest.importorskip("torch")
 
@@ -43,12 +44,7 @@ def _problem(bits: int, group: int | None, zp: bool, dtype: Any, M: int, K: int,
 
 
 def _check(y: Any, x: Any, pw: Any, b: Any) -> None:
-    ref = x.double() @ pw.dequantize(torch.float64)
-    if b is not None:
-        ref = ref + b.double()
-    assert y.dtype == x.dtype and y.shape == ref.shape
-    err = float((y.double() - ref).norm() / ref.norm())
-    assert err <= _TOL[x.dtype], err
+    check_mixed_gemm(y, x, pw, b, _TOL, torch.float64)
 
 
 # ----------------------------------------------------------------------------- the conversions, bit by bit

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mixed_gemm_check import check_mixed_gemm
 
 torch = pytest.importorskip("torch")
 
@@ -248,12 +249,7 @@ _TOL = {torch.float16: 1e-3, torch.bfloat16: 6e-3}
 
 
 def _check(y: Any, x: Any, pw: Any, b: Any) -> None:
-    ref = x.double() @ pw.dequantize(x.dtype).double()
-    if b is not None:
-        ref = ref + b.double()
-    assert y.dtype == x.dtype and y.shape == ref.shape
-    err = float((y.double() - ref).norm() / ref.norm())
-    assert err <= _TOL[x.dtype], err
+    check_mixed_gemm(y, x, pw, b, _TOL, x.dtype)
 
 
 def _on_device(pw: Any) -> Any:
