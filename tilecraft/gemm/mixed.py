@@ -589,10 +589,11 @@ def _pick_splits(blocks: int, chunks: int, warps: int, slots: int) -> int:
     return min(range(1, most + 1), key=lambda s: (-(-chunks // (s * warps)), s))
 
 
-def launch_grid(x: Any, w: PackedWeight, cfg: MixedConfig, bias: Any = None) -> tuple[int, int]:
+def launch_grid(x: Any, w: PackedWeight, cfg: MixedConfig, bias: Any = None, y: Any = None) -> tuple[int, int]:
     """(row blocks, splits of K): the grid of one launch of up to MAX_M rows of x. Unless cfg fixes them,
     the splits come from ``_pick_splits`` with the CTAs of the compiled kernel one SM of x's GPU holds
-    (the driver's occupancy: registers, shared memory; 3 per SM and 132 SMs off a GPU)."""
+    (the driver's occupancy: registers, shared memory; 3 per SM and 132 SMs off a GPU). y: the launch's
+    output where the caller has it (None: a throw-away one is made to specialize the kernel)."""
     K = w.shape[0]
     blocks = w.shape[1] // (16 * cfg.tiles)
     if cfg.splits is not None:
@@ -601,7 +602,7 @@ def launch_grid(x: Any, w: PackedWeight, cfg: MixedConfig, bias: Any = None) -> 
     if x.is_cuda:
         import torch
         with torch.cuda.device(x.device):
-            per_sm = mixed_gemm_kernel.max_active_blocks(*_kernel_args(x, w, bias, None, cfg), block=(cfg.threads,))
+            per_sm = mixed_gemm_kernel.max_active_blocks(*_kernel_args(x, w, bias, y, cfg), block=(cfg.threads,))
     return blocks, _pick_splits(blocks, K // cfg.chunk, cfg.warps, _sm_count(x) * per_sm)
 
 
@@ -621,7 +622,7 @@ def _kernel_args(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig, s
 
 def _launch(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig) -> None:
     """One launch for up to MAX_M rows, on the grid ``launch_grid`` gives."""
-    blocks, splits = launch_grid(x, w, cfg, bias)
+    blocks, splits = launch_grid(x, w, cfg, bias, y)
     mixed_gemm_kernel[(blocks, splits), (cfg.threads,)](*_kernel_args(x, w, bias, y, cfg, split_k=splits > 1))
 
 
