@@ -402,7 +402,7 @@ def test_device_check_needs_cuda() -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("bits,group,zp,dtype", FORMATS)
 def test_gpu_random_shapes(bits: int, group: int | None, zp: bool, dtype: Any) -> None:
-    rng = random.Random(hash((bits, group, zp, str(dtype))) % 1000)
+    rng = random.Random(f"{bits}-{group}-{zp}-{dtype}")
     G = group or 128
     for M in (1, rng.randint(2, 8), rng.randint(9, 16), rng.randint(17, 32), 100):
         K = G * rng.randint(1, 24) * (2 if bits == 4 and G == 32 else 1)
@@ -418,8 +418,9 @@ def test_gpu_random_shapes(bits: int, group: int | None, zp: bool, dtype: Any) -
 def test_gpu_async_copy_stages(bits: int, group: int | None, zp: bool, dtype: Any) -> None:
     """Shared-memory stages through cp.async (every format, M up to 32, chunk counts that are not multiples
     of the stages, split-K by the heuristic and fixed) against float64."""
-    rng = random.Random(hash((bits, group, zp, str(dtype), "async")) % 1000)
-    for M, cfg in ((1, MixedConfig(4, 2, 128, stages=8, async_copy=True)),
+    rng = random.Random(f"{bits}-{group}-{zp}-{dtype}-async")
+    # 7 stages: int8 g32 with zero points at 8 is over SMEM_MAX (validate refuses it)
+    for M, cfg in ((1, MixedConfig(4, 2, 128, stages=7, async_copy=True)),
                    (rng.randint(2, 16), MixedConfig(4, 1, 128, stages=6, async_copy=True)),
                    (rng.randint(17, 32), MixedConfig(2, 2, 128, splits=3, stages=4, async_copy=True))):
         K = 128 * rng.randint(3, 40)
