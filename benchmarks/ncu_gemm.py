@@ -7,6 +7,9 @@ stalls its warps. The calls inside the profiled range are the 4th of each conten
         --metrics sm__cycles_elapsed.avg.per_second,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \\
         python3 benchmarks/ncu_gemm.py [--n 4096] [--dtype float16] [--which cublas,sm90,sm80]
 
+``--dtype float32 --which cublas,sgemm`` profiles fp32 SIMT SGEMM: cuBLAS (TF32 off) against the tuned
+kernel's tilings named by ``--sgemm`` (tilecraft.gemm.simt_tuned.CONFIGS names, comma-separated).
+
 ``--which w4a16,w8a16,copy`` profiles the decoding case instead: x (M, n) @ W4A16 g128 / W8A16 per-channel
 packed weights (n, n) at ``--m`` rows, and a device copy of the W4 weight's bytes.
 """
@@ -29,6 +32,7 @@ def main() -> int:
     p.add_argument("--dtype", default="float16")
     p.add_argument("--which", default="cublas,sm90,sm80")
     p.add_argument("--m", type=int, default=1, help="rows of x for w4a16 / w8a16")
+    p.add_argument("--sgemm", default="128x256x8_w4x8_t256_b1", help="SIMT tilings for --which sgemm")
     a = p.parse_args()
     dt = getattr(torch, a.dtype)
     A = torch.randn(a.n, a.n, device="cuda").to(dt)
@@ -36,6 +40,13 @@ def main() -> int:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     calls = {"cublas": lambda: A @ B, "sm90": lambda: gemm(A, B),
              "sm80": lambda: gemm(A, B, config=pick_config(a.n, a.n, a.n, 1, a.dtype, sms))}
+    if "sgemm" in a.which.split(","):
+        from tilecraft.gemm import CONFIGS, sgemm_tuned
+
+        torch.backends.cuda.matmul.allow_tf32 = False
+        C = torch.empty(a.n, a.n, device="cuda")
+        names = a.sgemm.split(",")
+        calls["sgemm"] = lambda: [sgemm_tuned(A, B, C, config=CONFIGS[n]) for n in names]
     if any(w in a.which for w in ("w4a16", "w8a16", "copy")):
         import tilecraft.quant as Q
         x = torch.randn(a.m, a.n, device="cuda").to(dt)
