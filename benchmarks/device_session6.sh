@@ -51,6 +51,9 @@ PY
         python3 benchmarks/ncu_gemm.py --dtype $dt --n "${NCU_N:-4096}" > "$OUT/ncu_dense_$dt.txt" 2>&1
       grep -E "^  [a-zA-Z_]|sm__cycles|pipe_tensor|Duration|lts__t_bytes|dram__bytes|stalled_(math|wait|long|barrier|dispatch|short|mio|not_sel|selected)" "$OUT/ncu_dense_$dt.txt"
     done ;;
+  llm)
+    echo "== LLM shapes tc.gemm loses: candidates against cuBLAS"
+    timeout "${LLM_TIMEOUT:-400}" python3 benchmarks/probe_llm.py ${LLM_ARGS:-} 2>&1 | tee "$OUT/probe_llm.log" ;;
   sgemm)
     echo "== bench_sgemm"
     timeout "${SGEMM_TIMEOUT:-300}" python3 benchmarks/bench_sgemm.py --out "$OUT/sgemm" --configs "$SGEMM" 2>&1 | tee "$OUT/sgemm.log" | tail -40 ;;
