@@ -54,6 +54,10 @@ PY
   llm)
     echo "== LLM shapes tc.gemm loses: candidates against cuBLAS"
     timeout "${LLM_TIMEOUT:-400}" python3 benchmarks/probe_llm.py ${LLM_ARGS:-} 2>&1 | tee "$OUT/probe_llm.log" ;;
+  host)
+    echo "== host time per tc.gemm call"
+    timeout "${HOST_TIMEOUT:-300}" python3 benchmarks/host_overhead.py --profile > "$OUT/host.log" 2>&1
+    head -8 "$OUT/host.log"; grep -A30 "cProfile" "$OUT/host.log" | grep -v "^$" | head -120 ;;
   sgemm)
     echo "== bench_sgemm"
     timeout "${SGEMM_TIMEOUT:-300}" python3 benchmarks/bench_sgemm.py --out "$OUT/sgemm" --configs "$SGEMM" 2>&1 | tee "$OUT/sgemm.log" | tail -40 ;;

@@ -1,0 +1,75 @@
+#!/usr/bin/env python
+"""Host time of one tc.gemm call (what a caller in a loop waits for when the GPU is faster than the host):
+mean µs per call over back-to-back calls, against torch's matmul, then a cProfile of tc.gemm's calls.
+
+    PYTHONPATH=$PWD python3 benchmarks/host_overhead.py [--profile]
+
+The benchmark scripts time the GPU alone (tilecraft.bench.timing covers the host's enqueue time with a GPU
+sleep), so a slow host path does not show there; this script shows it.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+import tilecraft as tc  # noqa: E402
+
+
+def host_us(fn, n: int = 200) -> tuple[float, float]:
+    """(host µs per call, wall µs per call including the GPU) over n back-to-back calls."""
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    t2 = time.perf_counter()
+    return (t1 - t0) * 1e6 / n, (t2 - t0) * 1e6 / n
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--profile", action="store_true")
+    a = p.parse_args()
+    dt = torch.bfloat16
+    cases = []
+    for M, N, K in ((128, 6144, 4096), (4096, 4096, 4096), (1, 8192, 8192)):
+        x = torch.randn(M, K, device="cuda").to(dt)
+        w = (torch.randn(K, N, device="cuda") * 0.05).to(dt)
+        cases.append((f"{M}x{N}x{K} bf16", lambda x=x, w=w: tc.gemm(x, w), lambda x=x, w=w: x @ w))
+    import tilecraft.quant as Q
+    x = torch.randn(1, 8192, device="cuda").to(dt)
+    w = torch.randn(8192, 8192, device="cuda") * 0.02
+    w4 = Q.pack(Q.quantize(w, 4, 128), dt)
+    wd = w.to(dt).t().contiguous().t()
+    cases.append(("W4A16 1x8192x8192", lambda: tc.gemm(x, w4), lambda: x @ wd))
+    print("| call | tc.gemm host µs | tc.gemm wall µs | torch host µs | torch wall µs |\n|---|---:|---:|---:|---:|")
+    for name, ours, theirs in cases:
+        h, w_ = host_us(ours)
+        th, tw = host_us(theirs)
+        print(f"| {name} | {h:.1f} | {w_:.1f} | {th:.1f} | {tw:.1f} |", flush=True)
+    if a.profile:
+        for name, ours, _ in cases:
+            pr = cProfile.Profile()
+            pr.enable()
+            for _ in range(100):
+                ours()
+            pr.disable()
+            torch.cuda.synchronize()
+            print(f"\n#### cProfile, 100 calls: {name}")
+            pstats.Stats(pr).sort_stats("cumulative").print_stats(22)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
