@@ -194,6 +194,25 @@ def test_specializations_are_cached_and_keyed():
     assert axpy.specialize(x[1:], x, 1.0, 10) is not a
 
 
+@dsl.kernel
+def defaults(x, n, scale=2.0, width: Constexpr = 4):
+    x[threadIdx.x] = scale * n + width
+
+
+def test_positional_binding_matches_the_signature():
+    # a launch binds positional arguments without inspect; keywords, defaults and errors as Signature.bind
+    x = torch.zeros(4)
+    full = defaults._key((x, 3, 2.0, 4), {})
+    assert defaults._key((x, 3), {})[0] == full[0] and defaults._key((x, 3, 2.0), {})[0] == full[0]
+    assert defaults._key((x,), {"n": 3, "width": 4})[0] == full[0]
+    assert defaults._key((x, 3), {})[2] == {"x": x, "n": 3, "scale": 2.0, "width": 4}
+    assert defaults._key((x, 3, 2.0, 8), {})[0] != full[0]
+    with pytest.raises(TypeError, match="defaults: missing"):
+        defaults._key((x,), {})
+    with pytest.raises(TypeError, match="defaults: too many"):
+        defaults._key((x, 3, 2.0, 4, 5), {})
+
+
 def test_dump_writes_the_source(tmp_path, monkeypatch):
     monkeypatch.setenv("TILECRAFT_DUMP", str(tmp_path))
     src = loops.source(torch.zeros(8), 3, 2)

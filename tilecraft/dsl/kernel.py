@@ -173,19 +173,32 @@ class Kernel:
             if pname in _LAUNCH_KEYS:
                 raise TypeError(f"kernel parameter name {pname!r} is reserved for launch settings")
         self.constexpr = {n for n, p in self.signature.parameters.items() if _is_constexpr(p.annotation)}
+        params = list(self.signature.parameters.values())
+        # positional calls of a plain signature bind without inspect (a launch binds its arguments twice)
+        self._names = tuple(p.name for p in params)
+        self._defaults = tuple(p.default for p in params)
+        self._plain = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params)
         self._specs: dict[Any, Specialization] = {}
         self._compiled: dict[tuple[Any, str], Any] = {}
 
     # -- specialization
-    def _key(self, args: tuple, kwargs: dict) -> tuple[Any, list[Any], dict[str, Any]]:
+    def _bind(self, args: tuple, kwargs: dict) -> dict[str, Any]:
+        """The arguments by parameter name, defaults applied (as ``Signature.bind`` + ``apply_defaults``)."""
+        n = len(args)
+        if not kwargs and self._plain and n <= len(self._names) and inspect.Parameter.empty not in self._defaults[n:]:
+            return dict(zip(self._names, args + self._defaults[n:]))
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
             raise TypeError(f"{self.__name__}: {e}") from None
         bound.apply_defaults()
+        return dict(bound.arguments)
+
+    def _key(self, args: tuple, kwargs: dict) -> tuple[Any, list[Any], dict[str, Any]]:
+        arguments = self._bind(args, kwargs)
         leaves: list[Any] = []
         key = []
-        for name, value in bound.arguments.items():
+        for name, value in arguments.items():
             if name in self.constexpr:
                 try:
                     hash(value)
@@ -194,7 +207,7 @@ class Kernel:
                 key.append((name, ("C", value, _typed(value))))
             else:
                 key.append((name, _describe(value, leaves)))
-        return tuple(key), leaves, dict(bound.arguments)
+        return tuple(key), leaves, arguments
 
     def specialize(self, *args: Any, **kwargs: Any) -> Specialization:
         """Trace (or fetch) the specialization for these arguments."""

@@ -435,17 +435,17 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
 
 def _check_device(x: Any) -> None:
     """x on a CUDA device of compute capability 8.0 or newer (mma.sync with bf16, cp.async-era loads)."""
-    import torch
     if not x.is_cuda:
         raise ValueError(f"the mixed-input GEMM runs on CUDA tensors, got x on {x.device}")
-    cc = torch.cuda.get_device_capability(x.device)
+    from tilecraft.gemm.op import _device_facts
+    cc = _device_facts(x.device)[1]
     if cc[0] < 8:
         raise ValueError(f"the mixed-input GEMM needs sm_80 or newer, this GPU is sm_{cc[0]}{cc[1]}")
 
 
 def _sm_count(x: Any) -> int:
-    import torch
-    return torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 132
+    from tilecraft.gemm.op import _device_facts
+    return _device_facts(x.device)[0] if x.is_cuda else 132
 
 
 def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int) -> MixedConfig:

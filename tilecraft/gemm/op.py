@@ -70,9 +70,23 @@ class Plan:
     notes: list[str] = field(default_factory=list)
 
 
-def _sm_count(device: Any) -> int:
+def _device_facts(device: Any) -> tuple[int, tuple[int, int]]:
+    """(SM count, compute capability) of a CUDA device, queried once per device (every call asks)."""
     import torch
-    return torch.cuda.get_device_properties(device).multi_processor_count
+    index = torch.device(device).index
+    index = torch.cuda.current_device() if index is None else index
+    facts = _DEVICE_FACTS.get(index)
+    if facts is None:
+        p = torch.cuda.get_device_properties(index)
+        facts = _DEVICE_FACTS[index] = (p.multi_processor_count, (p.major, p.minor))
+    return facts
+
+
+_DEVICE_FACTS: dict[int, tuple[int, tuple[int, int]]] = {}
+
+
+def _sm_count(device: Any) -> int:
+    return _device_facts(device)[0]
 
 
 def pick_config(M: int, N: int, K: int, L: int, elem: str, sms: int) -> TensorOpConfig:
@@ -161,8 +175,7 @@ def _unclustered_if_few_m_tiles(cfg: Sm90Config, M: int) -> Sm90Config:
 
 
 def _is_sm90(device: Any) -> bool:
-    import torch
-    return tuple(torch.cuda.get_device_capability(device)) == (9, 0)
+    return _device_facts(device)[1] == (9, 0)
 
 
 def _tma_ready(x: Any) -> bool:
@@ -312,10 +325,9 @@ class GemmOp:
     @staticmethod
     def _check_device(A: Any, B: Any) -> None:
         """A and B on one CUDA device of compute capability 8.0 or newer."""
-        import torch
         if not A.is_cuda or A.device != B.device:
             raise ValueError(f"A and B must be CUDA tensors on one device, got {A.device} and {B.device}")
-        cc = torch.cuda.get_device_capability(A.device)
+        cc = _device_facts(A.device)[1]
         if cc[0] * 10 + cc[1] < _MIN_ARCH:
             raise ValueError(f"the tensor-op GEMM needs sm_80 or newer (cp.async, bf16 mma.sync), this GPU is "
                              f"sm_{cc[0]}{cc[1]}")

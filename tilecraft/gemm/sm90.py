@@ -431,7 +431,8 @@ def d_map(D3: Any, cfg: Sm90Config) -> Any:
         return None
     if _d_problem(tuple(D3.shape), D3.stride(), D3.data_ptr() % 16, name, cfg) is not None:
         return None
-    return _cached_map(D3.permute(1, 2, 0), epilogue_layout(cfg, _D_TYPES[name])(_, _, 0), 1, ("D", cfg.rows, cfg.consumers))
+    return _cached_map(D3.permute(1, 2, 0), lambda: epilogue_layout(cfg, _D_TYPES[name])(_, _, 0), 1,
+                       ("D", cfg.rows, cfg.consumers))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -464,13 +465,15 @@ _MAP_DTYPES = {"tf32": "tf32"}
 
 
 def _map(x: Any, elem: str, major: str, mn: int, bk: int, stages: int, multicast: int) -> Any:
-    lay = smem_layout(ELEMENTS[elem][0], "K" if major == "K" else "MN", mn, bk, stages)(_, _, 0)
-    return _cached_map(x, lay, multicast, (elem, major, mn, bk, stages), _MAP_DTYPES.get(elem))
+    def tile() -> Any:
+        return smem_layout(ELEMENTS[elem][0], "K" if major == "K" else "MN", mn, bk, stages)(_, _, 0)
+    return _cached_map(x, tile, multicast, (elem, major, mn, bk, stages), _MAP_DTYPES.get(elem))
 
 
-def _cached_map(x: Any, lay: Any, multicast: int, tiling: tuple, dtype: str | None = None) -> Any:
-    """The TMA map of view x filling smem tile `lay`, from the cache when x's address, extents, strides and
-    the tiling match. Cached maps do not hold their tensor: the cache must not keep operands alive (it held
+def _cached_map(x: Any, tile: Any, multicast: int, tiling: tuple, dtype: str | None = None) -> Any:
+    """The TMA map of view x filling the smem tile ``tile()`` (a layout; called only when the map is not
+    cached: slicing a swizzled layout costs more than the rest of a launch), from the cache when x's
+    address, extents, strides and the tiling match. Cached maps do not hold their tensor: the cache must not keep operands alive (it held
     every rotated benchmark operand until the GPU ran out of memory); a map is only found again for a
     tensor at the same address with the same extents and strides, which it describes exactly. `dtype`
     names the map's element type where it is not the tensor's (``TMA_DTYPES``)."""
@@ -483,7 +486,7 @@ def _cached_map(x: Any, lay: Any, multicast: int, tiling: tuple, dtype: str | No
     if m is None:
         if len(_MAPS) >= 1024:
             _MAPS.clear()
-        m = _MAPS[key] = replace(make_tma_map(x, lay, multicast=multicast, dtype=dtype), tensor=None)
+        m = _MAPS[key] = replace(make_tma_map(x, tile(), multicast=multicast, dtype=dtype), tensor=None)
     return m
 
 

@@ -472,7 +472,8 @@ def use_sm90_mixed(x: Any, w: PackedWeight) -> bool:
     import torch
     if not (isinstance(x, torch.Tensor) and x.is_cuda and x.dim() >= 1 and x.shape[-1] == w.shape[0]):
         return False
-    if tuple(torch.cuda.get_device_capability(x.device)) != (9, 0):
+    from tilecraft.gemm.op import _device_facts
+    if _device_facts(x.device)[1] != (9, 0):
         return False
     return x.numel() // max(w.shape[0], 1) >= SM90_MIN_M
 

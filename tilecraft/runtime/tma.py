@@ -17,6 +17,7 @@ to the driver's ``cuTensorMapEncodeTiled`` and needs a GPU.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -435,7 +436,7 @@ class TmaMap:
     descriptor: Any
     tensor: Any = None
 
-    @property
+    @functools.cached_property
     def static_args(self) -> TmaEncodeArgs:
         """The encode arguments without the tensor's address, extents and strides (what a kernel may
         specialize on: maps of different tensors with the same tiling share one compiled kernel)."""
@@ -443,8 +444,9 @@ class TmaMap:
         a = self.args
         return replace(a, global_address=0, global_dims=(0,) * a.rank, global_strides=(0,) * len(a.global_strides))
 
-    @property
+    @functools.cached_property
     def key(self) -> tuple[Any, ...]:
+        """The static part of the map (computed once: a launch reads it to find its kernel)."""
         a = self.args
         return (a.data_type, a.box_dims, a.element_strides, a.swizzle, a.dims, a.element_bytes, a.multicast,
                 a.multicast_dim, repr(self.smem))
