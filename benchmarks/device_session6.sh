@@ -58,6 +58,14 @@ PY
     echo "== host time per tc.gemm call"
     timeout "${HOST_TIMEOUT:-300}" python3 benchmarks/host_overhead.py --profile > "$OUT/host.log" 2>&1
     head -8 "$OUT/host.log"; grep -A30 "cProfile" "$OUT/host.log" | grep -v "^$" | head -120 ;;
+  tests)
+    echo "== GPU tests after the host-path changes"
+    timeout "${TEST_TIMEOUT:-400}" python3 -m pytest -m gpu -q -p no:cacheprovider tests/sm90 tests/dsl tests/gemm/test_tensorop.py \
+      > "$OUT/gpu_tests.log" 2>&1
+    tail -3 "$OUT/gpu_tests.log"
+    timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/quant/test_mixed.py -k "launch_grid or llama" \
+      > "$OUT/gpu_tests_mixed.log" 2>&1
+    tail -3 "$OUT/gpu_tests_mixed.log" ;;
   sgemm)
     echo "== bench_sgemm"
     timeout "${SGEMM_TIMEOUT:-300}" python3 benchmarks/bench_sgemm.py --out "$OUT/sgemm" --configs "$SGEMM" 2>&1 | tee "$OUT/sgemm.log" | tail -40 ;;
