@@ -109,6 +109,16 @@ def test_validate_names_the_broken_rule():
         Sm90Config(128, 128, 32).validate()
     with pytest.raises(ValueError, match="smem"):
         Sm90Config(256, 256, 64, stages=4, consumers=4).validate()
+    with pytest.raises(ValueError, match="blk_n must be one of"):
+        Sm90Config(128, 48, 64, stages=8).validate()         # no m64n48 wrapper: refused here, not by NVRTC
+    # a 96-wide tile of an N-major B does not split into 64-element swizzle columns: the host says so (tc.gemm
+    # then takes the sm80 path) instead of the layout algebra failing inside the launch
+    A, Bt = _operands(1, 256, 384, 256, ("K", "N"), torch.float16)
+    why = sm90.tma_problem(A, Bt, Sm90Config(128, 96, 64, stages=6), "float16")
+    assert why is not None and why.startswith("B: an MN-major operand") and "got 96" in why, why
+    assert sm90.tma_problem(A, Bt, Sm90Config(128, 64, 64, stages=8), "float16") is None
+    A, Bt = _operands(1, 256, 384, 256, ("K", "K"), torch.float16)
+    assert sm90.tma_problem(A, Bt, Sm90Config(128, 96, 64, stages=6), "float16") is None
     for cfg in SM90_TABLE.values():
         cfg.validate()
 

@@ -48,6 +48,7 @@ from typing import Any
 import tilecraft as tc
 from tilecraft import _, dsl
 from tilecraft.atoms import gmma_layout_atom, make_tiled_mma, wgmma_atom
+from tilecraft.atoms.sm90_codegen import HEADER_N
 from tilecraft.dsl import Constexpr, blockIdx, gridDim, hopper, threadIdx
 from tilecraft.layout.inttuple import imin
 
@@ -115,8 +116,9 @@ class Sm90Config:
         """Raise ValueError naming the condition a tiling breaks."""
         if self.consumers < 1 or self.blk_m % (64 * self.consumers):
             raise ValueError(f"{self.name}: each consumer warpgroup needs a multiple of 64 rows")
-        if self.blk_n % 8 or not 8 <= self.blk_n <= 256:
-            raise ValueError(f"{self.name}: blk_n must be a multiple of 8 in [8, 256] (one wgmma's N)")
+        if self.blk_n not in HEADER_N:
+            raise ValueError(f"{self.name}: blk_n must be one of {HEADER_N} (one wgmma's N with a wrapper in "
+                             "tilecraft/sm90_wgmma.cuh; tilecraft/atoms/sm90_codegen.py makes others)")
         if self.blk_k * elem_bytes != 128:
             raise ValueError(f"{self.name}: blk_k must be 128 bytes of elements (one 128-byte swizzle row)")
         if self.blk_m > 256:
@@ -508,6 +510,9 @@ def _tma_problem(a_shape: tuple, a_stride: tuple, a_mis: int, b_shape: tuple, b_
         if major != "K" and ELEMENTS[elem][0].bits != 16:
             return (f"{name}: {elem} wgmma reads K-major operands only (unit stride along K: A row-major, B "
                     f"column-major), got strides {stride} of the ({'L,M,K' if name == 'A' else 'L,N,K'}) view")
+        if major != "K" and mn % 64:
+            return (f"{name}: an MN-major operand is tiled in 64-element (128-byte swizzle) columns, so its tile "
+                    f"extent must be a multiple of 64, got {mn} ({cfg.name})")
         lay = smem_layout(ELEMENTS[elem][0], major, mn, cfg.blk_k, cfg.stages)(_, _, 0)
         problem = _view_problem(name, shape, stride, mis, dtype.replace("torch.", ""), lay, mc)
         if problem is not None:
