@@ -50,7 +50,7 @@ def main() -> int:
     a = p.parse_args()
     dt = getattr(torch, a.dtype)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    print(f"| shape | contender | µs | TFLOP/s | x cuBLAS | rel err |\n|---|---|---:|---:|---:|---:|")
+    print("| shape | contender | µs | TFLOP/s | x cuBLAS | rel err |\n|---|---|---:|---:|---:|---:|")
     for shape in a.shapes.split(","):
         M, N, K = (int(x) for x in shape.split("x"))
         copies = max(2, -(-200 * 2**20 // (2 * (M * K + K * N))))          # > 200 MB of operands: not in L2

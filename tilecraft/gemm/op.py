@@ -71,7 +71,8 @@ class Plan:
 
 
 def _device_facts(device: Any) -> tuple[int, tuple[int, int]]:
-    """(SM count, compute capability) of a CUDA device, queried once per device (every call asks)."""
+    """(SM count, compute capability) of a CUDA device, queried once per device: the GEMM entry points ask on
+    every call, and torch's queries cost microseconds each."""
     import torch
     index = torch.device(device).index
     index = torch.cuda.current_device() if index is None else index

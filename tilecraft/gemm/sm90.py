@@ -473,12 +473,13 @@ def _map(x: Any, elem: str, major: str, mn: int, bk: int, stages: int, multicast
 
 
 def _cached_map(x: Any, tile: Any, multicast: int, tiling: tuple, dtype: str | None = None) -> Any:
-    """The TMA map of view x filling the smem tile ``tile()`` (a layout; called only when the map is not
-    cached: slicing a swizzled layout costs more than the rest of a launch), from the cache when x's
-    address, extents, strides and the tiling match. Cached maps do not hold their tensor: the cache must not keep operands alive (it held
-    every rotated benchmark operand until the GPU ran out of memory); a map is only found again for a
-    tensor at the same address with the same extents and strides, which it describes exactly. `dtype`
-    names the map's element type where it is not the tensor's (``TMA_DTYPES``)."""
+    """The TMA map of view x filling the smem tile ``tile()`` (a layout, built only when the map is not
+    cached: slicing a swizzled layout cost more than the rest of a launch), from the cache when x's
+    address, extents, strides and the tiling match. Cached maps do not hold their tensor: the cache must
+    not keep operands alive (it held every rotated benchmark operand until the GPU ran out of memory); a
+    map is only found again for a tensor at the same address with the same extents and strides, which it
+    describes exactly. `dtype` names the map's element type where it is not the tensor's
+    (``TMA_DTYPES``)."""
     from dataclasses import replace
 
     from tilecraft.runtime.tma import make_tma_map
