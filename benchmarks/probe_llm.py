@@ -4,7 +4,8 @@ few (M, N, K), in one process, float64-checked first, weights rotated past L2.
 
     PYTHONPATH=$PWD python3 benchmarks/probe_llm.py [--shapes 128x6144x4096,...] [--dtype bfloat16]
 
-Candidates: tc.gemm's automatic pick, and the configurations in CANDIDATES (those that do not validate at a
+Calls are timed back to back (no GPU sleep covers the host), so a slow host path shows here as it does to a
+caller in a loop (sixth session: every tilecraft call was host-bound). Candidates: tc.gemm's automatic pick, and the configurations in CANDIDATES (those that do not validate at a
 shape are skipped). One line per (shape, contender): µs, TFLOP/s, x cuBLAS, relative error.
 """
 from __future__ import annotations
