@@ -4,9 +4,11 @@ few (M, N, K), in one process, float64-checked first, weights rotated past L2.
 
     PYTHONPATH=$PWD python3 benchmarks/probe_llm.py [--shapes 128x6144x4096,...] [--dtype bfloat16]
 
-Calls are timed back to back (no GPU sleep covers the host), so a slow host path shows here as it does to a
-caller in a loop (sixth session: every tilecraft call was host-bound). Candidates: tc.gemm's automatic pick, and the configurations in CANDIDATES (those that do not validate at a
-shape are skipped). One line per (shape, contender): µs, TFLOP/s, x cuBLAS, relative error.
+Each call is timed with CUDA events (tilecraft.bench's Timer, operands rotated call by call) and no GPU sleep
+covers the host's enqueue time, so a slow host path shows here as it does to a caller in a loop (sixth session:
+every tilecraft call was host-bound). Candidates: tc.gemm's automatic pick, and the configurations in
+CANDIDATES (those that do not validate at a shape are skipped). One line per (shape, contender): µs,
+TFLOP/s, x cuBLAS, relative error.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
+from tilecraft.bench.timing import Timer  # noqa: E402
 from tilecraft.gemm import Sm90Config, gemm  # noqa: E402
 from tilecraft.gemm.op import pick_sm90_config  # noqa: E402
 
@@ -29,19 +32,6 @@ CANDIDATES = [S(64, 64, 64, stages=8, consumers=1), S(64, 128, 64, stages=8, con
               S(128, 128, 64, stages=6, cluster_m=2), S(128, 256, 64, stages=4)]
 
 
-def timed(fn, reps: int) -> float:
-    """Mean µs of fn() over reps calls (CUDA events), after 3 warm-ups."""
-    for _ in range(3):
-        fn()
-    ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
-    ev[0].record()
-    for _ in range(reps):
-        fn()
-    ev[1].record()
-    torch.cuda.synchronize()
-    return ev[0].elapsed_time(ev[1]) * 1000 / reps
-
-
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--shapes", default="128x6144x4096,256x6144x4096,128x10240x8192,256x10240x8192,"
@@ -49,6 +39,7 @@ def main() -> int:
     p.add_argument("--dtype", default="bfloat16")
     p.add_argument("--reps", type=int, default=50)
     a = p.parse_args()
+    timer = Timer(gpu_sleep=False, warmup_ms=5.0, reps=a.reps)           # the host's time shows (see above)
     dt = getattr(torch, a.dtype)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     print("| shape | contender | µs | TFLOP/s | x cuBLAS | rel err |\n|---|---|---:|---:|---:|---:|")
@@ -58,16 +49,10 @@ def main() -> int:
         xs = [torch.randn(M, K, device="cuda").to(dt) for _ in range(copies)]
         ws = [(torch.randn(K, N, device="cuda") * 0.05).to(dt) for _ in range(copies)]
         ref = xs[0].double() @ ws[0].double()
-        i = [0]
-
-        def call(f):
-            def go():
-                i[0] = (i[0] + 1) % copies
-                return f(xs[i[0]], ws[i[0]])
-            return go
+        operands = list(zip(xs, ws))                                      # rotated call by call
 
         flop = 2 * M * N * K
-        base = timed(call(lambda x, w: x @ w), a.reps)
+        base = timer(lambda x, w: x @ w, operands).median_ms * 1000
         print(f"| {shape} | cuBLAS | {base:.1f} | {flop / base / 1e6:.1f} | 1.000x | |", flush=True)
         auto = pick_sm90_config(M, N, K, 1, sms)
         for name, cfg in [("auto " + auto.name, None)] + [(c.name, c) for c in CANDIDATES]:
@@ -80,7 +65,7 @@ def main() -> int:
                 out = gemm(xs[0], ws[0], config=cfg)
                 torch.cuda.synchronize()
                 err = float((out.double() - ref).norm() / ref.norm())
-                us = timed(call(lambda x, w: gemm(x, w, config=cfg)), a.reps)
+                us = timer(lambda x, w: gemm(x, w, config=cfg), operands).median_ms * 1000
             except Exception as e:  # noqa: BLE001 - a candidate the kernel refuses at this shape
                 print(f"| {shape} | {name} | {type(e).__name__}: {str(e)[:80]} | | | |", flush=True)
                 continue
