@@ -271,6 +271,37 @@ def test_launch_passes_the_used_leaves_in_signature_order(monkeypatch):
 
 
 @dsl.kernel
+def scaled_pair(xy, out, alpha, n, bias, width: Constexpr = 2):
+    # a tuple of tensors, a float, an int, an optional tensor: the leaves a bound launch reads or fixes
+    i = threadIdx.x
+    with dsl.if_(i < n):
+        v = alpha * xy[0][i] + xy[1][i] + width
+        out[i] = v if bias is None else v + bias[i]
+
+
+def test_bound_launch_reads_addresses_and_floats_and_fixes_the_rest(monkeypatch):
+    calls = []
+    monkeypatch.setattr(dsl.Kernel, "_compile", lambda self, key, arch: lambda *a, **kw: calls.append((a, kw)))
+    x, y, out, b = (torch.zeros(64)[1::2] for k in range(4))   # strided and unaligned: both in the key
+    bound = scaled_pair.bind((x, y), out, 1.5, 32, b, 2, grid=(1,), block=(32,))
+    x2, y2, out2, b2 = (torch.zeros(64)[1::2] for k in range(4))
+    assert bound.matches((x2, y2), out2, -3.0, 32, b2, 2)
+    bound((x2, y2), out2, -3.0, 32, b2, 2)
+    scaled_pair.launch((x2, y2), out2, -3.0, 32, b2, 2, grid=(1,), block=(32,))
+    (fast, kw_fast), (slow, kw_slow) = calls
+    assert len(fast) == len(slow) and all(f is s or f == s for f, s in zip(fast, slow))   # tensors are the new ones
+    assert fast[0] is x2 and [v for v in fast if isinstance(v, float)] == [-3.0] and kw_fast == kw_slow
+    # what the key fixes is not read again: another n, width, layout or alignment does not match the binding
+    assert not bound.matches((x2, y2), out2, -3.0, 31, b2, 2)
+    assert not bound.matches((x2, y2), out2, -3.0, 32, b2, 4)
+    assert not bound.matches((x2.contiguous(), y2), out2, -3.0, 32, b2, 2)
+    assert not bound.matches((x2, y2), out2, -3.0, 32, None, 2)
+    scaled_pair.bind((x, y), out, 1.5, 32, b, grid=(1,), block=(32,))          # a defaulted Constexpr: fine
+    with pytest.raises(TypeError, match="positionally"):
+        defaults.bind(x, 3, grid=(1,), block=(32,))                            # a defaulted float: read how?
+
+
+@dsl.kernel
 def rotating(x, n):
     slot = dsl.declare(0, "slot", const=False)                          # 0, 1, 2, 0, ...
     for k in dsl.range(n):

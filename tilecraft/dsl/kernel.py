@@ -36,7 +36,7 @@ from tilecraft.dsl.memory import Param, PointerEngine, as_dtype
 from tilecraft.dsl.trace import Trace
 from tilecraft.tensor import Tensor
 
-__all__ = ["Constexpr", "kernel", "Kernel", "Specialization"]
+__all__ = ["BoundLaunch", "Constexpr", "kernel", "Kernel", "Specialization"]
 
 _LAUNCH_KEYS = ("grid", "block", "stream", "arch", "cluster")
 _STATIC_SMEM_LIMIT = 48 * 1024
@@ -64,8 +64,12 @@ def _pow2_divisor(n: int) -> int:
     return min(16, n & -n) if n else 16
 
 
-def _describe(x: Any, leaves: list[Any]) -> Any:
-    """The hashable specialization of one runtime argument; appends its runtime leaves to `leaves`."""
+def _describe(x: Any, leaves: list[Any], where: list[Any] | None = None, path: tuple[int, ...] = ()) -> Any:
+    """The hashable specialization of one runtime argument; appends its runtime leaves to `leaves`. With
+    `where`, also appends, per leaf, how a later argument of the same specialization supplies it: the
+    argument's `path` (index path into the arguments) for a tensor's address, a TMA map and a float,
+    None for leaves the specialization fixes (extents, strides and ints, given the caller's promise of
+    the same shapes; see ``Kernel.bind``)."""
     if _is_torch_tensor(x):
         strides = tuple(int(s) for s in x.stride())
         if any(s < 0 for s in strides):
@@ -73,21 +77,30 @@ def _describe(x: Any, leaves: list[Any]) -> Any:
         leaves.append(x)
         leaves.extend(int(n) for n in x.shape)
         leaves.extend(strides)
+        if where is not None:
+            where.append(("T", path))
+            where.extend([None] * (2 * x.dim()))
         return ("T", str(x.dtype).replace("torch.", ""), x.dim(), tuple(s == 1 for s in strides),
                 x.data_ptr() % 16 == 0, tuple(_pow2_divisor(s) for s in strides))
     if isinstance(x, bool) or x is None:
         return ("C", x, _typed(x))
     if type(x).__name__ == "TmaMap" and hasattr(x, "args"):
         leaves.append(x)
+        if where is not None:
+            where.append(("M", path))
         return ("M", x.key, x.static_args, x.smem)
     if isinstance(x, int):
         leaves.append(x)
+        if where is not None:
+            where.append(None)
         return ("I", x == 1)
     if isinstance(x, float) or type(x).__name__ in ("float32", "float64", "float16"):
         leaves.append(float(x))
+        if where is not None:
+            where.append(("F", path))
         return ("F",)
     if isinstance(x, (tuple, list)):
-        return ("()", tuple(_describe(e, leaves) for e in x))
+        return ("()", tuple(_describe(e, leaves, where, path + (i,)) for i, e in enumerate(x)))
     try:
         hash(x)
     except TypeError:
@@ -194,11 +207,11 @@ class Kernel:
         bound.apply_defaults()
         return dict(bound.arguments)
 
-    def _key(self, args: tuple, kwargs: dict) -> tuple[Any, list[Any], dict[str, Any]]:
+    def _key(self, args: tuple, kwargs: dict, where: list[Any] | None = None) -> tuple[Any, list[Any], dict[str, Any]]:
         arguments = self._bind(args, kwargs)
         leaves: list[Any] = []
         key = []
-        for name, value in arguments.items():
+        for pos, (name, value) in enumerate(arguments.items()):
             if name in self.constexpr:
                 try:
                     hash(value)
@@ -206,7 +219,7 @@ class Kernel:
                     raise TypeError(f"{self.__name__}: Constexpr argument {name}={value!r} is not hashable") from None
                 key.append((name, ("C", value, _typed(value))))
             else:
-                key.append((name, _describe(value, leaves)))
+                key.append((name, _describe(value, leaves, where, (pos,))))
         return tuple(key), leaves, arguments
 
     def specialize(self, *args: Any, **kwargs: Any) -> Specialization:
@@ -268,6 +281,30 @@ class Kernel:
         in clusters of `cluster` blocks when given (the grid counts blocks and is a multiple of it)."""
         key, leaves, _ = self._key(args, kwargs)
         spec = self._specialization(key)
+        self._check_block(spec, block)
+        k = self._compile(key, None)
+        k(*[_leaf_value(leaves[i]) for i in spec.used], grid=grid, block=block, smem=spec.smem_bytes, stream=stream,
+          cluster=cluster)
+
+    def bind(self, *args: Any, grid: Any, block: Any, cluster: Any = None) -> BoundLaunch:
+        """The launch of these (positional) arguments with everything but their runtime values resolved
+        once: specialization, compiled kernel (for the current GPU), grid, block, cluster and shared memory.
+        ``bound(*args)`` then launches later arguments of the *same specialization* -- tensors of the same
+        dtypes, shapes, strides and 16-byte alignment, TMA maps of the same tiling and extents, the same ints
+        and Constexpr values -- reading only tensor addresses, TMA maps and floats from them. That promise
+        is the caller's (``bound.matches(*args)`` checks it the slow way): a launch path that keys its bound
+        launches on those properties skips tracing the specialization key on every call."""
+        where: list[Any] = []
+        key, leaves, _ = self._key(args, {}, where)
+        spec = self._specialization(key)
+        self._check_block(spec, block)
+        sources = [where[i] for i in spec.used]
+        if any(s is not None and s[1][0] >= len(args) for s in sources):
+            raise TypeError(f"{self.__name__}.bind: pass every runtime argument positionally")
+        return BoundLaunch(self, key, self._compile(key, None), spec, [leaves[i] for i in spec.used], sources,
+                           grid, block, cluster)
+
+    def _check_block(self, spec: Specialization, block: Any) -> None:
         if spec.max_threads is not None:
             b = (block,) if isinstance(block, int) else tuple(block)
             n = 1
@@ -276,9 +313,6 @@ class Kernel:
             if n > spec.max_threads:
                 raise ValueError(f"{self.__name__}: block {block} has {n} threads, more than the kernel's "
                                  f"launch_bounds({spec.max_threads})")
-        k = self._compile(key, None)
-        k(*[_leaf_value(leaves[i]) for i in spec.used], grid=grid, block=block, smem=spec.smem_bytes, stream=stream,
-          cluster=cluster)
 
     def max_active_blocks(self, *args: Any, block: Any, **kwargs: Any) -> int:
         """How many blocks of this specialization one SM of the current GPU holds at once (see
@@ -311,12 +345,50 @@ class Kernel:
         return f"<tilecraft kernel {self.__name__}{self.signature}>"
 
 
+class BoundLaunch:
+    """A kernel launch bound to one specialization (``Kernel.bind``): call it with the kernel's arguments
+    (positional, as bound) and an optional ``stream``. Leaves the specialization fixes (extents, strides,
+    ints) are packed as bound; tensor addresses, TMA maps and floats are read from the arguments."""
+
+    __slots__ = ("owner", "key", "kernel", "grid", "block", "cluster", "smem", "_template", "_slots")
+
+    def __init__(self, owner: Kernel, key: Any, kernel: Any, spec: Specialization, values: list[Any],
+                 sources: list[Any], grid: Any, block: Any, cluster: Any):
+        self.owner, self.key, self.kernel = owner, key, kernel
+        self.grid, self.block, self.cluster, self.smem = grid, block, cluster, spec.smem_bytes
+        self._template = [v if s is None else None for v, s in zip(values, sources)]
+        self._slots = tuple((i, s[0], s[1][0], s[1][1:]) for i, s in enumerate(sources) if s is not None)
+
+    def values(self, args: tuple) -> list[Any]:
+        """The kernel's parameter values for `args` (what the launch packs)."""
+        vals = self._template.copy()
+        for i, kind, top, sub in self._slots:
+            v = args[top]
+            for j in sub:
+                v = v[j]
+            vals[i] = v if kind == "T" else float(v) if kind == "F" else _leaf_value(v)
+        return vals
+
+    def matches(self, *args: Any) -> bool:
+        """Whether `args` have the bound specialization and the same fixed leaves (the slow check the
+        caller's key stands in for; for tests)."""
+        key, leaves, _ = self.owner._key(args, {})
+        if key != self.key:
+            return False
+        spec = self.owner._specialization(key)
+        return all(t is None or t == leaves[i] for t, i in zip(self._template, spec.used))
+
+    def __call__(self, *args: Any, stream: Any = None) -> None:
+        self.kernel(*self.values(args), grid=self.grid, block=self.block, smem=self.smem, stream=stream,
+                    cluster=self.cluster)
+
+
 def _leaf_value(x: Any) -> Any:
     """What the launcher passes for a runtime leaf (a TmaMap's CUtensorMap)."""
     if type(x).__name__ == "TmaMap" and hasattr(x, "args"):
         if x.descriptor is None:
             raise ValueError("a TmaMap of a tensor that is not on a GPU can be traced and compiled, not launched")
-        return x.descriptor
+        return x.descriptor_bytes
     return x
 
 

@@ -445,6 +445,12 @@ class TmaMap:
         return replace(a, global_address=0, global_dims=(0,) * a.rank, global_strides=(0,) * len(a.global_strides))
 
     @functools.cached_property
+    def descriptor_bytes(self) -> bytes:
+        """The encoded CUtensorMap's 128 bytes (what a launch copies into the kernel's parameters)."""
+        import ctypes
+        return ctypes.string_at(int(self.descriptor.getPtr()), 128)
+
+    @functools.cached_property
     def key(self) -> tuple[Any, ...]:
         """The static part of the map (computed once: a launch reads it to find its kernel)."""
         a = self.args
