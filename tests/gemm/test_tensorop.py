@@ -164,6 +164,42 @@ def test_emulated_epilogues_and_batch(emulated: None) -> None:
     _check(30, 20, 24, L=2, C=True, alpha=0.5, beta=-1.25, act="silu")
 
 
+@pytest.mark.parametrize("config", [SMALL, T(64, 64, 32, 2, 2, stages=3, splits=3, split_mode="parallel"),
+                                    T(64, 64, 32, 2, 2, stages=3, splits=3, split_mode="serial")],
+                         ids=["plain", "parallel", "serial"])
+def test_emulated_calls_of_one_signature_share_a_plan(emulated: None, config: TensorOpConfig) -> None:
+    """tc.gemm prepares a call once per signature: a second call with other data, alpha, beta, C and bias
+    values (same shapes, strides and alignment) reuses the plan and computes with its own operands; an
+    operand at another alignment, a beta of 0 (C not read) or alpha 1 (not multiplied) prepares anew."""
+    from tilecraft.gemm import op
+    g = torch.Generator().manual_seed(5)
+
+    def call(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any) -> None:
+        D = tc.gemm(A, B, C, alpha=alpha, beta=beta, bias=bias, activation="relu", config=config)
+        ref = torch.relu(alpha * (A.double() @ B.double()) + beta * C.double() + bias.double())
+        assert float((D.double() - ref).norm() / ref.norm()) < 2e-3
+
+    def operands(off: int = 0) -> tuple[Any, ...]:
+        A = torch.randn(40 * 96 + off, generator=g).half()[off:].view(40, 96)
+        return (A, torch.randn(96, 72, generator=g).half(), torch.randn(40, 72, generator=g).half(),
+                torch.randn(72, generator=g).half())
+
+    A, B, C, bias = operands()
+    call(A, B, C, 0.5, 1.0, bias)
+    plans = len(op._RUNS)
+    A2, B2, C2, bias2 = operands()
+    call(A2, B2, C2, -2.0, 0.25, bias2)
+    call(A, B2, C2, 3.0, -1.0, bias)
+    assert len(op._RUNS) == plans
+    A8, B8, C8, bias8 = operands(off=8)
+    call(A8, B8, C8, 0.5, 1.0, bias8)                                 # a 16-byte aligned offset: same plan
+    assert len(op._RUNS) == plans
+    A1, B1, C1, bias1 = operands(off=1)
+    call(A1, B1, C1, 0.5, 1.0, bias1)                                 # 2 bytes off: padded, a plan of its own
+    call(A2, B2, C2, 1.0, 1.0, bias2)
+    assert len(op._RUNS) == plans + 2
+
+
 @pytest.mark.parametrize("mode", ["parallel", "serial"])
 def test_emulated_split_k(emulated: None, mode: str) -> None:
     cfg = T(64, 64, 32, 2, 2, stages=3, splits=4, split_mode=mode)

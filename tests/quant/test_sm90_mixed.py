@@ -318,23 +318,18 @@ def test_gpu_large_square_and_batched_x() -> None:
 
 
 @pytest.mark.gpu
-def test_tc_gemm_dispatches_large_m_to_the_hopper_kernel(monkeypatch: Any) -> None:
+def test_tc_gemm_dispatches_large_m_to_the_hopper_kernel() -> None:
     """On sm_90, tc.gemm(x, packed_w) runs this kernel from SM90_MIN_M rows on and the small-M one below."""
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("needs an sm_90 GPU")
     from tilecraft.gemm import mixed
+    from tilecraft.gemm.op import clear_plans
 
-    calls = []
-    real = sm90_mixed._launch
-    monkeypatch.setattr(sm90_mixed, "_launch", lambda *a: calls.append(a[0].shape[0]) or real(*a))
-    small = []
-    real_small = mixed._launch
-    monkeypatch.setattr(mixed, "_launch", lambda *a: small.append(a[0].shape[0]) or real_small(*a))
+    clear_plans()                                    # the runs below are the ones these three calls prepare
     pw = _weight(4, 128, False, torch.bfloat16, 1024, 512).to("cuda")
     bias = torch.randn(512).to(torch.bfloat16).cuda()
     for M in (sm90_mixed.SM90_MIN_M - 1, sm90_mixed.SM90_MIN_M, 1024):
         x = torch.randn(M, 1024).to(torch.bfloat16).cuda()
         y = tc.gemm(x, pw, bias=bias)
         _check(y, x, pw, bias)
-    assert calls == [sm90_mixed.SM90_MIN_M, 1024]
-    assert sum(small) == sm90_mixed.SM90_MIN_M - 1
+    assert [run.path for run in mixed._RUNS.values()] == ["mixed", "sm90_mixed", "sm90_mixed"]

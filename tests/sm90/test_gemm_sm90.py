@@ -14,6 +14,7 @@ import tilecraft.runtime as rt  # noqa: E402
 from tilecraft import dsl  # noqa: E402
 from tilecraft.gemm import SM90_TABLE, GemmOp, Sm90Config, pick_sm90_config  # noqa: E402
 from tilecraft.gemm import op as op_module  # noqa: E402
+from tilecraft.gemm.op import clear_plans  # noqa: E402
 from tilecraft.gemm import sm90  # noqa: E402
 from tilecraft.gemm.tensorop import EpilogueSpec  # noqa: E402
 
@@ -210,8 +211,9 @@ def test_tc_gemm_takes_the_hopper_path(monkeypatch):
         pytest.skip("needs sm_90")
     from tilecraft.gemm import gemm
     seen = []
-    real = sm90.launch
-    monkeypatch.setattr(sm90, "launch", lambda *a, **k: (seen.append(a[7]), real(*a, **k)))
+    real = sm90.Launch
+    clear_plans()                                     # calls of a known signature skip preparing their Launch
+    monkeypatch.setattr(sm90, "Launch", lambda *a, **k: (seen.append(a[7]), real(*a, **k))[1])
     A = torch.randn(2048, 2048, device="cuda", dtype=torch.float16)
     B = torch.randn(2048, 2048, device="cuda", dtype=torch.float16)
     D = gemm(A, B)
@@ -533,8 +535,9 @@ def test_tc_gemm_tf32_takes_the_hopper_path(monkeypatch):
         pytest.skip("needs sm_90")
     from tilecraft.gemm import gemm
     seen = []
-    real = sm90.launch
-    monkeypatch.setattr(sm90, "launch", lambda *a, **k: (seen.append(a[8]), real(*a, **k)))
+    real = sm90.Launch
+    clear_plans()                                     # calls of a known signature skip preparing their Launch
+    monkeypatch.setattr(sm90, "Launch", lambda *a, **k: (seen.append(a[8]), real(*a, **k))[1])
     for M, N, K, hopper in ((2048, 1024, 512, True), (512, 1024, 512, False)):
         seen.clear()
         A = torch.randn(M, K, device="cuda")

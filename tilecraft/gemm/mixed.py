@@ -501,21 +501,63 @@ class MixedGemm:
     config: MixedConfig | None = None
 
     def __call__(self, x: Any, w: PackedWeight, bias: Any = None) -> Any:
-        import torch
         if not isinstance(w, PackedWeight):
             raise TypeError(f"the mixed-input GEMM takes a PackedWeight (tc.quant.pack), got {type(w).__name__}")
+        return cached_run(("sm80", self), x, w, bias, self._prepare)(x, w, bias)
+
+    def _prepare(self, x: Any, w: PackedWeight, bias: Any) -> Any:
+        """Check a call and return ``run(x, w, bias) -> y`` for calls of its signature (``cached_run``):
+        the tiling, the splits and the bound launches of each slice of MAX_M rows are resolved here."""
+        import torch
         w.check(self.format)
         fmt, K, N, want = check_operands(x, w, bias)
         x2 = x.reshape(-1, K)
-        if x2.stride(1) != 1 or x2.data_ptr() % 16:
-            x2 = x2.clone(memory_format=torch.contiguous_format)            # 16-byte aligned rows of x
-        M = x2.shape[0]
-        y = torch.empty(M, N, dtype=want, device=x.device)
+        clone = x2.stride(1) != 1 or x2.data_ptr() % 16 != 0                 # 16-byte aligned rows of x
+        x2 = x2.clone(memory_format=torch.contiguous_format) if clone else x2
+        M, dev, out_shape = x2.shape[0], x.device, (*x.shape[:-1], N)
+        y = torch.empty(M, N, dtype=want, device=dev)
         cfg = self.config or pick_mixed_config(fmt, M, K, N)
         cfg.validate(fmt, K, N, min(M, MAX_M))
+        kcfg = replace(cfg, splits=None)                                   # splits are the grid's, not the code's
+        slices = []
         for m0 in range(0, M, MAX_M):
-            _launch(x2[m0:m0 + MAX_M], w, bias, y[m0:m0 + MAX_M], cfg)
-        return y.reshape(*x.shape[:-1], N)
+            xs, ys = x2[m0:m0 + MAX_M], y[m0:m0 + MAX_M]
+            blocks, splits = launch_grid(xs, w, cfg, bias, ys)
+            bound = mixed_gemm_kernel.bind(*_kernel_args(xs, w, bias, ys, cfg, splits > 1, kcfg),
+                                           grid=(blocks, splits), block=(cfg.threads,))
+            slices.append((m0, bound, splits > 1))
+        whole = len(slices) == 1
+
+        def run(x: Any, w: PackedWeight, bias: Any) -> Any:
+            x2 = x.reshape(-1, K)
+            x2 = x2.clone(memory_format=torch.contiguous_format) if clone else x2
+            y = torch.empty(M, N, dtype=want, device=dev)
+            for m0, bound, split_k in slices:
+                xs, ys = (x2, y) if whole else (x2[m0:m0 + MAX_M], y[m0:m0 + MAX_M])
+                bound(*_kernel_args(xs, w, bias, ys, cfg, split_k, kcfg))
+            return y.reshape(out_shape)
+        run.path, run.config = "mixed", cfg
+        return run
+
+
+# (path and op, signatures of x, bias and the weight's tensors, the weight's format and shape) -> run
+_RUNS: dict[Any, Any] = {}
+
+
+def cached_run(tag: Any, x: Any, w: PackedWeight, bias: Any, prepare: Any) -> Any:
+    """The run of a mixed-input call: from the cache when a call of the same signature (``tag``: the kernel
+    and its configuration; the dtypes, shapes, strides, 16-byte alignment and devices of x, bias and the
+    weight's tensors; the weight's format and shape) was prepared before, else ``prepare(x, w, bias)``."""
+    from tilecraft.gemm.op import _signature as sig
+
+    key = (tag, sig(x), sig(bias), w.format, w.shape, sig(w.qweight), sig(w.scales), sig(w.zeros))
+    run = _RUNS.get(key)
+    if run is None:
+        run = prepare(x, w, bias)
+        if len(_RUNS) >= 512:
+            _RUNS.clear()
+        _RUNS[key] = run
+    return run
 
 
 def check_operands(x: Any, w: PackedWeight, bias: Any) -> tuple[PackedFormat, int, int, Any]:
@@ -606,24 +648,20 @@ def launch_grid(x: Any, w: PackedWeight, cfg: MixedConfig, bias: Any = None, y: 
     return blocks, _pick_splits(blocks, K // cfg.chunk, cfg.warps, _sm_count(x) * per_sm)
 
 
-def _kernel_args(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig, split_k: bool = True) -> tuple:
+def _kernel_args(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig, split_k: bool = True,
+                 kcfg: MixedConfig | None = None) -> tuple:
     """mixed_gemm_kernel's arguments (y None: one is made, for compiling only); the workspace and counters
-    of this device and stream, or None without split-K."""
+    of this device and stream, or None without split-K. kcfg: cfg without its splits (the kernel's
+    Constexpr), where the caller has it."""
     import torch
     M, N = x.shape[0], w.shape[1]
     if y is None:
         y = torch.empty(M, N, dtype=x.dtype, device=x.device)
     blocks = N // (16 * cfg.tiles)
     ws, cnt = _workspace(x, M * N, blocks) if split_k else (None, None)
-    kcfg = replace(cfg, splits=None)                                      # splits are the grid's, not the code's
+    kcfg = kcfg or replace(cfg, splits=None)                              # splits are the grid's, not the code's
     return (x, w.qweight, w.scales, w.zeros, bias, y, ws[:M * N].view(M, N) if split_k else None,
             cnt[:blocks] if split_k else None, w.format, kcfg, -(-M // 8), x_rows(M) if cfg.async_copy else 0)
-
-
-def _launch(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig) -> None:
-    """One launch for up to MAX_M rows, on the grid ``launch_grid`` gives."""
-    blocks, splits = launch_grid(x, w, cfg, bias, y)
-    mixed_gemm_kernel[(blocks, splits), (cfg.threads,)](*_kernel_args(x, w, bias, y, cfg, split_k=splits > 1))
 
 
 def mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, *, config: Any = None) -> Any:

@@ -22,7 +22,7 @@ from tilecraft.gemm.tensorop import (
     ACTIVATIONS, ELEMENT_TYPES, EpilogueSpec, TensorOpConfig, splitk_reduce_kernel, tensorop_gemm_kernel,
 )
 
-__all__ = ["GemmOp", "gemm", "HEURISTIC_TABLE", "SM90_TABLE", "pick_config", "pick_sm90_config", "Plan"]
+__all__ = ["GemmOp", "gemm", "clear_plans", "HEURISTIC_TABLE", "SM90_TABLE", "pick_config", "pick_sm90_config", "Plan"]
 
 _TORCH_ELEMENTS = {"float16": "float16", "bfloat16": "bfloat16", "float32": "tf32",
                    "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
@@ -348,63 +348,136 @@ class GemmOp:
     def __call__(self, A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0, bias: Any = None,
                  out: Any = None, pad: bool = False) -> Any:
         """D = act(alpha * A @ B + beta * C + bias) as a new tensor (or into ``out``). With ``pad``, operands
-        that are not aligned for the kernel are copied into aligned buffers first; without, they raise."""
+        that are not aligned for the kernel are copied into aligned buffers first; without, they raise.
+
+        The checks, the kernel and its launch shape are resolved once per signature (dtypes, shapes,
+        strides, 16-byte alignment and devices of the tensors, whether alpha is 1 and beta 0); later calls
+        of that signature only allocate D and launch."""
+        return self._call(_signature(A), _signature(B), A, B, C, alpha, beta, bias, out, pad)
+
+    def _call(self, sa: Any, sb: Any, A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any,
+              pad: bool) -> Any:
+        key = (self, sa, sb, _signature(C), _signature(bias), _signature(out), alpha == 1, beta == 0, pad)
+        run = _RUNS.get(key)
+        if run is None:
+            run = self._prepare(A, B, C, alpha, beta, bias, out, pad)
+            if len(_RUNS) >= 512:
+                _RUNS.clear()
+            _RUNS[key] = run
+        return run(A, B, C, alpha, beta, bias, out)
+
+    def _prepare(self, A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any, pad: bool) -> Any:
+        """Check the call and return ``run(A, B, C, alpha, beta, bias, out) -> D`` for calls of its signature."""
         import numpy as np
         import torch
 
         A3, B3, L, (M, N, K) = self._check(A, B, C, bias, need_aligned=not pad)
         out_dt = getattr(torch, self.out_dtype) if self.out_dtype else (A.dtype if self.element != "tf32" else torch.float32)
         batched_out = A.dim() == 3 or B.dim() == 3
-        D = out if out is not None else torch.empty((L, M, N) if batched_out else (M, N), dtype=out_dt, device=A.device)
-        D3 = D if D.dim() == 3 else D.unsqueeze(0)
-        if tuple(D3.shape) != (L, M, N) or D.dtype != out_dt:
-            raise ValueError(f"out must be {out_dt} of shape {(L, M, N) if batched_out else (M, N)}, got {D.dtype} "
-                             f"{tuple(D.shape)}")
-        if M == 0 or N == 0:
-            return D
-        if K == 0:  # no products: D = act(beta C + bias) (torch, not worth a kernel)
-            D3.copy_(_torch_epilogue(torch.zeros(L, M, N, device=A.device), C, bias, alpha, beta, self))
-            return D
-        A3, B3 = A3.expand(L, M, K), B3.expand(L, K, N)
-        Bt = B3.transpose(1, 2)                                          # (L,N,K) as the kernel takes B
-        if isinstance(self.config, Sm90Config):
-            from tilecraft.gemm import sm90
-            if L > 1:  # a broadcast operand (batch stride 0) becomes a real batch for its TMA map
-                A3 = A3 if A3.stride(0) else A3.contiguous()
-                Bt = Bt if Bt.stride(0) else Bt.contiguous()
-            C3 = None
-            if C is not None and beta != 0:
-                C3 = (C if C.dim() == 3 else C.unsqueeze(0)).expand(L, M, N)
-            ep = EpilogueSpec(read_c=C3 is not None, unit_alpha=alpha == 1,
-                              bias=self.bias if bias is not None else "none", activation=self.activation)
-            sm90.launch(A3, Bt, C3, D3, bias, np.float32(alpha), np.float32(beta), self.config, self.element, ep,
-                        _sm_count(A.device))
-            return D
-        if pad:
-            A3 = A3 if _aligned(A3) else _pad_aligned(A3)
-            Bt = Bt if _aligned(Bt) else _pad_aligned(Bt)
-        C3 = None
-        if C is not None and beta != 0:
-            C3 = (C if C.dim() == 3 else C.unsqueeze(0)).expand(L, M, N)
-        ep = EpilogueSpec(read_c=C3 is not None, unit_alpha=alpha == 1, bias=self.bias if bias is not None else "none",
+        d_shape = (L, M, N) if batched_out else (M, N)
+        if out is not None and (tuple((out if out.dim() == 3 else out.unsqueeze(0)).shape) != (L, M, N)
+                                or out.dtype != out_dt):
+            raise ValueError(f"out must be {out_dt} of shape {d_shape}, got {out.dtype} {tuple(out.shape)}")
+        dev = A.device
+        read_c = C is not None and beta != 0
+        ep = EpilogueSpec(read_c=read_c, unit_alpha=alpha == 1, bias=self.bias if bias is not None else "none",
                           activation=self.activation)
+        hopper = isinstance(self.config, Sm90Config)
+        a_dim, b_dim = A.dim(), B.dim()
+
+        def views(A: Any, B: Any, C: Any, out: Any) -> tuple[Any, Any, Any, Any, Any]:
+            """D (new or out) and the kernel's views: A3 (L,M,K), Bt (L,N,K), C3 (L,M,N) or None, D3."""
+            D = out if out is not None else torch.empty(d_shape, dtype=out_dt, device=dev)
+            A3 = (A if a_dim == 3 else A.unsqueeze(0)).expand(L, M, K)
+            Bt = (B if b_dim == 3 else B.unsqueeze(0)).expand(L, K, N).transpose(1, 2)   # (L,N,K) as the kernel takes B
+            C3 = (C if C.dim() == 3 else C.unsqueeze(0)).expand(L, M, N) if read_c else None
+            return D, A3, Bt, C3, (D if D.dim() == 3 else D.unsqueeze(0))
+
+        if M == 0 or N == 0:
+            return lambda A, B, C, alpha, beta, bias, out: views(A, B, C, out)[0]
+        if K == 0:  # no products: D = act(beta C + bias) (torch, not worth a kernel)
+            def run_empty(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any) -> Any:
+                D, _, _, _, D3 = views(A, B, C, out)
+                D3.copy_(_torch_epilogue(torch.zeros(L, M, N, device=dev), C, bias, alpha, beta, self))
+                return D
+            return run_empty
+        D, A3, Bt, C3, D3 = views(A, B, C, out)
+        if hopper:
+            from tilecraft.gemm import sm90
+            copy_a = L > 1 and A3.stride(0) == 0   # a broadcast operand (batch stride 0) becomes a real batch
+            copy_b = L > 1 and Bt.stride(0) == 0   # for its TMA map
+            A3, Bt = (A3.contiguous() if copy_a else A3), (Bt.contiguous() if copy_b else Bt)
+            launch = sm90.Launch(A3, Bt, C3, D3, bias, np.float32(alpha), np.float32(beta), self.config,
+                                 self.element, ep, _sm_count(A.device))
+
+            def run_sm90(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any) -> Any:
+                D, A3, Bt, C3, D3 = views(A, B, C, out)
+                launch(A3.contiguous() if copy_a else A3, Bt.contiguous() if copy_b else Bt, C3, D3, bias,
+                       np.float32(alpha), np.float32(beta))
+                return D
+            return run_sm90
+        pad_a, pad_b = pad and not _aligned(A3), pad and not _aligned(Bt)
+        A3, Bt = (_pad_aligned(A3) if pad_a else A3), (_pad_aligned(Bt) if pad_b else Bt)
         cfg = self.config
-        p = self.plan(A, B)
-        a, b = np.float32(alpha), np.float32(beta)
+        grid = self.plan(A, B).grid
         full = (M % cfg.blk_m == 0 and N % cfg.blk_n == 0 and K % cfg.blk_k == 0)
-        W = flags = None
+        a, b = np.float32(alpha), np.float32(beta)
+        f32, i32 = torch.float32, torch.int32
         if cfg.splits > 1 and cfg.split_mode == "parallel":
-            W = torch.empty(cfg.splits, L, M, N, dtype=torch.float32, device=A.device)
-            tensorop_gemm_kernel[p.grid, (cfg.threads,)](A3, Bt, None, D3, None, a, b, W, None, cfg, self.element,
-                                                          EpilogueSpec(), full)
+            W = torch.empty(cfg.splits, L, M, N, dtype=f32, device=A.device)
             threads = 256
-            splitk_reduce_kernel[(-(-(L * M * N) // threads),), (threads,)](W, C3, D3, bias, a, b, ep, threads)
+            main = tensorop_gemm_kernel.bind(A3, Bt, None, D3, None, a, b, W, None, cfg, self.element, EpilogueSpec(),
+                                             full, grid=grid, block=(cfg.threads,))
+            reduce = splitk_reduce_kernel.bind(W, C3, D3, bias, a, b, ep, threads, grid=(-(-(L * M * N) // threads),),
+                                               block=(threads,))
+
+            def run_parallel(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any) -> Any:
+                D, A3, Bt, C3, D3 = views(A, B, C, out)
+                A3, Bt = (_pad_aligned(A3) if pad_a else A3), (_pad_aligned(Bt) if pad_b else Bt)
+                W = torch.empty(cfg.splits, L, M, N, dtype=f32, device=dev)
+                a, b = np.float32(alpha), np.float32(beta)
+                main(A3, Bt, None, D3, None, a, b, W, None, cfg, self.element, EpilogueSpec(), full)
+                reduce(W, C3, D3, bias, a, b, ep, threads)
+                return D
+            return run_parallel
+        serial = cfg.splits > 1
+        W = torch.empty(L, M, N, dtype=f32, device=A.device) if serial else None
+        flags = torch.zeros(L, grid[0], dtype=i32, device=A.device) if serial else None
+        main = tensorop_gemm_kernel.bind(A3, Bt, C3, D3, bias, a, b, W, flags, cfg, self.element, ep, full, grid=grid,
+                                         block=(cfg.threads,))
+
+        def run_sm80(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any) -> Any:
+            D, A3, Bt, C3, D3 = views(A, B, C, out)
+            A3, Bt = (_pad_aligned(A3) if pad_a else A3), (_pad_aligned(Bt) if pad_b else Bt)
+            W = torch.empty(L, M, N, dtype=f32, device=dev) if serial else None
+            flags = torch.zeros(L, grid[0], dtype=i32, device=dev) if serial else None
+            main(A3, Bt, C3, D3, bias, np.float32(alpha), np.float32(beta), W, flags, cfg, self.element, ep, full)
             return D
-        if cfg.splits > 1:
-            W = torch.empty(L, M, N, dtype=torch.float32, device=A.device)
-            flags = torch.zeros(L, p.grid[0], dtype=torch.int32, device=A.device)
-        tensorop_gemm_kernel[p.grid, (cfg.threads,)](A3, Bt, C3, D3, bias, a, b, W, flags, cfg, self.element, ep, full)
-        return D
+        return run_sm80
+
+
+# (op, operand signatures, alpha == 1, beta == 0, pad) -> the op's run for calls of that signature
+_RUNS: dict[Any, Any] = {}
+
+
+def _signature(x: Any) -> Any:
+    """What a call's plan depends on in one operand: dtype, shape, strides, 16-byte alignment, device
+    (None for None; a non-tensor is its type, and the checks then refuse it)."""
+    if x is None:
+        return None
+    try:
+        return (x.dtype, x.shape, x.stride(), x.data_ptr() % 16, x.device)
+    except (AttributeError, TypeError):
+        return (type(x), id(x))
+
+
+def clear_plans() -> None:
+    """Forget the picks and resolved launches of earlier calls (tc.gemm, GemmOp, the mixed-input GEMM), so
+    that the next call of each signature is prepared again (tests that watch which kernel a call picks)."""
+    from tilecraft.gemm import mixed
+    _RUNS.clear()
+    _PICKS.clear()
+    mixed._RUNS.clear()
 
 
 def _torch_epilogue(acc: Any, C: Any, bias: Any, alpha: float, beta: float, op: GemmOp) -> Any:
@@ -438,6 +511,47 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
         if C is not None or alpha != 1.0 or beta != 0.0 or activation or out_dtype is not None or config is not None:
             raise ValueError("tc.gemm(x, packed_weight) takes bias= only (y = x @ dequantize(W) + bias in x's dtype)")
         return mixed_gemm(A, B, bias)
+    if config is not None and not isinstance(config, (TensorOpConfig, Sm90Config)):
+        raise TypeError(f"config must be a TensorOpConfig or an Sm90Config, got {type(config).__name__}")
+    sa, sb = _signature(A), _signature(B)
+    tf32 = torch.backends.cuda.matmul.allow_tf32 if allow_tf32 is None else allow_tf32
+    unit_scales = scale_a == 1.0 and scale_b == 1.0
+    key = (sa, sb, out_dtype, activation, bias_along if bias is not None else None, config, tf32, unit_scales)
+    pick = _PICKS.get(key, _MISSING)
+    if pick is _MISSING:
+        pick = _pick(A, B, out_dtype, activation, bias_along if bias is not None else "none", config, tf32, unit_scales)
+        if len(_PICKS) >= 512:
+            _PICKS.clear()
+        _PICKS[key] = pick
+    if pick is None:
+        return _ieee_fp32(A, B, C, alpha, beta, bias, activation, bias_along, out_dtype)
+    op, prep = pick
+    if prep is not None:
+        A, B = prep(A, B)
+        sa, sb = _signature(A), _signature(B)
+    if op.element in _FP8:
+        alpha = alpha * float(scale_a) * float(scale_b)                  # per-tensor scales
+    return op._call(sa, sb, A, B, C, alpha, beta, bias, None, True)
+
+
+# (operand signatures, the call's options, TF32 allowed) -> (GemmOp, operand copy or None), or None for IEEE fp32
+_PICKS: dict[Any, Any] = {}
+_MISSING = object()
+
+
+def _fp8_k_major(A: Any, B: Any) -> tuple[Any, Any]:
+    """fp8 operands as wgmma reads them: A (..., M, K) and B (..., K, N) both K-major (copies where not)."""
+    A = A if A.stride(-1) == 1 else A.contiguous()
+    B = B if B.stride(-2) == 1 else B.transpose(-1, -2).contiguous().transpose(-1, -2)
+    return A, B
+
+
+def _pick(A: Any, B: Any, out_dtype: Any, activation: str | None, bias: str, config: Any, tf32: bool,
+          unit_scales: bool) -> Any:
+    """tc.gemm's choice for operands of this signature: (GemmOp, the operand copy it needs or None), or
+    None for fp32 without TF32 (the IEEE kernel). Raises for operands no kernel takes."""
+    import torch
+
     if not isinstance(A, torch.Tensor) or not isinstance(B, torch.Tensor):
         raise TypeError(f"tc.gemm takes torch tensors, got {type(A).__name__} and {type(B).__name__}")
     if A.dtype != B.dtype:
@@ -447,28 +561,27 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
         raise TypeError(f"tc.gemm supports float16, bfloat16, float32 and (on Hopper) float8_e4m3fn / float8_e5m2 "
                         f"operands, got {A.dtype}")
     elem = _TORCH_ELEMENTS[name]
-    if elem == "tf32":
-        tf32 = torch.backends.cuda.matmul.allow_tf32 if allow_tf32 is None else allow_tf32
-        if not tf32:
-            return _ieee_fp32(A, B, C, alpha, beta, bias, activation, bias_along, out_dtype)
+    if elem == "tf32" and not tf32:
+        return None
     out = str(out_dtype).replace("torch.", "") if out_dtype is not None else None
+    prep = None
     if elem in _FP8:
         if not (A.is_cuda and _is_sm90(A.device)):
             raise TypeError(f"{A.dtype} GEMMs need a Hopper GPU (fp8 wgmma); this is "
                             f"{'a CPU tensor' if not A.is_cuda else 'sm_%d%d' % torch.cuda.get_device_capability(A.device)}")
-        A = A if A.stride(-1) == 1 else A.contiguous()                   # wgmma reads fp8 K-major only
-        B = B if B.stride(-2) == 1 else B.transpose(-1, -2).contiguous().transpose(-1, -2)
+        prep = _fp8_k_major
+        A, B = prep(A, B)
         out = out or "bfloat16"
-        alpha = alpha * float(scale_a) * float(scale_b)                  # per-tensor scales
         if config is None:
             A3, B3 = _batched(A, "A"), _batched(B, "B")
             config = _fp8_config(pick_sm90_config(A3.shape[1], B3.shape[2], A3.shape[2],
                                                   max(A3.shape[0], B3.shape[0]), _sm_count(A.device)))
-    elif scale_a != 1.0 or scale_b != 1.0:
+    elif not unit_scales:
         raise ValueError("scale_a / scale_b are per-tensor scales of fp8 operands; fold them into alpha otherwise")
     if config is None and A.is_cuda and _is_sm90(A.device):
         if elem == "tf32":
-            A, B = _k_major_for_tf32(A, B)
+            prep = _k_major_for_tf32
+            A, B = prep(A, B)
         A3, B3 = _batched(A, "A"), _batched(B, "B")
         if _tma_ready(A3) and _tma_ready(B3.transpose(1, 2)):
             from tilecraft.gemm.sm90 import tma_problem
@@ -481,8 +594,7 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
         A3, B3 = _batched(A, "A"), _batched(B, "B")
         config = pick_config(A3.shape[1], B3.shape[2], A3.shape[2], max(A3.shape[0], B3.shape[0]), elem,
                              _sm_count(A.device) if A.is_cuda else 132)
-    op = GemmOp(elem, out, config, activation or "none", bias_along if bias is not None else "none")
-    return op(A, B, C, alpha=alpha, beta=beta, bias=bias, pad=True)
+    return GemmOp(elem, out, config, activation or "none", bias), prep
 
 
 def _ieee_fp32(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, activation: str | None,

@@ -42,7 +42,7 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import tilecraft as tc
@@ -480,8 +480,6 @@ def _cached_map(x: Any, tile: Any, multicast: int, tiling: tuple, dtype: str | N
     map is only found again for a tensor at the same address with the same extents and strides, which it
     describes exactly. `dtype` names the map's element type where it is not the tensor's
     (``TMA_DTYPES``)."""
-    from dataclasses import replace
-
     from tilecraft.runtime.tma import make_tma_map
 
     key = (x.data_ptr(), tuple(x.shape), x.stride(), dtype or str(x.dtype), x.device, multicast, tiling)
@@ -544,44 +542,85 @@ def effective_splits(K: int, cfg: Sm90Config) -> int:
     return S
 
 
+class Launch:
+    """The kernel's launch for one signature of operands: D3 (L,M,N) from A3 (L,M,K), Bt (L,N,K), C3 / bias as
+    the epilogue says, with everything but their addresses resolved once (split count, grid, the bound
+    kernels, which maps to make). A caller that keys its Launches on the operands' dtypes, shapes, strides,
+    16-byte alignment and device (tc.gemm does) runs later operands of that signature with ``launch(...)``:
+    three cached TMA maps and one or two driver launches. alpha and beta are floats read at each call."""
+
+    def __init__(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, cfg: Sm90Config,
+                 elem: str, ep: Any, sms: int):
+        import torch
+        from tilecraft.gemm.tensorop import EpilogueSpec, splitk_reduce_kernel
+
+        L, M, N = D3.shape
+        self.K = K = A3.shape[2]
+        self.cfg = cfg = replace(cfg, splits=effective_splits(K, cfg))
+        self.elem, self.ep = elem, ep
+        self.majors = operand_majors(A3, Bt)
+        CL, S = cfg.cluster_m, cfg.splits
+        tiles_m = -(-M // cfg.blk_m)
+        units = -(-tiles_m // CL) * -(-N // cfg.blk_n) * L * S
+        self.full = M % cfg.blk_m == 0 and N % cfg.blk_n == 0 and tiles_m % CL == 0
+        self.store = S == 1 and d_map(D3, cfg) is not None                 # the epilogue stores D through TMA
+        self.w_shape = (S, L, M, N) if S > 1 else None
+        self._maps: tuple[dict, dict, dict] = ({}, {}, {})
+        self._f32, self._ep0 = torch.float32, EpilogueSpec()            # the split-K workspace; its kernel's epilogue
+        W = D3.new_empty(self.w_shape, dtype=torch.float32) if S > 1 else None
+        args = self._args(A3, Bt, C3, D3, bias, alpha, beta, W)
+        resident = sms // CL
+        if CL > 1:
+            key = (cfg, elem, sms)
+            if key not in _RESIDENT_CLUSTERS:
+                _RESIDENT_CLUSTERS[key] = sm90_gemm_kernel.max_active_clusters(*args, block=(cfg.threads,),
+                                                                               cluster=(CL, 1, 1))
+            resident = max(1, min(resident, _RESIDENT_CLUSTERS[key]))
+        rounds = -(-units // resident)                                    # work units per cluster, at most
+        self.grid = -(-units // rounds) * CL                              # as few clusters as keep that count
+        self.main = sm90_gemm_kernel.bind(*args, grid=(self.grid,), block=(cfg.threads,),
+                                          cluster=(CL, 1, 1) if CL > 1 else None)
+        self.reduce = None
+        if S > 1:
+            threads = 256
+            self.reduce = splitk_reduce_kernel.bind(W, C3, D3, bias, alpha, beta, ep, threads,
+                                                    grid=(-(-(L * M * N) // threads),), block=(threads,))
+
+    def _map(self, i: int, x: Any, make: Any) -> Any:
+        """Operand i's TMA map for x's address (the signature fixes the rest), made by make(x) once."""
+        cache, ptr = self._maps[i], x.data_ptr()
+        m = cache.get(ptr)
+        if m is None:
+            if len(cache) >= 64:
+                cache.clear()
+            m = cache[ptr] = make(x)
+        return m
+
+    def _args(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, W: Any) -> tuple:
+        cfg, elem = self.cfg, self.elem
+        tmA = self._map(0, A3, lambda x: _map(x.permute(1, 2, 0), elem, self.majors[0], cfg.blk_m, cfg.blk_k,
+                                              cfg.stages, 1))
+        tmB = self._map(1, Bt, lambda x: _map(x.permute(1, 2, 0), elem, self.majors[1], cfg.blk_n, cfg.blk_k,
+                                              cfg.stages, cfg.cluster_m))
+        if W is not None:
+            return (tmA, tmB, None, D3, None, alpha, beta, self.K, W, cfg, elem, self.majors, self._ep0, self.full)
+        tmD = self._map(2, D3, lambda x: d_map(x, cfg)) if self.store else None
+        return (tmA, tmB, C3, D3, bias, alpha, beta, self.K, None, cfg, elem, self.majors, self.ep, self.full, tmD)
+
+    def __call__(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any) -> None:
+        W = D3.new_empty(self.w_shape, dtype=self._f32) if self.w_shape else None
+        self.main(*self._args(A3, Bt, C3, D3, bias, alpha, beta, W))
+        if self.reduce is not None:
+            self.reduce(W, C3, D3, bias, alpha, beta, self.ep, 256)
+
+
 def launch(A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, cfg: Sm90Config, elem: str, ep: Any,
            sms: int) -> None:
-    """Run the kernel: D3 (L,M,N) from A3 (L,M,K), Bt (L,N,K) (TMA-compatible: 16-byte aligned base
+    """Run the kernel once: D3 (L,M,N) from A3 (L,M,K), Bt (L,N,K) (TMA-compatible: 16-byte aligned base
     and strides), C3 / bias as the epilogue says; one CTA per SM up to the number of work units. With
     split-K the splits write fp32 partials to a workspace and tensorop's reduction kernel applies the
-    epilogue."""
-    import torch
-    from dataclasses import replace
-    from tilecraft.gemm.tensorop import EpilogueSpec, splitk_reduce_kernel
-
-    L, M, N = D3.shape
-    K = A3.shape[2]
-    cfg = replace(cfg, splits=effective_splits(K, cfg))
-    tmA, tmB = make_maps(A3, Bt, cfg, elem)
-    CL, S = cfg.cluster_m, cfg.splits
-    tiles_m = -(-M // cfg.blk_m)
-    units = -(-tiles_m // CL) * -(-N // cfg.blk_n) * L * S
-    full = M % cfg.blk_m == 0 and N % cfg.blk_n == 0 and tiles_m % CL == 0
-    W = None
-    if S > 1:
-        W = torch.empty(S, L, M, N, dtype=torch.float32, device=D3.device)
-        args = (tmA, tmB, None, D3, None, alpha, beta, K, W, cfg, elem, operand_majors(A3, Bt), EpilogueSpec(), full)
-    else:
-        args = (tmA, tmB, C3, D3, bias, alpha, beta, K, None, cfg, elem, operand_majors(A3, Bt), ep, full,
-                d_map(D3, cfg))
-    resident = sms // CL
-    if CL > 1:
-        key = (cfg, elem, sms)
-        if key not in _RESIDENT_CLUSTERS:
-            _RESIDENT_CLUSTERS[key] = sm90_gemm_kernel.max_active_clusters(*args, block=(cfg.threads,),
-                                                                           cluster=(CL, 1, 1))
-        resident = max(1, min(resident, _RESIDENT_CLUSTERS[key]))
-    rounds = -(-units // resident)                                        # work units per cluster, at most
-    grid = -(-units // rounds) * CL                                       # as few clusters as keep that count
-    sm90_gemm_kernel.launch(*args, grid=(grid,), block=(cfg.threads,), cluster=(CL, 1, 1) if CL > 1 else None)
-    if S > 1:
-        threads = 256
-        splitk_reduce_kernel[(-(-(L * M * N) // threads),), (threads,)](W, C3, D3, bias, alpha, beta, ep, threads)
+    epilogue. (``Launch`` keeps what this resolves, for callers that launch one signature again.)"""
+    Launch(A3, Bt, C3, D3, bias, alpha, beta, cfg, elem, ep, sms)(A3, Bt, C3, D3, bias, alpha, beta)
 
 
 # (config, element, SM count) -> clusters the GPU holds at once (the persistent grid with clusters)

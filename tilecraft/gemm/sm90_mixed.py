@@ -480,22 +480,39 @@ def use_sm90_mixed(x: Any, w: PackedWeight) -> bool:
 
 def sm90_mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, config: Sm90MixedConfig | None = None) -> Any:
     """y (..., N) = x (..., K) @ dequantize(w) (+ bias) with the Hopper kernel (any M; tc.quant.gemm sends
-    M >= SM90_MIN_M here on sm_90). The checks are the small-M entry point's."""
+    M >= SM90_MIN_M here on sm_90). The checks are the small-M entry point's; a call's checks, tiling
+    and bound launch are resolved once per signature (``mixed.cached_run``)."""
+    from tilecraft.gemm.mixed import cached_run
+    return cached_run(("sm90", config), x, w, bias, lambda x, w, bias: _prepare(x, w, bias, config))(x, w, bias)
+
+
+def _prepare(x: Any, w: PackedWeight, bias: Any, config: Sm90MixedConfig | None) -> Any:
+    """Check a call and return ``run(x, w, bias) -> y`` for calls of its signature."""
     import torch
     from tilecraft.gemm.mixed import check_operands
 
     fmt, K, N, want = check_operands(x, w, bias)
     x2 = x.reshape(-1, K)
-    if x2.stride(1) != 1 or x2.stride(0) != K or x2.data_ptr() % 16:
-        x2 = x2.clone(memory_format=torch.contiguous_format)           # TMA: 16-byte aligned base and rows
-    M = x2.shape[0]
-    y = torch.empty(M, N, dtype=want, device=x.device)
+    clone = x2.stride(1) != 1 or x2.stride(0) != K or x2.data_ptr() % 16 != 0  # TMA: 16-byte aligned base and rows
+    x2 = x2.clone(memory_format=torch.contiguous_format) if clone else x2
+    M, dev, out_shape = x2.shape[0], x.device, (*x.shape[:-1], N)
+    y = torch.empty(M, N, dtype=want, device=dev)
+    launch = None
     if M:
         sms = _sm_count(x)
         cfg = config or pick_sm90_mixed_config(fmt, M, N, K, sms)
         cfg.validate(fmt)
-        _launch(x2, w, bias, y, cfg, sms)
-    return y.reshape(*x.shape[:-1], N)
+        launch = Launch(x2, w, bias, y, cfg, sms)
+
+    def run(x: Any, w: PackedWeight, bias: Any) -> Any:
+        x2 = x.reshape(-1, K)
+        x2 = x2.clone(memory_format=torch.contiguous_format) if clone else x2
+        y = torch.empty(M, N, dtype=want, device=dev)
+        if launch is not None:
+            launch(x2, w, bias, y)
+        return y.reshape(out_shape)
+    run.path, run.config = "sm90_mixed", launch.cfg if launch is not None else config
+    return run
 
 
 def _sm_count(x: Any) -> int:
@@ -525,18 +542,47 @@ def launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Sm90MixedConfi
     return (tmA, w.qweight, w.scales, w.zeros, bias, D3, K, W, kcfg, w.format, full, edges), units
 
 
-def _launch(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Sm90MixedConfig, sms: int) -> None:
-    """One persistent launch (one CTA per SM up to the work units); with split-K, then the reduction."""
-    import numpy as np
-    from tilecraft.gemm.tensorop import EpilogueSpec, splitk_reduce_kernel
+class Launch:
+    """The persistent launch (one CTA per SM up to the work units; with split-K, then the reduction) for
+    x2 (M,K) -> y (M,N) of one signature, resolved once: later calls of the signature make x's TMA map
+    (cached per address), the split-K workspace, and launch."""
 
-    args, units = launch_args(x2, w, bias, y, cfg)
-    kcfg = args[8]
-    sm90_mixed_kernel.launch(*args, grid=(min(units, sms),), block=(kcfg.tile.threads,))
-    if kcfg.tile.splits > 1:
-        M, N = y.shape
-        ep = EpilogueSpec(bias="n" if bias is not None else "none")
-        threads = 256
-        splitk_reduce_kernel[(-(-(M * N) // threads),), (threads,)](args[7], None, y.unsqueeze(0), bias,
-                                                                  np.float32(1), np.float32(0), ep, threads)
+    def __init__(self, x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Sm90MixedConfig, sms: int):
+        import numpy as np
+        from tilecraft.gemm.tensorop import EpilogueSpec, splitk_reduce_kernel
 
+        args, units = launch_args(x2, w, bias, y, cfg)
+        self.cfg = kcfg = args[8]
+        self.static = (args[6], kcfg, args[9], args[10], args[11])          # K, cfg, format, full, edges
+        self.maps: dict[int, Any] = {x2.data_ptr(): args[0]}
+        self.tile = tile = kcfg.tile
+        self.main = sm90_mixed_kernel.bind(*args, grid=(min(units, sms),), block=(tile.threads,))
+        self.reduce = None
+        if tile.splits > 1:
+            M, N = y.shape
+            self.ep, self.threads = EpilogueSpec(bias="n" if bias is not None else "none"), 256
+            self.one, self.zero = np.float32(1), np.float32(0)
+            self.reduce = splitk_reduce_kernel.bind(args[7], None, y.unsqueeze(0), bias, self.one, self.zero, self.ep,
+                                                    self.threads, grid=(-(-(M * N) // self.threads),),
+                                                    block=(self.threads,))
+
+    def __call__(self, x2: Any, w: PackedWeight, bias: Any, y: Any) -> None:
+        import torch
+        from tilecraft.gemm.sm90 import _map
+
+        ptr = x2.data_ptr()
+        tmA = self.maps.get(ptr)
+        if tmA is None:
+            if len(self.maps) >= 64:
+                self.maps.clear()
+            t = self.tile
+            tmA = self.maps[ptr] = _map(x2.unsqueeze(0).permute(1, 2, 0), w.format.dtype, "K", t.blk_m, t.blk_k,
+                                        t.stages, 1)
+        K, kcfg, fmt, full, edges = self.static
+        D3 = y.unsqueeze(0)
+        if self.reduce is None:
+            self.main(tmA, w.qweight, w.scales, w.zeros, bias, D3, K, None, kcfg, fmt, full, edges)
+            return
+        W = torch.empty(self.tile.splits, 1, *y.shape, dtype=torch.float32, device=y.device)
+        self.main(tmA, w.qweight, w.scales, w.zeros, None, D3, K, W, kcfg, fmt, full, edges)
+        self.reduce(W, None, D3, bias, self.one, self.zero, self.ep, self.threads)
