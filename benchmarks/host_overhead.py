@@ -47,12 +47,17 @@ def main() -> int:
         x = torch.randn(M, K, device="cuda").to(dt)
         w = (torch.randn(K, N, device="cuda") * 0.05).to(dt)
         cases.append((f"{M}x{N}x{K} bf16", lambda x=x, w=w: tc.gemm(x, w), lambda x=x, w=w: x @ w))
+        if M == 128:  # the same call on the sm80 tensor-op kernel
+            sm80 = tc.gemm.TensorOpConfig(128, 128, 64, 2, 2, stages=3)
+            cases.append((f"{M}x{N}x{K} bf16 sm80", lambda x=x, w=w: tc.gemm(x, w, config=sm80),
+                          lambda x=x, w=w: x @ w))
     import tilecraft.quant as Q
-    x = torch.randn(1, 8192, device="cuda").to(dt)
     w = torch.randn(8192, 8192, device="cuda") * 0.02
     w4 = Q.pack(Q.quantize(w, 4, 128), dt)
     wd = w.to(dt).t().contiguous().t()
-    cases.append(("W4A16 1x8192x8192", lambda: tc.gemm(x, w4), lambda: x @ wd))
+    for M in (1, 256):
+        x = torch.randn(M, 8192, device="cuda").to(dt)
+        cases.append((f"W4A16 {M}x8192x8192", lambda x=x: tc.gemm(x, w4), lambda x=x: x @ wd))
     print("| call | tc.gemm host µs | tc.gemm wall µs | torch host µs | torch wall µs |\n|---|---:|---:|---:|---:|")
     for name, ours, theirs in cases:
         h, w_ = host_us(ours)
