@@ -6,7 +6,7 @@ few (M, N, K), in one process, float64-checked first, weights rotated past L2.
 
 Each call is timed with CUDA events (tilecraft.bench's Timer, operands rotated call by call) and no GPU sleep
 covers the host's enqueue time, so a slow host path shows here as it does to a caller in a loop (sixth session:
-every tilecraft call was host-bound). Candidates: tc.gemm's automatic pick, and the configurations in
+every tilecraft call was host-bound); ``--gpu-only`` times the GPU alone. Candidates: tc.gemm's automatic pick, and the configurations in
 CANDIDATES (those that do not validate at a shape are skipped). One line per (shape, contender): µs,
 TFLOP/s, x cuBLAS, relative error.
 """
@@ -38,8 +38,10 @@ def main() -> int:
                                        "256x57344x8192,128x4096x4096,256x4096x14336")
     p.add_argument("--dtype", default="bfloat16")
     p.add_argument("--reps", type=int, default=50)
+    p.add_argument("--gpu-only", action="store_true", help="cover the host's enqueue time with a GPU sleep: "
+                   "the kernels' GPU time alone")
     a = p.parse_args()
-    timer = Timer(gpu_sleep=False, warmup_ms=5.0, reps=a.reps)           # the host's time shows (see above)
+    timer = Timer(gpu_sleep=a.gpu_only, warmup_ms=5.0, reps=a.reps)     # without --gpu-only the host's time shows
     dt = getattr(torch, a.dtype)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     print("| shape | contender | µs | TFLOP/s | x cuBLAS | rel err |\n|---|---|---:|---:|---:|---:|")

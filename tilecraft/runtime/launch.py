@@ -315,6 +315,8 @@ class _Launcher:
     def struct_bytes(self, i: int, value: Any) -> bytes:
         """The bytes of by-value struct parameter `i` (e.g. a CUtensorMap), checked against its size."""
         p = self.params[i]
+        if type(value) is bytes and len(value) == p.size:  # e.g. a TmaMap's descriptor_bytes
+            return value
         where = f"{self._where(i)[:-1]}, {p.size} bytes)"
         if hasattr(value, "getPtr"):  # cuda.bindings driver structs, e.g. CUtensorMap
             if type(value).__name__ == "CUtensorMap" and p.size != 128:
