@@ -109,9 +109,47 @@ def pick_config(M: int, N: int, K: int, L: int, elem: str, sms: int) -> TensorOp
     return small if math.ceil(M / small.blk_m) * math.ceil(N / small.blk_n) * L > tiles else mid
 
 
-def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int) -> Sm90Config:
-    """The Hopper kernel's configuration for a shape: the big tile when it fills the SMs, else the mid tile,
-    split along K (fp32 partials + a reduction) when its tiles leave most SMs idle and K is long enough."""
+#: Per-SM speed of each SM90_TABLE tile (multiply-adds per ns: tile area x K over the time of one round of
+#: tiles), as an H100 ran them at LLM shapes (seventh session, probe_llm.py --gpu-only: 128x256 3100-3500,
+#: 128x128 2600-3300, 64x128 2200-2400, 64x64 1300-1600); the bigger tiles reuse more of each loaded byte and
+#: keep two consumer warpgroups busy.
+_SM90_RATE = {"128x256": 3300.0, "128x128": 3000.0, "64x128": 2300.0, "64x64": 1600.0}
+_HBM_BYTES_PER_NS = 3000.0      # the operands' bytes stream at about 3 TB/s (H100 read floor; bench_stream.py)
+_SPLIT_REDUCE_NS = 10000.0      # split-K's extra kernel and partial-tile traffic, beyond its bytes (probe_llm)
+
+
+def _sm90_estimate(c: Sm90Config, M: int, N: int, K: int, L: int, sms: int, elem_bytes: int) -> float:
+    """Estimated ns of configuration c: its rounds of tiles (a persistent grid of one CTA per SM, in whole
+    clusters) times a tile's time at the tile's speed, against the operands' streaming time (a soft maximum
+    of the two); split-K adds its fp32 partials (written and read) and the reduction."""
+    S = c.splits
+    tiles = math.ceil(M / c.blk_m) * math.ceil(N / c.blk_n) * L * S
+    rounds = math.ceil(tiles / (sms // c.cluster_m * c.cluster_m))
+    compute = rounds * c.blk_m * c.blk_n * math.ceil(K / S) / _SM90_RATE[f"{c.blk_m}x{c.blk_n}"]
+    stream = elem_bytes * L * (M * K + K * N) / _HBM_BYTES_PER_NS
+    reduce = (8 * S * L * M * N / _HBM_BYTES_PER_NS + _SPLIT_REDUCE_NS) if S > 1 else 0.0
+    return (compute ** 4 + stream ** 4) ** 0.25 + reduce          # the larger, softened: both cost near the floor
+
+
+def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int, elem_bytes: int = 2) -> Sm90Config:
+    """The Hopper kernel's configuration for a shape: the SM90_TABLE tile (or the 128x128 tile split along
+    K) with the least estimated time (``_sm90_estimate``: whole rounds of tiles over the SMs at each tile's
+    measured speed, the operands' streaming time, split-K's reduction); on a tie the earlier (bigger) entry.
+    Wave quantization decides most shapes: 256x57344 takes 128x128 (7 rounds of 896 tiles) over 128x256 (4
+    rounds of 448, each twice the work)."""
+    big, mid, small, tiny = SM90_TABLE.values()
+    candidates = [_unclustered_if_few_m_tiles(c, M) for c in (big, mid, small, tiny)]
+    k_tiles = math.ceil(K / mid.blk_k)
+    mid_tiles = math.ceil(M / mid.blk_m) * math.ceil(N / mid.blk_n) * L
+    # split-K (clusters measured slower there: 442 vs 532 TFLOP/s at 512x512x65536), >= 4 k-tiles per split
+    candidates += [replace(mid, splits=S, cluster_m=1) for S in range(2, min(sms // mid_tiles, k_tiles // 4, 32) + 1)]
+    return min(candidates, key=lambda c: _sm90_estimate(c, M, N, K, L, sms, elem_bytes))
+
+
+def _pick_sm90_by_tiles(M: int, N: int, K: int, L: int, sms: int) -> Sm90Config:
+    """The tile-count rule the mixed-input Hopper kernel's tiling is built on (sm90_mixed, whose stages and
+    rings were measured with it): 128x256 when its tiles fill the SMs, else the largest tile that fills 3/4
+    of them, split along K when none does and K is long enough."""
     big, mid, small, tiny = SM90_TABLE.values()
 
     def tiles(c: Sm90Config) -> int:
@@ -119,15 +157,13 @@ def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int) -> Sm90Config:
 
     if tiles(big) >= sms:
         return _unclustered_if_few_m_tiles(big, M)
-    for c in (mid, small, tiny):                                  # the largest tile that fills 3/4 of the SMs
+    for c in (mid, small, tiny):
         if tiles(c) >= (3 * sms) // 4:
             return _unclustered_if_few_m_tiles(c, M)
     k_tiles = math.ceil(K / mid.blk_k)
-    splits = min(sms // tiles(mid), k_tiles // 4, 32)             # fill the SMs, >= 4 k-tiles per split
-    if splits < 2:                                                # too short to split: the most tiles
+    splits = min(sms // tiles(mid), k_tiles // 4, 32)
+    if splits < 2:
         return _unclustered_if_few_m_tiles(tiny if tiles(tiny) > tiles(mid) else mid, M)
-    # split-K: partial tiles through an fp32 workspace; clusters measured slower here (442 vs 532 TFLOP/s
-    # at 512x512x65536)
     return replace(mid, splits=splits, cluster_m=1)
 
 
@@ -575,7 +611,7 @@ def _pick(A: Any, B: Any, out_dtype: Any, activation: str | None, bias: str, con
         if config is None:
             A3, B3 = _batched(A, "A"), _batched(B, "B")
             config = _fp8_config(pick_sm90_config(A3.shape[1], B3.shape[2], A3.shape[2],
-                                                  max(A3.shape[0], B3.shape[0]), _sm_count(A.device)))
+                                                  max(A3.shape[0], B3.shape[0]), _sm_count(A.device), 1))
     elif not unit_scales:
         raise ValueError("scale_a / scale_b are per-tensor scales of fp8 operands; fold them into alpha otherwise")
     if config is None and A.is_cuda and _is_sm90(A.device):
@@ -586,7 +622,7 @@ def _pick(A: Any, B: Any, out_dtype: Any, activation: str | None, bias: str, con
         if _tma_ready(A3) and _tma_ready(B3.transpose(1, 2)):
             from tilecraft.gemm.sm90 import tma_problem
             config = pick_sm90_config(A3.shape[1], B3.shape[2], A3.shape[2], max(A3.shape[0], B3.shape[0]),
-                                      _sm_count(A.device))
+                                      _sm_count(A.device), 4 if elem == "tf32" else 2)
             config = _tf32_config(config) if elem == "tf32" else config
             if tma_problem(A3, B3.transpose(1, 2), config, elem):
                 config = None

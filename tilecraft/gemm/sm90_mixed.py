@@ -435,13 +435,14 @@ def sm90_mixed_kernel(tmA, qw, scales, zeros, bias, D, K, W, cfg: Constexpr, fmt
 # ----------------------------------------------------------------------------- host side
 
 def pick_sm90_mixed_config(fmt: PackedFormat, M: int, N: int, K: int, sms: int) -> Sm90MixedConfig:
-    """The dense Hopper heuristic's tile shape and split-K for the problem (tilecraft.gemm.op.pick_sm90_config:
-    128x256 when the tiles fill the SMs, else 128x128, split along K when even those leave SMs idle) with
+    """The dense Hopper tile-count rule's tile shape and split-K for the problem (tilecraft.gemm.op.
+    _pick_sm90_by_tiles: 128x256 when the tiles fill the SMs, else 128x128, split along K when even those
+    leave SMs idle) with
     this kernel's stages (no multicast clusters, no epilogue buffers), register split and register ring
     depth, or where RING names one, a cp.async ring (when it leaves at least 3 stages)."""
-    from tilecraft.gemm.op import pick_sm90_config
+    from tilecraft.gemm.op import _pick_sm90_by_tiles
 
-    base = pick_sm90_config(M, N, K, 1, sms)
+    base = _pick_sm90_by_tiles(M, N, K, 1, sms)
     tile = _direct_epilogue(Sm90Config(base.blk_m, base.blk_n, 64, stages=STAGES[base.blk_n], consumers=base.consumers,
                                        raster=base.raster, producer_regs=PRODUCER_REGS, consumer_regs=CONSUMER_REGS,
                                        splits=base.splits))
