@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """Host time of one tc.gemm call (what a caller in a loop waits for when the GPU is faster than the host):
-mean µs per call over back-to-back calls, against torch's matmul, then a cProfile of tc.gemm's calls.
+µs per call over back-to-back calls (median of 5 batches of 200), against torch's matmul, then a cProfile
+of tc.gemm's calls.
 
     PYTHONPATH=$PWD python3 benchmarks/host_overhead.py [--profile]
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import pstats
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -23,18 +25,23 @@ import torch  # noqa: E402
 import tilecraft as tc  # noqa: E402
 
 
-def host_us(fn, n: int = 200) -> tuple[float, float]:
-    """(host µs per call, wall µs per call including the GPU) over n back-to-back calls."""
+def host_us(fn, n: int = 200, batches: int = 5) -> tuple[float, float]:
+    """(host µs per call, wall µs per call including the GPU): the medians over `batches` batches of n
+    back-to-back calls (the host's own noise moves one batch by 2x on the device's VM)."""
     for _ in range(5):
         fn()
     torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    t1 = time.perf_counter()
-    torch.cuda.synchronize()
-    t2 = time.perf_counter()
-    return (t1 - t0) * 1e6 / n, (t2 - t0) * 1e6 / n
+    host, wall = [], []
+    for _ in range(batches):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        host.append((t1 - t0) * 1e6 / n)
+        wall.append((t2 - t0) * 1e6 / n)
+    return statistics.median(host), statistics.median(wall)
 
 
 def main() -> int:

@@ -127,12 +127,17 @@ def test_validate_names_the_broken_rule():
 def test_heuristic():
     big, mid, small, tiny = SM90_TABLE.values()
     assert pick_sm90_config(4096, 4096, 4096, 1, 132) == big
-    assert pick_sm90_config(2048, 1536, 1024, 1, 132) == mid       # 192 tiles of 128x128
+    assert pick_sm90_config(2048, 1536, 1024, 1, 132) == big       # 96 tiles in one round, not 192 in two
+    # whole rounds of tiles decide (H100 probe, seventh session): 128x128 in 7 rounds of 896 tiles beat 128x256 in
+    # 4 rounds of 448 (0.99x against 0.84x cuBLAS); 1024x6144: 3 rounds of 128x128 against 2 of 128x256 (0.98x/0.78x)
+    assert pick_sm90_config(256, 57344, 8192, 1, 132) == mid
+    assert pick_sm90_config(1024, 6144, 4096, 1, 132) == mid
+    assert pick_sm90_config(128, 6144, 4096, 1, 132) == small       # one round of 64x128 (1.01x; 64x64: 0.81x)
     # 16 tiles, long K: split-K, unclustered
     assert pick_sm90_config(512, 512, 65536, 1, 132) == replace(mid, splits=8, cluster_m=1)
-    assert pick_sm90_config(128, 4096, 4096, 1, 132) == tiny        # 128 tiles of 64x64 fill the SMs
+    assert pick_sm90_config(128, 4096, 4096, 1, 132) == tiny        # streaming-bound: 128 tiles of 64x64
     assert pick_sm90_config(256, 4096, 4096, 1, 132) == small       # 128 tiles of 64x128
-    assert pick_sm90_config(128, 28672, 4096, 1, 132) == replace(mid, cluster_m=1)  # one m-tile: no pair
+    assert pick_sm90_config(128, 28672, 4096, 1, 132) == replace(big, cluster_m=1)  # one m-tile: no pair
     assert pick_sm90_config(128, 128, 128, 1, 132) == tiny          # too short to split: the most tiles
     assert pick_sm90_config(384, 65536, 4096, 1, 132) == replace(big, cluster_m=1)  # 3 m-tiles: one pair idles
     assert big.cluster_m == mid.cluster_m == 2 and big.tma_store and mid.tma_store
