@@ -17,7 +17,7 @@ from tilecraft import layout as _L
 from tilecraft.dsl.expr import Expr, TraceError, Value, make, render
 from tilecraft.dsl.memory import PointerEngine, RegisterEngine, convert
 from tilecraft.dsl.trace import current, else_, if_
-from tilecraft.layout import ComposedLayout, Layout, Swizzle, is_static
+from tilecraft.layout import ComposedLayout, Layout, Swizzle
 from tilecraft.layout.inttuple import _add
 from tilecraft.tensor import Tensor
 
@@ -364,7 +364,6 @@ def _mma_gemm(mma: Any, A: Tensor, B: Tensor, C: Tensor) -> None:
         raise TraceError(f"gemm with {atom.name}: accumulators must be 32-bit, got {C.engine.dtype}")
     t = current()
     what = f"gemm with {atom.name}"
-    ctype = C.engine.dtype.ctype
     for k in range(K):
         for m in range(M):
             for nn in range(N):

@@ -174,7 +174,8 @@ class Specialization:
 class Kernel:
     """A traced kernel. ``k[grid, block](*args)`` or ``k.launch(*args, grid=..., block=..., stream=None)``
     launch it; ``k.source(*args)`` returns the generated C++ and ``k.compile(*args, arch=...)`` the
-    runtime kernel (resources included), both without a GPU."""
+    runtime kernel (resources included), both without a GPU; ``k.bind(*args, grid=..., block=...)`` resolves
+    a launch once for repeated launches of one specialization (``BoundLaunch``)."""
 
     def __init__(self, fn: Callable[..., Any]):
         self.fn = fn

@@ -8,12 +8,11 @@ compile-time constants, which is what keeps it in registers.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from tilecraft import layout as _L
-from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Value, Var, _wrap, make, render, var_expr
+from tilecraft.dsl.expr import Expr, IntExpr, TraceError, Value, Var, _wrap, make, render, var_expr
 from tilecraft.dsl.trace import Trace, current
 from tilecraft.layout import is_static, is_tuple
 from tilecraft.layout.inttuple import flatten

@@ -18,13 +18,15 @@ import sys
 import types
 from typing import Any, Callable
 
-from tilecraft.gemm.op import HEURISTIC_TABLE, SM90_TABLE, GemmOp, Plan, gemm, pick_config, pick_sm90_config
+from tilecraft.gemm.op import (HEURISTIC_TABLE, SM90_TABLE, GemmOp, Plan, clear_plans, gemm, pick_config,
+                               pick_sm90_config)
 from tilecraft.gemm.sm90 import Sm90Config
 from tilecraft.gemm.simt import SimtTiling, check_sgemm_operands, gemm_device, gemm_device_args, sgemm
 from tilecraft.gemm.simt_tuned import CONFIGS, DEFAULT, SgemmConfig, sgemm_tuned, sgemm_tuned_args, sgemm_tuned_kernel
 from tilecraft.gemm.tensorop import EpilogueSpec, TensorOpConfig, splitk_reduce_kernel, tensorop_gemm_kernel
 
 __all__ = ["gemm", "GemmOp", "Plan", "HEURISTIC_TABLE", "pick_config", "TensorOpConfig", "EpilogueSpec",
+           "SM90_TABLE", "Sm90Config", "pick_sm90_config", "clear_plans",
            "tensorop_gemm_kernel", "splitk_reduce_kernel",
            "SimtTiling", "check_sgemm_operands", "gemm_device", "gemm_device_args", "sgemm",
            "CONFIGS", "DEFAULT", "SgemmConfig", "sgemm_tuned", "sgemm_tuned_args", "sgemm_tuned_kernel",

@@ -539,7 +539,9 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     read them and the shape suits it, the sm80 tensor-op kernel otherwise (tf32 and fp8 wgmma read K-major
     operands only: fp8 operands are copied K-major, tf32 ones when the problem is large enough to amortize
     the copy). Returns a new tensor of ``out_dtype`` (default: A's dtype). Unaligned operands are padded (a
-    copy), never refused."""
+    copy), never refused. The pick, the checks and the launch are resolved once per call signature (dtypes,
+    shapes, strides, 16-byte alignment and devices of the tensors, the options): repeated calls of a shape
+    cost an allocation, TMA-map lookups and the launch (``clear_plans()`` forgets them)."""
     import torch
 
     if type(B).__name__ == "PackedWeight":  # quantized weights (tilecraft.quant.pack): the mixed-input GEMM
