@@ -501,8 +501,6 @@ class MixedGemm:
     config: MixedConfig | None = None
 
     def __call__(self, x: Any, w: PackedWeight, bias: Any = None) -> Any:
-        if not isinstance(w, PackedWeight):
-            raise TypeError(f"the mixed-input GEMM takes a PackedWeight (tc.quant.pack), got {type(w).__name__}")
         return cached_run(("sm80", self), x, w, bias, self._prepare)(x, w, bias)
 
     def _prepare(self, x: Any, w: PackedWeight, bias: Any) -> Any:
@@ -550,6 +548,8 @@ def cached_run(tag: Any, x: Any, w: PackedWeight, bias: Any, prepare: Any) -> An
     weight's tensors; the weight's format and shape) was prepared before, else ``prepare(x, w, bias)``."""
     from tilecraft.gemm.op import _signature as sig
 
+    if not isinstance(w, PackedWeight):
+        raise TypeError(f"the mixed-input GEMM takes a PackedWeight (tc.quant.pack), got {type(w).__name__}")
     key = (tag, sig(x), sig(bias), w.format, w.shape, sig(w.qweight), sig(w.scales), sig(w.zeros))
     run = _RUNS.get(key)
     if run is None:

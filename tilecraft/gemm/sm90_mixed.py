@@ -437,9 +437,8 @@ def sm90_mixed_kernel(tmA, qw, scales, zeros, bias, D, K, W, cfg: Constexpr, fmt
 def pick_sm90_mixed_config(fmt: PackedFormat, M: int, N: int, K: int, sms: int) -> Sm90MixedConfig:
     """The dense Hopper tile-count rule's tile shape and split-K for the problem (tilecraft.gemm.op.
     _pick_sm90_by_tiles: 128x256 when the tiles fill the SMs, else 128x128, split along K when even those
-    leave SMs idle) with
-    this kernel's stages (no multicast clusters, no epilogue buffers), register split and register ring
-    depth, or where RING names one, a cp.async ring (when it leaves at least 3 stages)."""
+    leave SMs idle) with this kernel's stages (no multicast clusters, no epilogue buffers), register split
+    and register ring depth, or where RING names one, a cp.async ring (when it leaves at least 3 stages)."""
     from tilecraft.gemm.op import _pick_sm90_by_tiles
 
     base = _pick_sm90_by_tiles(M, N, K, 1, sms)
