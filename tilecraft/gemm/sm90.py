@@ -586,25 +586,15 @@ class Launch:
             self.reduce = splitk_reduce_kernel.bind(W, C3, D3, bias, alpha, beta, ep, threads,
                                                     grid=(-(-(L * M * N) // threads),), block=(threads,))
 
-    def _map(self, i: int, x: Any, make: Any) -> Any:
-        """Operand i's TMA map for x's address (the signature fixes the rest), made by make(x) once."""
-        cache, ptr = self._maps[i], x.data_ptr()
-        m = cache.get(ptr)
-        if m is None:
-            if len(cache) >= 64:
-                cache.clear()
-            m = cache[ptr] = make(x)
-        return m
-
     def _args(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, W: Any) -> tuple:
         cfg, elem = self.cfg, self.elem
-        tmA = self._map(0, A3, lambda x: _map(x.permute(1, 2, 0), elem, self.majors[0], cfg.blk_m, cfg.blk_k,
+        tmA = by_address(self._maps[0], A3, lambda x: _map(x.permute(1, 2, 0), elem, self.majors[0], cfg.blk_m, cfg.blk_k,
                                               cfg.stages, 1))
-        tmB = self._map(1, Bt, lambda x: _map(x.permute(1, 2, 0), elem, self.majors[1], cfg.blk_n, cfg.blk_k,
+        tmB = by_address(self._maps[1], Bt, lambda x: _map(x.permute(1, 2, 0), elem, self.majors[1], cfg.blk_n, cfg.blk_k,
                                               cfg.stages, cfg.cluster_m))
         if W is not None:
             return (tmA, tmB, None, D3, None, alpha, beta, self.K, W, cfg, elem, self.majors, self._ep0, self.full)
-        tmD = self._map(2, D3, lambda x: d_map(x, cfg)) if self.store else None
+        tmD = by_address(self._maps[2], D3, lambda x: d_map(x, cfg)) if self.store else None
         return (tmA, tmB, C3, D3, bias, alpha, beta, self.K, None, cfg, elem, self.majors, self.ep, self.full, tmD)
 
     def __call__(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any) -> None:
@@ -612,6 +602,18 @@ class Launch:
         self.main(*self._args(A3, Bt, C3, D3, bias, alpha, beta, W))
         if self.reduce is not None:
             self.reduce(W, C3, D3, bias, alpha, beta, self.ep, 256)
+
+
+def by_address(cache: dict[int, Any], x: Any, make: Any) -> Any:
+    """The TMA map of operand x from a launch's per-operand cache, keyed by x's address alone (the launch's
+    signature fixes extents, strides and tiling), made by ``make(x)`` on a miss (64 addresses at most)."""
+    ptr = x.data_ptr()
+    m = cache.get(ptr)
+    if m is None:
+        if len(cache) >= 64:
+            cache.clear()
+        m = cache[ptr] = make(x)
+    return m
 
 
 def launch(A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, cfg: Sm90Config, elem: str, ep: Any,

@@ -524,13 +524,13 @@ def launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Sm90MixedConfi
     """The kernel's arguments for x2 (M,K) -> y (M,N) (with split-K the workspace in place of the bias,
     which the reduction adds) and the work units of the persistent grid. Pure host work: no launch."""
     import torch
-    from tilecraft.gemm.sm90 import _map, effective_splits
+    from tilecraft.gemm.sm90 import effective_splits
 
     M, K = x2.shape
     N = y.shape[1]
     tile = replace(cfg.tile, splits=effective_splits(K, cfg.tile))
     kcfg = replace(cfg, tile=tile)
-    tmA = _map(x2.unsqueeze(0).permute(1, 2, 0), w.format.dtype, "K", tile.blk_m, tile.blk_k, tile.stages, 1)
+    tmA = _x_map(x2, w.format.dtype, tile)
     D3 = y.unsqueeze(0)
     full = M % tile.blk_m == 0 and N % tile.blk_n == 0
     edges = (N % tile.blk_n == 0, K % tile.blk_k == 0)
@@ -540,6 +540,12 @@ def launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Sm90MixedConfi
         W = torch.empty(tile.splits, 1, M, N, dtype=torch.float32, device=y.device)
         bias = None
     return (tmA, w.qweight, w.scales, w.zeros, bias, D3, K, W, kcfg, w.format, full, edges), units
+
+
+def _x_map(x2: Any, dtype: str, tile: Sm90Config) -> Any:
+    """The TMA map of x2 (M,K), K-major, filling one A stage of `tile`."""
+    from tilecraft.gemm.sm90 import _map
+    return _map(x2.unsqueeze(0).permute(1, 2, 0), dtype, "K", tile.blk_m, tile.blk_k, tile.stages, 1)
 
 
 class Launch:
@@ -568,21 +574,13 @@ class Launch:
 
     def __call__(self, x2: Any, w: PackedWeight, bias: Any, y: Any) -> None:
         import torch
-        from tilecraft.gemm.sm90 import _map
+        from tilecraft.gemm.sm90 import by_address
 
-        ptr = x2.data_ptr()
-        tmA = self.maps.get(ptr)
-        if tmA is None:
-            if len(self.maps) >= 64:
-                self.maps.clear()
-            t = self.tile
-            tmA = self.maps[ptr] = _map(x2.unsqueeze(0).permute(1, 2, 0), w.format.dtype, "K", t.blk_m, t.blk_k,
-                                        t.stages, 1)
+        tmA = by_address(self.maps, x2, lambda x: _x_map(x, w.format.dtype, self.tile))
         K, kcfg, fmt, full, edges = self.static
         D3 = y.unsqueeze(0)
-        if self.reduce is None:
-            self.main(tmA, w.qweight, w.scales, w.zeros, bias, D3, K, None, kcfg, fmt, full, edges)
-            return
-        W = torch.empty(self.tile.splits, 1, *y.shape, dtype=torch.float32, device=y.device)
-        self.main(tmA, w.qweight, w.scales, w.zeros, None, D3, K, W, kcfg, fmt, full, edges)
-        self.reduce(W, None, D3, bias, self.one, self.zero, self.ep, self.threads)
+        W = None if self.reduce is None else torch.empty(self.tile.splits, 1, *y.shape, dtype=torch.float32,
+                                                         device=y.device)
+        self.main(tmA, w.qweight, w.scales, w.zeros, bias if W is None else None, D3, K, W, kcfg, fmt, full, edges)
+        if W is not None:                                                   # the reduction adds the bias
+            self.reduce(W, None, D3, bias, self.one, self.zero, self.ep, self.threads)
