@@ -151,11 +151,8 @@ class Kernel:
         clusters, since GPCs with an odd number of free SMs cannot place a whole cluster everywhere."""
         from tilecraft.runtime.device import check
 
-        L = _Launcher(self)
         c = _dim3(cluster, "cluster")
-        cfg = L.config(c, block, smem, c)
-        dev = device if device is not None else (L.torch.cuda.current_device() if L.torch is not None else 0)
-        L.ready(cfg, dev)
+        L, cfg = self._ready(c, block, smem, c, _device_or_current(device))
         return int(check(L.driver.cuOccupancyMaxActiveClusters(L.fn, cfg.ex), "cuOccupancyMaxActiveClusters"))
 
     def max_active_blocks(self, block: Any, smem: int, device: int | None = None) -> int:
@@ -164,17 +161,22 @@ class Kernel:
         the driver's per-block reservation, on the device at hand); cached per (block, smem, device)."""
         from tilecraft.runtime.device import check
 
-        torch = _torch_if_cuda()
-        dev = device if device is not None else (torch.cuda.current_device() if torch is not None else 0)
+        dev = _device_or_current(device)
         key = (_dim3(block, "block"), smem, dev)
         if key not in self._occupancy:
-            L = _Launcher(self)
-            cfg = L.config(1, block, smem, None)
-            L.ready(cfg, dev)
+            L, cfg = self._ready(1, block, smem, None, dev)
             b = cfg.block
             self._occupancy[key] = int(check(L.driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
                 L.fn, b[0] * b[1] * b[2], smem), "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
         return self._occupancy[key]
+
+    def _ready(self, grid: Any, block: Any, smem: int, cluster: Any, dev: int) -> tuple[_Launcher, _Config]:
+        """A launcher and the normalized configuration, with device `dev` made able to run it (the
+        occupancy queries' common start)."""
+        L = _Launcher(self)
+        cfg = L.config(grid, block, smem, cluster)
+        L.ready(cfg, dev)
+        return L, cfg
 
     def __repr__(self) -> str:
         return f"<tilecraft Kernel {self.signature} {self.module.arch}>"
@@ -423,6 +425,14 @@ class _Launcher:
             f"kernel {self.kernel.name!r}: stream must be a torch/cuda.core stream or an int handle, "
             f"got {type(stream).__name__}"
         )
+
+
+def _device_or_current(device: int | None) -> int:
+    """`device`, or torch's current CUDA device (0 without torch or CUDA)."""
+    if device is not None:
+        return device
+    torch = _torch_if_cuda()
+    return torch.cuda.current_device() if torch is not None else 0
 
 
 def _torch_if_cuda() -> Any:
