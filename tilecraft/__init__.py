@@ -22,7 +22,7 @@ _LAZY_SUBMODULES = ("runtime", "bench", "dsl", "atoms", "gemm", "quant")
 _DSL_NAMES = frozenset({
     "kernel", "Constexpr", "TraceError", "range", "if_", "else_", "where", "syncthreads", "launch_bounds",
     "threadIdx", "blockIdx", "blockDim", "gridDim", "smem_tensor", "make_rmem_tensor", "make_gmem_ptr",
-    "make_smem_ptr", "elem_less", "copy", "copy_if", "axpby", "clear", "fill",
+    "make_smem_ptr", "elem_less", "copy", "copy_if", "read_if", "axpby", "clear", "fill",
 })
 
 

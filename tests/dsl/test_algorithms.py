@@ -76,6 +76,26 @@ def test_copy_if_predicates_each_element():
 
 
 @dsl.kernel
+def guarded_reads(x, y, n):
+    cx = tc.local_tile(tc.make_identity_tensor((n,)), (4,), (threadIdx.x,))  # (4) -> (i)
+    tx = tc.local_tile(x, (4,), (threadIdx.x,))                          # (4)
+    ty = tc.local_tile(y, (4,), (threadIdx.x,))                          # (4)
+    for i in range(4):
+        p = dsl.elem_less(cx(i), (n,))
+        ty[i] = dsl.read_if(p, tx, i, 0.0) if i < 2 else dsl.where(p, tx(i), 0.0)
+    ty[0] = ty(0) + dsl.read_if(True, tx, 1) + dsl.read_if(False, tx, 2, 7.0)
+
+
+def test_read_if_reads_memory_only_under_its_predicate():
+    """read_if puts the load inside the choice; where chooses between values, so tx(i) has been read
+    before it (unguarded: a ragged tile's out-of-bounds read)."""
+    src = guarded_reads.source(torch.zeros(64), torch.zeros(64), 37)
+    assert "const float v0 = p ? tx[0] : 0.0f;" in src and "const float v1 = p_1 ? tx[1] : 0.0f;" in src
+    assert "const float v2 = tx[2];" in src and "ty[2] = p_2 ? v2 : 0.0f;" in src   # where's operand: read first
+    assert "const float v5 = tx[1];" in src and "ty[0] = v4 + v5 + 7.0f;" in src    # static predicates pick now
+
+
+@dsl.kernel
 def register_gemm(x, y, m: Constexpr, n: Constexpr, k: Constexpr):
     a = dsl.make_rmem_tensor(dsl.float32, (m, k))
     b = dsl.make_rmem_tensor(dsl.float32, (n, k))

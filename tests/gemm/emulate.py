@@ -109,8 +109,10 @@ extern "C" void tc_run(void** args, unsigned gx, unsigned gy, unsigned gz, unsig
         f.write(_PRELUDE + body_src + runner)
     emu_include = os.path.join(os.path.dirname(os.path.abspath(__file__)), "emu")
     from tilecraft.runtime.compiler import include_dir  # tilecraft/types.cuh (after the stand-ins)
+    # TC_EMU_SANITIZE=1 builds with AddressSanitizer (run python with LD_PRELOAD=$(g++ -print-file-name=libasan.so))
+    sanitize = ["-fsanitize=address", "-fno-omit-frame-pointer", "-g"] if os.environ.get("TC_EMU_SANITIZE") else []
     r = subprocess.run(["g++", "-std=c++20", "-O1", "-fno-strict-aliasing", "-shared", "-fPIC", "-pthread",
-                        "-w", "-I", emu_include, "-I", str(include_dir()), src, "-o", lib],
+                        *sanitize, "-w", "-I", emu_include, "-I", str(include_dir()), src, "-o", lib],
                        capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(f"g++ failed on the emulated kernel:\n{r.stderr[-4000:]}")

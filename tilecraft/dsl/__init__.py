@@ -7,7 +7,7 @@ copy / gemm / axpby / clear / fill are CuTe's thread-level algorithms (algorithm
 Tracing never touches the GPU; launching goes through tilecraft.runtime.
 """
 from tilecraft.dsl.algorithms import (
-    axpby, clear, copy, copy_if, cp_async_commit, cp_async_wait, fill, gemm, semaphore_release, semaphore_wait,
+    axpby, clear, copy, copy_if, cp_async_commit, cp_async_wait, fill, gemm, read_if, semaphore_release, semaphore_wait,
     vector_width,
 )
 from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Value, eq, ne, where
@@ -23,7 +23,7 @@ from tilecraft.dsl.trace import (
 )
 
 __all__ = [
-    "axpby", "clear", "copy", "copy_if", "cp_async_commit", "cp_async_wait", "fill", "gemm", "semaphore_release", "semaphore_wait",
+    "axpby", "clear", "copy", "copy_if", "cp_async_commit", "cp_async_wait", "fill", "gemm", "read_if", "semaphore_release", "semaphore_wait",
     "vector_width",
     "BoolExpr", "Expr", "IntExpr", "TraceError", "Value", "eq", "ne", "where",
     "Constexpr", "Kernel", "Specialization", "kernel",

@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 from tilecraft import layout as _L
-from tilecraft.dsl.expr import Expr, TraceError, Value, make, render
+from tilecraft.dsl.expr import Expr, TraceError, Value, make, render, var_expr, where
 from tilecraft.dsl.memory import PointerEngine, RegisterEngine, convert
 from tilecraft.dsl.trace import current, else_, if_
 from tilecraft.layout import ComposedLayout, Layout, Swizzle
@@ -400,6 +400,24 @@ def copy_if(pred: Any, src: Tensor, dst: Tensor, zfill: bool = False) -> None:
             t.emit(_store_text(dst, i, make("?:", (p, _element(src, i), 0), dst.engine.dtype.ctype)))
         else:
             t.emit(f"if ({render(p)}) {_store_text(dst, i, _element(src, i))}")
+
+
+def read_if(pred: Any, src: Tensor, i: Any, other: Any = 0) -> Any:
+    """src(i) where pred holds, else other; memory is read only under pred (Triton's masked load).
+
+    ``where(pred, src(i), other)`` is not the same: src(i) reads memory where it is written, before
+    the choice, so a ragged tile's predicate must guard the read itself (this, or copy_if)."""
+    if isinstance(pred, bool):
+        return src(i) if pred else other
+    eng = src.engine
+    if not isinstance(eng, PointerEngine):
+        return where(pred, src(i), other)                                # registers: reading is free
+    t = current()
+    v = t.new_var("v")
+    ctype = eng.dtype.ctype
+    t.emit(f"const {ctype} {v.ph} = {render(pred)} ? {render(eng.load(_offset(src, i)))} : "
+           f"{render(convert(other, eng.dtype), ctype)};")
+    return var_expr(v, ctype)
 
 
 def _operand(t: Tensor, coord: Any, hint: str) -> Any:

@@ -476,7 +476,8 @@ def _logic(op: str, a: Any, b: Any) -> Any:
 
 
 def where(cond: Any, a: Any, b: Any) -> Any:
-    """cond ? a : b, the value-level branch (a Python bool picks now)."""
+    """cond ? a : b, the value-level branch (a Python bool picks now). Both values exist before the
+    choice: a memory read in a or b has run already; guard a read with read_if or copy_if."""
     if isinstance(cond, bool):
         return a if cond else b
     if not isinstance(cond, BoolExpr):

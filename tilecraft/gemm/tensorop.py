@@ -576,8 +576,7 @@ def _store(acc: Any, dst: Any, tCcD: Any, M: Any, N: Any, full: bool) -> None:
 def _accumulate(src: Any, acc: Any, tCcD: Any, M: Any, N: Any, full: bool) -> None:
     """acc += src (fp32 memory, zero outside (M, N))."""
     for i in range(tc.size(acc)):
-        x = src(i)
-        acc[i] = acc(i) + (x if full else dsl.where(_pred(tCcD, i, M, N, full), x, 0.0))
+        acc[i] = acc(i) + dsl.read_if(_pred(tCcD, i, M, N, full), src, i, 0.0)
 
 
 def _epilogue(acc: Any, tCgC: Any, tCgD: Any, tCcD: Any, bias: Any, alpha: Any, beta: Any, ep: EpilogueSpec,
@@ -597,7 +596,7 @@ def _epilogue_values(acc: Any, tCgC: Any, tCgD: Any, tCcD: Any, bias: Any, alpha
         p = _pred(tCcD, i, M, N, full)
         c = None
         if ep.read_c:
-            c = tCgC(i) if full else dsl.where(p, tCgC(i), 0.0)
+            c = dsl.read_if(p, tCgC, i, 0.0)
         b = None
         if ep.bias != "none":
             j = n if ep.bias == "n" else m
