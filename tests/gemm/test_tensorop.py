@@ -8,6 +8,8 @@ GPU: a float64-checked fuzz of random shapes, majors, batch, epilogues and split
 """
 from __future__ import annotations
 
+import os
+
 import random
 import re
 import sys
@@ -363,6 +365,42 @@ def test_emulated_sliced_k_smem_epilogue(emulated: None) -> None:
     with C, bias and activation, D N-major (tc.gemm) and M-major (the kernel itself); ragged tiles take the
     register epilogue."""
     _check_staged_epilogue(T(64, 64, 64, 2, 2, stages=3, warps_k=2, lean_loop=True, smem_epilogue=True), K=192)
+
+
+_ASAN_CASES = r"""
+import sys, torch
+sys.path.insert(0, "tests/gemm")
+import emulate, test_tensorop as t
+from tilecraft.gemm import GemmOp
+class Patch:
+    def setattr(self, obj, name, value): setattr(obj, name, value)
+emulate.route_launches(Patch())
+GemmOp._check_device = staticmethod(lambda A, B: None)
+T = t.T
+# ragged tiles reading C (beta != 0): sliced-K with the staged epilogue, and serial split-K's workspace
+t._check(131, 70, 128, majors="kk", dtype=torch.float32, tf32=True, C=True, beta=0.5, act="silu",
+         config=T(128, 64, 32, 2, 2, stages=4, warps_k=2, lean_loop=True, smem_epilogue=True), tol=5e-3)
+t._check(70, 60, 200, majors="mm", C=True, beta=1.0, config=T(64, 64, 64, 2, 2, stages=3, splits=3, split_mode="serial"))
+print("in bounds")
+"""
+
+
+def test_emulated_ragged_reads_stay_in_bounds() -> None:
+    """Under AddressSanitizer (the emulator's kernels built with -fsanitize=address, the operands in
+    ASan's heap), ragged tiles read C and the split-K workspace only inside (M, N): an unguarded read
+    there was the GPU's intermittent illegal address in test_gpu_sliced_k."""
+    import subprocess
+
+    if not emulate.available():
+        pytest.skip("no g++")
+    lib = subprocess.run(["g++", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
+    if not lib or not Path(lib).is_file():
+        pytest.skip("no libasan")
+    env = {**os.environ, "TC_EMU_SANITIZE": "1", "LD_PRELOAD": lib, "ASAN_OPTIONS": "detect_leaks=0"}
+    root = Path(__file__).resolve().parents[2]
+    r = subprocess.run([sys.executable, "-c", _ASAN_CASES], cwd=root, env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0 and "in bounds" in r.stdout, (r.stdout[-2000:], r.stderr[-4000:])
 
 
 # ----------------------------------------------------------------------------- API errors (CPU)
