@@ -546,18 +546,13 @@ def cached_run(tag: Any, x: Any, w: PackedWeight, bias: Any, prepare: Any) -> An
     """The run of a mixed-input call: from the cache when a call of the same signature (``tag``: the kernel
     and its configuration; the dtypes, shapes, strides, 16-byte alignment and devices of x, bias and the
     weight's tensors; the weight's format and shape) was prepared before, else ``prepare(x, w, bias)``."""
+    from tilecraft.gemm.op import _memo
     from tilecraft.gemm.op import _signature as sig
 
     if not isinstance(w, PackedWeight):
         raise TypeError(f"the mixed-input GEMM takes a PackedWeight (tc.quant.pack), got {type(w).__name__}")
     key = (tag, sig(x), sig(bias), w.format, w.shape, sig(w.qweight), sig(w.scales), sig(w.zeros))
-    run = _RUNS.get(key)
-    if run is None:
-        run = prepare(x, w, bias)
-        if len(_RUNS) >= 512:
-            _RUNS.clear()
-        _RUNS[key] = run
-    return run
+    return _memo(_RUNS, key, lambda: prepare(x, w, bias))
 
 
 def check_operands(x: Any, w: PackedWeight, bias: Any) -> tuple[PackedFormat, int, int, Any]:

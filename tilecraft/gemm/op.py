@@ -394,12 +394,7 @@ class GemmOp:
     def _call(self, sa: Any, sb: Any, A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any,
               pad: bool) -> Any:
         key = (self, sa, sb, _signature(C), _signature(bias), _signature(out), alpha == 1, beta == 0, pad)
-        run = _RUNS.get(key)
-        if run is None:
-            run = self._prepare(A, B, C, alpha, beta, bias, out, pad)
-            if len(_RUNS) >= 512:
-                _RUNS.clear()
-            _RUNS[key] = run
+        run = _memo(_RUNS, key, lambda: self._prepare(A, B, C, alpha, beta, bias, out, pad))
         return run(A, B, C, alpha, beta, bias, out)
 
     def _prepare(self, A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any, pad: bool) -> Any:
@@ -453,14 +448,20 @@ class GemmOp:
                 return D
             return run_sm90
         pad_a, pad_b = pad and not _aligned(A3), pad and not _aligned(Bt)
-        A3, Bt = (_pad_aligned(A3) if pad_a else A3), (_pad_aligned(Bt) if pad_b else Bt)
+
+        def padded(v: tuple[Any, Any, Any, Any, Any]) -> tuple[Any, Any, Any, Any, Any]:
+            """views(...) with A3 / Bt copied into aligned buffers where this signature needs it."""
+            D, A3, Bt, C3, D3 = v
+            return D, (_pad_aligned(A3) if pad_a else A3), (_pad_aligned(Bt) if pad_b else Bt), C3, D3
+
+        D, A3, Bt, C3, D3 = padded((D, A3, Bt, C3, D3))
         cfg = self.config
         grid = self.plan(A, B).grid
         full = (M % cfg.blk_m == 0 and N % cfg.blk_n == 0 and K % cfg.blk_k == 0)
         a, b = np.float32(alpha), np.float32(beta)
         f32, i32 = torch.float32, torch.int32
         if cfg.splits > 1 and cfg.split_mode == "parallel":
-            W = torch.empty(cfg.splits, L, M, N, dtype=f32, device=A.device)
+            W = torch.empty(cfg.splits, L, M, N, dtype=f32, device=dev)
             threads = 256
             main = tensorop_gemm_kernel.bind(A3, Bt, None, D3, None, a, b, W, None, cfg, self.element, EpilogueSpec(),
                                              full, grid=grid, block=(cfg.threads,))
@@ -468,8 +469,7 @@ class GemmOp:
                                                block=(threads,))
 
             def run_parallel(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any) -> Any:
-                D, A3, Bt, C3, D3 = views(A, B, C, out)
-                A3, Bt = (_pad_aligned(A3) if pad_a else A3), (_pad_aligned(Bt) if pad_b else Bt)
+                D, A3, Bt, C3, D3 = padded(views(A, B, C, out))
                 W = torch.empty(cfg.splits, L, M, N, dtype=f32, device=dev)
                 a, b = np.float32(alpha), np.float32(beta)
                 main(A3, Bt, None, D3, None, a, b, W, None, cfg, self.element, EpilogueSpec(), full)
@@ -477,14 +477,13 @@ class GemmOp:
                 return D
             return run_parallel
         serial = cfg.splits > 1
-        W = torch.empty(L, M, N, dtype=f32, device=A.device) if serial else None
-        flags = torch.zeros(L, grid[0], dtype=i32, device=A.device) if serial else None
+        W = torch.empty(L, M, N, dtype=f32, device=dev) if serial else None
+        flags = torch.zeros(L, grid[0], dtype=i32, device=dev) if serial else None
         main = tensorop_gemm_kernel.bind(A3, Bt, C3, D3, bias, a, b, W, flags, cfg, self.element, ep, full, grid=grid,
                                          block=(cfg.threads,))
 
         def run_sm80(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any) -> Any:
-            D, A3, Bt, C3, D3 = views(A, B, C, out)
-            A3, Bt = (_pad_aligned(A3) if pad_a else A3), (_pad_aligned(Bt) if pad_b else Bt)
+            D, A3, Bt, C3, D3 = padded(views(A, B, C, out))
             W = torch.empty(L, M, N, dtype=f32, device=dev) if serial else None
             flags = torch.zeros(L, grid[0], dtype=i32, device=dev) if serial else None
             main(A3, Bt, C3, D3, bias, np.float32(alpha), np.float32(beta), W, flags, cfg, self.element, ep, full)
@@ -494,6 +493,20 @@ class GemmOp:
 
 # (op, operand signatures, alpha == 1, beta == 0, pad) -> the op's run for calls of that signature
 _RUNS: dict[Any, Any] = {}
+
+
+def _memo(cache: dict[Any, Any], key: Any, make: Any) -> Any:
+    """cache[key], made by ``make()`` on a miss (the per-signature caches of tc.gemm, GemmOp and the
+    mixed-input GEMM; one that reaches 512 entries starts over)."""
+    try:
+        return cache[key]
+    except KeyError:
+        pass
+    value = make()
+    if len(cache) >= 512:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def _signature(x: Any) -> Any:
@@ -555,12 +568,8 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     tf32 = torch.backends.cuda.matmul.allow_tf32 if allow_tf32 is None else allow_tf32
     unit_scales = scale_a == 1.0 and scale_b == 1.0
     key = (sa, sb, out_dtype, activation, bias_along if bias is not None else None, config, tf32, unit_scales)
-    pick = _PICKS.get(key, _MISSING)
-    if pick is _MISSING:
-        pick = _pick(A, B, out_dtype, activation, bias_along if bias is not None else "none", config, tf32, unit_scales)
-        if len(_PICKS) >= 512:
-            _PICKS.clear()
-        _PICKS[key] = pick
+    pick = _memo(_PICKS, key, lambda: _pick(A, B, out_dtype, activation, bias_along if bias is not None else "none",
+                                            config, tf32, unit_scales))
     if pick is None:
         return _ieee_fp32(A, B, C, alpha, beta, bias, activation, bias_along, out_dtype)
     op, prep = pick
@@ -574,7 +583,6 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
 
 # (operand signatures, the call's options, TF32 allowed) -> (GemmOp, operand copy or None), or None for IEEE fp32
 _PICKS: dict[Any, Any] = {}
-_MISSING = object()
 
 
 def _fp8_k_major(A: Any, B: Any) -> tuple[Any, Any]:
