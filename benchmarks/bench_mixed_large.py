@@ -1,12 +1,13 @@
 #!/usr/bin/env python
-"""The mixed-input GEMM at large M on Hopper (tilecraft/gemm/sm90_mixed.py) against the dense GEMMs.
+"""The mixed-input GEMM at large M on Hopper (tilecraft/gemm/sm90_mixed.py, sm90_mixed_rs.py) against the dense GEMMs.
 
     PYTHONPATH=$PWD python3 benchmarks/bench_mixed_large.py [--ms 128,1024,4096] [--json out.json]
 
 y = x (M, K) @ W (K, N) with N = K = 8192 and M in {128, 1024, 4096}, bf16 activations:
 
-* ours: tc.gemm(x, packed_w) for W4A16 g128 and W8A16 per-channel (the Hopper kernel from
-  ``sm90_mixed.SM90_MIN_M`` rows on; the ``config`` column names the tiling it ran);
+* ours: tc.gemm(x, packed_w) for W4A16 g128 and W8A16 per-channel (the Hopper kernels from
+  ``sm90_mixed.SM90_MIN_M`` rows on; the ``config`` column names the tiling it ran: ``rs_...`` is the
+  register-A kernel); ``--rings`` / ``--rs`` add fixed tilings of either kernel;
 * tilecraft dense: tc.gemm(x, w) with a bf16 (K, N) weight (the sm90 TMA + wgmma kernel);
 * cuBLAS: torch.matmul(x, w).
 
@@ -54,10 +55,13 @@ def _err(y: Any, ref: Any) -> float:
     return float((y.double() - ref).norm() / ref.norm())
 
 
-def ours(M: int, bits: int, group: int | None, ring: int = -1) -> dict:
+def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None) -> dict:
     """tc.gemm on the packed weight (ring < 0), or sm90_mixed_gemm with the heuristic's tiling given a
-    cp.async ring of `ring` k-tiles (0: the register ring the heuristic picked)."""
-    from tilecraft.gemm.sm90_mixed import SM90_MIN_M, pick_sm90_mixed_config, sm90_mixed_gemm, use_sm90_mixed, with_ring
+    cp.async ring of `ring` k-tiles (0: the register ring the heuristic picked), or with the register-A
+    kernel's tiling `rs` (sm90_mixed_rs.RsConfig)."""
+    from tilecraft.gemm.sm90_mixed import (
+        SM90_MIN_M, pick_config, pick_sm90_mixed_config, sm90_mixed_gemm, use_sm90_mixed, with_ring,
+    )
 
     w = torch.randn(K, N, device="cuda") * 0.02
     pw0 = Q.pack(Q.quantize(w, bits, group), DTYPE)
@@ -65,8 +69,13 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1) -> dict:
     pws = [pw0] + [Q.PackedWeight(pw0.qweight.clone(), pw0.scales.clone(), None, pw0.shape, pw0.format)
                    for _ in range(n - 1)]
     x = torch.randn(M, K, device="cuda").to(DTYPE)
-    cfg = pick_sm90_mixed_config(pw0.format, M, N, K, torch.cuda.get_device_properties(0).multi_processor_count)
-    if ring >= 0:
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    cfg = pick_config(pw0.format, M, N, K, sms)                           # what tc.gemm runs
+    if rs is not None:
+        cfg = rs
+        fn = lambda xx, p: sm90_mixed_gemm(xx, p, None, cfg)  # noqa: E731
+    elif ring >= 0:
+        cfg = pick_sm90_mixed_config(pw0.format, M, N, K, sms)
         cfg = with_ring(cfg, pw0.format, ring) if ring else cfg
         fn = lambda xx, p: sm90_mixed_gemm(xx, p, None, cfg)  # noqa: E731
     else:
@@ -77,7 +86,7 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1) -> dict:
     if err > TOL:
         return {"missing": f"wrong: relative error {err:.2e}"}
     us = _time(fn, [(x, p) for p in pws])
-    path = "sm90" if ring >= 0 or use_sm90_mixed(x, pw0) else f"small-M (M < {SM90_MIN_M} or not sm_90)"
+    path = "sm90" if ring >= 0 or rs is not None or use_sm90_mixed(x, pw0) else f"small-M (M < {SM90_MIN_M} or not sm_90)"
     return {"us": us, "err": err, "path": path, "config": cfg.name if path == "sm90" else "-", "copies": n}
 
 
@@ -99,8 +108,13 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="write every row here")
     ap.add_argument("--rings", default="", help="also time the Hopper kernel with these cp.async ring lengths "
                     "(comma-separated; 0: the heuristic's register ring), e.g. 0,4,6")
+    ap.add_argument("--rs", default="", help="also time the register-A kernel (sm90_mixed_rs) with these tilings, "
+                    "comma-separated BLK_M:STAGES:DEPTH (x rows, x stages, k-tiles of words in flight), e.g. 256:6:2")
     args = ap.parse_args()
     rings = [int(r) for r in args.rings.split(",") if r]
+    from tilecraft.gemm.sm90_mixed_rs import RsConfig
+    rs = [RsConfig(blk_m=int(bm), stages=int(st), depth=int(d)) for bm, st, d in
+          (spec.split(":") for spec in args.rs.split(",") if spec)]
     if not torch.cuda.is_available():
         print("needs a CUDA GPU")
         return 2
@@ -115,6 +129,8 @@ def main() -> int:
         res = {label: _safe(ours, M, b, g) for label, b, g in OURS}
         for r in rings:
             res.update({f"{label} ring {r}": _safe(ours, M, b, g, r) for label, b, g in OURS})
+        for c in rs:
+            res.update({f"{label} {c.name}": _safe(ours, M, b, g, -1, c) for label, b, g in OURS})
         res.update(base)
         for label, r in res.items():
             row = {"M": M, "N": N, "K": K, "contender": label, **r}

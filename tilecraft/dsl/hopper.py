@@ -29,12 +29,13 @@ from tilecraft.dsl.expr import BoolExpr, IntExpr, TraceError, Var, make, render
 from tilecraft.dsl.memory import PointerEngine, RegisterEngine, smem_tensor, uint64
 from tilecraft.dsl.trace import current
 from tilecraft.layout import ComposedLayout, Swizzle
+from tilecraft.layout.inttuple import _add
 from tilecraft.tensor import Tensor, local_tile
 
 __all__ = [
     "TmaMapArg", "tma_load", "tma_store", "tma_store_commit", "tma_store_wait", "tma_prefetch",
     "Barriers", "mbarriers", "fence_barrier_init", "fence_proxy_async",
-    "gmma_desc", "wgmma_gemm", "wgmma_fence", "wgmma_commit", "wgmma_wait",
+    "gmma_desc", "wgmma_gemm", "wgmma_fence", "fence_operands", "wgmma_commit", "wgmma_wait",
     "warpgroup_index", "setmaxnreg", "elect_one", "cluster_rank", "cluster_sync", "named_barrier",
 ]
 
@@ -259,15 +260,31 @@ def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any =
     MN-major for 16-bit types, as the atom says), acc the warpgroup's fp32 fragment of m blocks of the
     atom's (64, N) accumulators (``partition_fragment_C`` of a tiled MMA of this atom, values first).
     One wgmma per (m block, k-block); ``accumulate`` False (or a runtime condition's negation) makes
-    the first k-block overwrite acc instead. Call wgmma_fence before and wgmma_commit after."""
+    the first k-block overwrite acc instead. Call wgmma_fence before and wgmma_commit after.
+
+    With an "rs" atom, sA is instead the thread's A fragment in registers: 32-bit words (pairs of
+    16-bit values), 4 per 16-k block of one (64, K) tile, in the atom's register order (``layout_a``:
+    rows g, g + 8 of the warp's 16 and k 2q, 2q + 1, 2q + 8, 2q + 9), blocks one after another."""
     t = _use_sm90()
-    if not atom.cxx or atom.operands != "ss":
-        raise TraceError(f"wgmma_gemm: {atom.name} has no shared-memory (ss) wrapper")
+    if not atom.cxx or atom.operands not in ("ss", "rs"):
+        raise TraceError(f"wgmma_gemm: {atom.name} has no wrapper")
     am, bn, k = atom.shape_mnk
-    M, KA = _L.size(sA.layout[0]), _L.size(sA.layout[1])
     N, KB = _L.size(sB.layout[0]), _L.size(sB.layout[1])
+    if atom.operands == "rs":
+        ra = sA.engine
+        words = _L.size(sA.layout)
+        if not isinstance(ra, RegisterEngine) or ra.dtype.bits != 32 or atom.shape_mnk[2] != 16:
+            raise TraceError(f"wgmma_gemm with {atom.name}: A must be a fragment of 32-bit words (16-bit types), "
+                             f"got {sA!r}")
+        if _L.cosize(sA.layout) != words or _L.coalesce(sA.layout).stride not in (1, 0):
+            raise TraceError(f"wgmma_gemm: the A fragment {sA.layout} must be compact (words in order)")
+        M, KA = am, words // 4 * k
+        if words % 4:
+            raise TraceError(f"wgmma_gemm: the A fragment holds {words} words, not 4 per {k}-k block")
+    else:
+        M, KA = _L.size(sA.layout[0]), _L.size(sA.layout[1])
     if N != bn or KA != KB or M % am or KA % k:
-        raise TraceError(f"wgmma_gemm with {atom.name}: sA {sA.layout} and sB {sB.layout} are not (64*m, K) and "
+        raise TraceError(f"wgmma_gemm with {atom.name}: A ({M}, {KA}) and sB {sB.layout} are not (64*m, K) and "
                          f"({bn}, K) tiles with K a multiple of {k}")
     eng = acc.engine
     nd = bn // 2
@@ -277,14 +294,18 @@ def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any =
         raise TraceError(f"wgmma_gemm: acc {acc.layout} must be a compact fragment (values first)")
     ctype = eng.dtype.ctype
     trans = ""
-    if atom.shape_mnk[2] == 16:  # 16-bit operands take the transpose bits
-        trans = f"<{int(atom.major_a != 'K')}, {int(atom.major_b != 'K')}>"
+    if atom.shape_mnk[2] == 16:  # 16-bit operands take the transpose bits (rs: B's only)
+        trans = (f"<{int(atom.major_b != 'K')}>" if atom.operands == "rs" else
+                 f"<{int(atom.major_a != 'K')}, {int(atom.major_b != 'K')}>")
     a_major = "K" if atom.major_a == "K" else "MN"
     b_major = "K" if atom.major_b == "K" else "MN"
     for kb in range(KA // k):
         db = gmma_desc(local_tile(sB, (bn, k), (0, kb)), b_major)
         for mb in range(M // am):
-            da = gmma_desc(local_tile(sA, (am, k), (mb, kb)), a_major)
+            if atom.operands == "rs":
+                da = f"*reinterpret_cast<const {ra.dtype.ctype}(*)[4]>({ra.address(_add(sA.offset, 4 * kb))})"
+            else:
+                da = render(gmma_desc(local_tile(sA, (am, k), (mb, kb)), a_major))
             first = mb * nd
             for q in range(nd):
                 eng.versions[first + q] += 1
@@ -294,12 +315,25 @@ def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any =
             else:
                 scale = "1u"
             arr = f"*reinterpret_cast<{ctype}(*)[{nd}]>({eng.address(first)})"
-            t.emit(f"{atom.cxx}{trans}({arr}, {render(da)}, {render(db)}, {scale});")
+            t.emit(f"{atom.cxx}{trans}({arr}, {da}, {render(db)}, {scale});")
 
 
 def wgmma_fence() -> None:
     """``wgmma.fence``: order earlier register and smem accesses before the next wgmmas."""
     _use_sm90().emit("tc::wgmma_fence();")
+
+
+def fence_operands(frag: Tensor) -> None:
+    """Pin every value of a 32-bit register fragment at this point (CuTe's warpgroup_fence_operand):
+    the code that computes a register-sourced wgmma operand stays before the wgmma_fence that follows,
+    where ptxas wants it (else it serializes the wgmmas), and no instruction is emitted."""
+    eng = frag.engine
+    if not isinstance(eng, RegisterEngine) or eng.dtype.bits != 32:
+        raise TraceError(f"fence_operands: expected a 32-bit register fragment, got {frag!r}")
+    t = _use_sm90()
+    for i in range(_L.size(frag.layout)):
+        off = _add(frag.offset, frag.layout(i))
+        t.emit(f"tc::fence_operand({eng.render_access(eng._index(off))});")
 
 
 def wgmma_commit() -> None:

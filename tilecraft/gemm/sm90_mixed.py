@@ -81,7 +81,8 @@ from tilecraft.quant.pack import PackedFormat, PackedWeight, k_block
 from tilecraft.tensor import Tensor
 
 __all__ = ["Sm90MixedConfig", "sm90_mixed_kernel", "sm90_mixed_gemm", "pick_sm90_mixed_config", "use_sm90_mixed", "with_ring",
-           "lane_chunk", "block_of", "block_words", "group_slot", "slot_group", "SM90_MIN_M", "PRODUCER_REGS", "CONSUMER_REGS"]
+           "lane_chunk", "block_of", "block_words", "group_slot", "slot_group", "SM90_MIN_M", "PRODUCER_REGS", "CONSUMER_REGS",
+           "pick_config"]
 
 #: rows of x from which tc.quant.gemm on an sm_90 GPU runs this kernel instead of the small-M one
 SM90_MIN_M = 64
@@ -457,6 +458,13 @@ def pick_sm90_mixed_config(fmt: PackedFormat, M: int, N: int, K: int, sms: int) 
     return cfg
 
 
+def pick_config(fmt: PackedFormat, M: int, N: int, K: int, sms: int) -> Any:
+    """What tc.gemm runs on sm_90 for M >= SM90_MIN_M: the register-A kernel (sm90_mixed_rs.py) where its
+    tiles fill the SMs, else this module's kernel (``pick_sm90_mixed_config``)."""
+    from tilecraft.gemm.sm90_mixed_rs import pick_rs_config
+    return pick_rs_config(M, N, sms) or pick_sm90_mixed_config(fmt, M, N, K, sms)
+
+
 def with_ring(cfg: Sm90MixedConfig, fmt: PackedFormat, ring: int) -> Sm90MixedConfig:
     """cfg with the producer's packed words in a shared-memory ring of `ring` k-tiles (depth 1), taking
     stages off the pipeline until both fit an SM (at least 2 stages)."""
@@ -478,15 +486,16 @@ def use_sm90_mixed(x: Any, w: PackedWeight) -> bool:
     return x.numel() // max(w.shape[0], 1) >= SM90_MIN_M
 
 
-def sm90_mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, config: Sm90MixedConfig | None = None) -> Any:
+def sm90_mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, config: Any = None) -> Any:
     """y (..., N) = x (..., K) @ dequantize(w) (+ bias) with the Hopper kernel (any M; tc.quant.gemm sends
-    M >= SM90_MIN_M here on sm_90). The checks are the small-M entry point's; a call's checks, tiling
-    and bound launch are resolved once per signature (``mixed.cached_run``)."""
+    M >= SM90_MIN_M here on sm_90): this module's (config a Sm90MixedConfig) or the register-A one of
+    sm90_mixed_rs.py (config a RsConfig). The checks are the small-M entry point's; a call's checks,
+    tiling and bound launch are resolved once per signature (``mixed.cached_run``)."""
     from tilecraft.gemm.mixed import cached_run
     return cached_run(("sm90", config), x, w, bias, lambda x, w, bias: _prepare(x, w, bias, config))(x, w, bias)
 
 
-def _prepare(x: Any, w: PackedWeight, bias: Any, config: Sm90MixedConfig | None) -> Any:
+def _prepare(x: Any, w: PackedWeight, bias: Any, config: Any) -> Any:
     """Check a call and return ``run(x, w, bias) -> y`` for calls of its signature."""
     import torch
     from tilecraft.gemm.mixed import check_operands
@@ -500,9 +509,10 @@ def _prepare(x: Any, w: PackedWeight, bias: Any, config: Sm90MixedConfig | None)
     launch = None
     if M:
         sms = _sm_count(x)
-        cfg = config or pick_sm90_mixed_config(fmt, M, N, K, sms)
+        cfg = config or pick_config(fmt, M, N, K, sms)
         cfg.validate(fmt)
-        launch = Launch(x2, w, bias, y, cfg, sms)
+        from tilecraft.gemm.sm90_mixed_rs import RsConfig, RsLaunch
+        launch = (RsLaunch if isinstance(cfg, RsConfig) else Launch)(x2, w, bias, y, cfg, sms)
 
     def run(x: Any, w: PackedWeight, bias: Any) -> Any:
         x2 = x.reshape(-1, K)
@@ -511,7 +521,8 @@ def _prepare(x: Any, w: PackedWeight, bias: Any, config: Sm90MixedConfig | None)
         if launch is not None:
             launch(x2, w, bias, y)
         return y.reshape(out_shape)
-    run.path, run.config = "sm90_mixed", launch.cfg if launch is not None else config
+    run.path = launch.path if launch is not None else "sm90_mixed"
+    run.config = launch.cfg if launch is not None else config
     return run
 
 
@@ -552,6 +563,8 @@ class Launch:
     """The persistent launch (one CTA per SM up to the work units; with split-K, then the reduction) for
     x2 (M,K) -> y (M,N) of one signature, resolved once: later calls of the signature make x's TMA map
     (cached per address), the split-K workspace, and launch."""
+
+    path = "sm90_mixed"
 
     def __init__(self, x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Sm90MixedConfig, sms: int):
         import numpy as np

@@ -198,5 +198,10 @@ TC_DEVICE void wgmma_wait_group() {
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 #endif
+// Pin a register operand's value here: the compiler may not move the arithmetic that defines it past
+// this point (after a wgmma.fence it would sit inside the wgmma pipeline, which ptxas then
+// serializes), nor reads of it above. No instruction results.
+TC_DEVICE void fence_operand(u32& r) { asm volatile("" : "+r"(r)::"memory"); }
+TC_DEVICE void fence_operand(f32& r) { asm volatile("" : "+f"(r)::"memory"); }
 
 }  // namespace tc

@@ -113,5 +113,52 @@ TC_DEVICE void warp_arrive_full(u32 bar) {
     if ((threadIdx.x & 31u) == 0) mbarrier_arrive(bar);
 }
 
+// ------------------------------------------------------------------ the weight as wgmma's register A
+// (tilecraft/gemm/sm90_mixed_rs.py) The consumer lanes convert W themselves into wgmma's A fragment:
+// lane (g, q) of warp w holds rows g, g + 8 of the warp's 16 at k 2q, 2q + 1, 2q + 8, 2q + 9 of each
+// 16-k block (the m16n8k16 order, here with k in its natural order: x, wgmma's B, comes from shared
+// memory as TMA wrote it). Layout v1 instead gives lane q the k 4q .. 4q + 3 (values 0..3: k 4q, 4q + 1;
+// values 4..7: k 4q + 2, 4q + 3), so lane q takes its k 2q, 2q + 1 from lane q / 2 and its k 2q + 8,
+// 2q + 9 from lane q / 2 + 2 (same g): the half of their word that holds them, values 0..3 for even q,
+// 4..7 for odd q. The result is a layout-v1 word of natural k, which mixed.cuh's converters turn into
+// the fragment; then one mul.rn per register by the row's scale (the same rounding as the producer's).
+// s2: the scales of the lane's rows g (low half) and g + 8 (high); z2 likewise.
+TC_DEVICE u32 src_lane_lo() { return (threadIdx.x & 28u) | ((threadIdx.x & 3u) >> 1); }  // (g, q / 2)
+
+template <bool BF16>
+TC_DEVICE void scale_frag(u32 s2, u32 (&a)[4]) {
+    const u32 sg = mixed::prmt(s2, 0, 0x1010), sh = mixed::prmt(s2, 0, 0x3232);
+    if (BF16) {
+        a[0] = bmul2(a[0], sg); a[1] = bmul2(a[1], sh); a[2] = bmul2(a[2], sg); a[3] = bmul2(a[3], sh);
+    } else {
+        a[0] = hmul2(a[0], sg); a[1] = hmul2(a[1], sh); a[2] = hmul2(a[2], sg); a[3] = hmul2(a[3], sh);
+    }
+}
+
+// int4: nibble v / 2 + 4 (v % 2) holds value v, so values 0..3 are bytes 0 and 2, values 4..7 bytes 1
+// and 3; the new word takes those of the first source into bytes 0, 2 and of the second into 1, 3.
+template <bool BF16>
+TC_DEVICE void u4_frag(u32 w, u32 z2, u32 s2, u32 (&a)[4]) {
+    const u32 src = src_lane_lo();
+    const u32 lo = __shfl_sync(0xffffffffu, w, src), hi = __shfl_sync(0xffffffffu, w, src + 2u);
+    const u32 x = mixed::prmt(lo, hi, (threadIdx.x & 1u) ? 0x7351u : 0x6240u);
+    if (BF16) mixed::dequant_u4_bf16(x, z2, a); else mixed::dequant_u4_f16(x, z2, a);
+    scale_frag<BF16>(s2, a);
+}
+
+// int8: value v is byte v % 4 of word v / 4, so a lane wants word (q % 2) of both sources. Source lane
+// q' is read by one even and one odd lane of its quad, in different shuffles: in the first, even lanes
+// read from q / 2 and odd lanes from q / 2 + 2, and a source sends w0 if q' < 2, else w1; the second
+// swaps the roles.
+template <bool BF16>
+TC_DEVICE void u8_frag(u32 w0, u32 w1, u32 z2, u32 s2, u32 (&a)[4]) {
+    const u32 q = threadIdx.x & 3u, odd = q & 1u, src = src_lane_lo();
+    const u32 r1 = __shfl_sync(0xffffffffu, q < 2u ? w0 : w1, odd ? src + 2u : src);
+    const u32 r2 = __shfl_sync(0xffffffffu, q < 2u ? w1 : w0, odd ? src : src + 2u);
+    const u32 lo = odd ? r2 : r1, hi = odd ? r1 : r2;
+    if (BF16) mixed::dequant_u8_bf16(lo, hi, z2, a); else mixed::dequant_u8_f16(lo, hi, z2, a);
+    scale_frag<BF16>(s2, a);
+}
+
 }  // namespace mixed90
 }  // namespace tc

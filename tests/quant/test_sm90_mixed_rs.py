@@ -1,0 +1,224 @@
+"""The Hopper mixed-input GEMM with the weight as wgmma's register A operand (tilecraft/gemm/sm90_mixed_rs.py).
+
+CPU: a model of ``u4_frag`` / ``u8_frag`` (tilecraft/sm90_mixed.cuh), lane by lane: the two shuffles, the
+byte permute, the magic-number conversion's value order and the row scales, must give every lane of a
+warp exactly its wgmma A-fragment values (``layout_a`` of the rs atom) of dequantize(W) in the 16-bit
+type, for every format, ragged K included. Every format compiles by NVRTC for sm_90a without spills and
+without ptxas serializing the wgmmas, with HGMMA in the SASS.
+GPU: random shapes, every format, against float64; the heuristic's choice through tc.gemm.
+"""
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mixed_gemm_check import check_mixed_gemm
+
+torch = pytest.importorskip("torch")
+
+import tilecraft as tc  # noqa: E402
+import tilecraft.quant as Q  # noqa: E402
+import tilecraft.runtime as rt  # noqa: E402
+from tilecraft.atoms import wgmma_atom  # noqa: E402
+from tilecraft.gemm import sm90_mixed, sm90_mixed_rs  # noqa: E402
+from tilecraft.gemm.sm90_mixed import block_words, group_slot, slot_group  # noqa: E402
+from tilecraft.gemm.sm90_mixed_rs import RsConfig  # noqa: E402
+from tilecraft.quant.pack import k_block  # noqa: E402
+
+DTYPES = (torch.float16, torch.bfloat16)
+FORMATS = list(itertools.product((4, 8), (None, 32, 64, 128), (False, True), DTYPES))
+_ID = lambda f: f"int{f[0]}-g{f[1]}-{'zp' if f[2] else 'sym'}-{str(f[3])[6:]}"  # noqa: E731
+_M32 = 0xFFFFFFFF
+
+
+def _weight(bits: int, group: int | None, zp: bool, dtype: Any, K: int, N: int, seed: int = 0) -> Any:
+    g = torch.Generator().manual_seed(seed)
+    return Q.pack(Q.quantize(torch.randn(K, N, generator=g) * 0.05, bits, group, zp), dtype)
+
+
+def _prmt(a: int, b: int, sel: int) -> int:
+    src = [(a >> (8 * i)) & 0xFF for i in range(4)] + [(b >> (8 * i)) & 0xFF for i in range(4)]
+    return sum(src[(sel >> (4 * i)) & 7] << (8 * i) for i in range(4))
+
+
+def _frag_values(bits: int, words: list[tuple[int, ...]], lane: int) -> list[int]:
+    """The 8 unsigned values (A-fragment order v0..v7) lane `lane` converts, from the warp's words of one
+    16-k block (words[l]: lane l's one int4 word or two int8 words), as u4_frag / u8_frag shuffle them."""
+    q, src = lane % 4, (lane & 28) | (lane % 4 >> 1)
+    odd = q & 1
+    if bits == 4:
+        x = _prmt(words[src][0], words[src + 2][0], 0x7351 if odd else 0x6240)
+        nib = [(x >> (4 * i)) & 0xF for i in range(8)]
+        return [nib[v // 2 + 4 * (v % 2)] for v in range(8)]               # value v: nibble v / 2 + 4 (v % 2)
+    sent1 = [w[0] if l % 4 < 2 else w[1] for l, w in enumerate(words)]     # what each source lane sends
+    sent2 = [w[1] if l % 4 < 2 else w[0] for l, w in enumerate(words)]
+    r1 = sent1[src + 2 if odd else src]
+    r2 = sent2[src if odd else src + 2]
+    lo, hi = (r2, r1) if odd else (r1, r2)
+    return [(w >> (8 * i)) & 0xFF for w in (lo, hi) for i in range(4)]     # value v: byte v % 4 of word v / 4
+
+
+def _model_tile(pw: Any, tg: int, kt: int) -> Any:
+    """W^T's 16-row tile tg at k-tile kt (16, 64) as the 32 lanes' A fragments hold it after conversion,
+    placed by the rs atom's A layout (float64; NaN where no lane put a value)."""
+    fmt, K = pw.format, pw.shape[0]
+    dt = getattr(torch, fmt.dtype)
+    qw = (pw.qweight.to(torch.int64) & _M32).tolist()
+    S = pw.scales.double()
+    Z = pw.zeros.double() if pw.zeros is not None else None
+    KB, G = k_block(fmt.bits), fmt.group_size
+    groups = K // G if G else 1
+    layout_a = wgmma_atom(64, "f16" if fmt.dtype == "float16" else "bf16", operands="rs").layout_a_tv
+    out = torch.full((16, 64), float("nan"), dtype=torch.float64)
+    for j in range(4):
+        c, widx = block_words(fmt.bits, j)
+        kb = min(kt * (64 // KB) + c, K // KB - 1)
+        words = [tuple(qw[tg][kb][lane][w] for w in widx) for lane in range(32)]
+        grp = min(slot_group(G, kt, group_slot(G, j)), groups - 1) if G else 0
+        for lane in range(32):
+            vals = _frag_values(fmt.bits, words, lane)
+            for v in range(8):
+                h = v // 2 % 2                                            # rows g (h = 0) and g + 8
+                s = float(S[tg, grp, lane // 4, h])
+                z = float(Z[tg, grp, lane // 4, h]) if Z is not None else fmt.offset
+                flat = layout_a(lane, v)                                  # (M64, K16) of warp 0: m + 64 k
+                m, k = flat % 64, flat // 64
+                assert m < 16
+                out[m, 16 * j + k] = float(torch.tensor((vals[v] - z) * s, dtype=torch.float64).to(dt))
+    return out
+
+
+MODEL_CASES = [  # (bits, group, zp, dtype, K, N, tg, kt)
+    (4, 128, False, torch.float16, 256, 64, 3, 3),
+    (4, 64, True, torch.bfloat16, 192, 32, 1, 2),
+    (4, 32, False, torch.bfloat16, 128, 16, 0, 1),             # two groups per k-tile
+    (4, None, True, torch.float16, 128, 48, 2, 0),
+    (8, 128, True, torch.bfloat16, 256, 32, 1, 3),
+    (8, 64, False, torch.float16, 128, 16, 0, 1),
+    (8, 32, True, torch.float16, 96, 16, 0, 1),                # K % 64 == 32: the second half re-reads k 64..95
+    (8, None, False, torch.bfloat16, 160, 16, 0, 2),
+]
+
+
+@pytest.mark.parametrize("bits,group,zp,dtype,K,N,tg,kt", MODEL_CASES)
+def test_fragments_hold_the_dequantized_weight(bits: int, group: int | None, zp: bool, dtype: Any, K: int, N: int,
+                                               tg: int, kt: int) -> None:
+    pw = _weight(bits, group, zp, dtype, K, N, seed=K + N)
+    got = _model_tile(pw, tg, kt)
+    ref = pw.dequantize(dtype).double().t()                               # (N, K)
+    k0 = 64 * kt
+    real = min(64, K - k0)
+    assert not torch.isnan(got).any()
+    assert torch.equal(got[:, :real], ref[16 * tg:16 * tg + 16, k0:k0 + real])
+    if real < 64:                                                         # int8, K % 64 == 32: finite values
+        assert torch.isfinite(got[:, real:]).all()                        # that meet x's zero fill
+
+
+def test_header_matches_the_model() -> None:
+    text = (Path(tc.__file__).parent / "include" / "tilecraft" / "sm90_mixed.cuh").read_text()
+    for c in ("(threadIdx.x & 28u) | ((threadIdx.x & 3u) >> 1)", "(threadIdx.x & 1u) ? 0x7351u : 0x6240u",
+              "__shfl_sync(0xffffffffu, w, src), hi = __shfl_sync(0xffffffffu, w, src + 2u)",
+              "__shfl_sync(0xffffffffu, q < 2u ? w0 : w1, odd ? src + 2u : src)",
+              "__shfl_sync(0xffffffffu, q < 2u ? w1 : w0, odd ? src : src + 2u)",
+              "lo = odd ? r2 : r1, hi = odd ? r1 : r2",
+              "a[0] = hmul2(a[0], sg); a[1] = hmul2(a[1], sh); a[2] = hmul2(a[2], sg); a[3] = hmul2(a[3], sh);"):
+        assert c in text, c
+
+
+# ----------------------------------------------------------------------------- NVRTC
+
+def _args(fmt: tuple, cfg: RsConfig, M: int = 256, K: int = 512, N: int = 512) -> tuple:
+    bits, group, zp, dtype = fmt
+    pw = _weight(bits, group, zp, dtype, K, N)
+    x, y = torch.empty(M, K, dtype=dtype), torch.empty(M, N, dtype=dtype)
+    return sm90_mixed_rs.rs_launch_args(x, pw, torch.empty(N, dtype=dtype), y, cfg)[0]
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
+def test_every_format_compiles_unserialized_without_spills(fmt: tuple) -> None:
+    for cfg in (RsConfig(), RsConfig(blk_m=128, stages=8, depth=3 if fmt[0] == 4 else 2)):
+        k = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*_args(fmt, cfg), arch="sm_90a")
+        r = k.resources
+        assert r.spill_store_bytes == 0 and r.stack_frame_bytes == 0, (cfg.name, r)
+        assert "serialized" not in k.module.log, k.module.log
+        if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm"):
+            text = rt.sass(k.module.cubin)
+            assert "HGMMA" in text and "UTMALDG" in text and "SHFL.IDX" in text and "STS.128" not in text
+
+
+def test_bad_tilings_are_refused() -> None:
+    fmt = Q.PackedFormat(4, 128, False, "float16")
+    with pytest.raises(ValueError, match="blk_n"):
+        RsConfig(blk_n=192).validate(fmt)
+    with pytest.raises(ValueError, match="smem"):
+        RsConfig(stages=8).validate(fmt)                                 # 8 x 32 KB of x
+    with pytest.raises(ValueError, match="depth"):
+        RsConfig(depth=5).validate(fmt)
+    with pytest.raises(ValueError, match="registers"):
+        RsConfig(consumer_regs=240).validate(fmt)
+    RsConfig().validate(fmt)
+
+
+def test_heuristic_takes_the_register_a_kernel_where_its_tiles_fill_the_sms() -> None:
+    from tilecraft.gemm.sm90_mixed import Sm90MixedConfig, pick_config
+    fmt = Q.PackedFormat(4, 128, False, "bfloat16")
+    assert pick_config(fmt, 4096, 8192, 8192, 132) == RsConfig()                  # 256 rows of x per CTA
+    assert pick_config(fmt, 512, 8192, 8192, 132) == RsConfig()                   # 128 tiles: 97% of the SMs
+    assert pick_config(fmt, 256, 8192, 8192, 132).blk_m == 128                    # 64 tiles of 256 rows: too few
+    assert isinstance(pick_config(fmt, 128, 8192, 8192, 132), Sm90MixedConfig)    # 64 tiles: split-K there
+    assert isinstance(pick_config(fmt, 1024, 512, 1024, 132), Sm90MixedConfig)
+
+
+# ----------------------------------------------------------------------------- GPU
+
+_TOL = {torch.float16: 1e-3, torch.bfloat16: 6e-3}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
+def test_gpu_random_shapes(fmt: tuple) -> None:
+    bits, group, zp, dtype = fmt
+    rng = random.Random("rs" + _ID(fmt))
+    G = group or 64
+    for M, cfg in ((64, RsConfig(blk_m=128, stages=8)), (rng.randint(65, 300), RsConfig()),
+                   (rng.randint(300, 1500), RsConfig(depth=1)), (2048, RsConfig())):
+        K = G * rng.randint(1, 40) * (2 if bits == 4 and G == 32 else 1)
+        N = 16 * rng.randint(1, 200)
+        pw = _weight(bits, group, zp, dtype, K, N, seed=M).to("cuda")
+        g = torch.Generator().manual_seed(M)
+        x = torch.randn(M, K, generator=g).to(dtype).cuda()
+        b = torch.randn(N, generator=g).to(dtype).cuda() if rng.random() < 0.5 else None
+        y = sm90_mixed.sm90_mixed_gemm(x, pw, b, cfg)
+        torch.cuda.synchronize()
+        check_mixed_gemm(y, x, pw, b, _TOL, dtype)
+
+
+@pytest.mark.gpu
+def test_gpu_tc_gemm_runs_the_register_a_kernel_at_large_m() -> None:
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs an sm_90 GPU")
+    from tilecraft.gemm import mixed
+    from tilecraft.gemm.op import clear_plans
+
+    clear_plans()
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    N = 64 * sms                                    # tiles of 128 rows of W and 128 of x: one per SM
+    pw = _weight(4, 128, False, torch.float16, 256, N).to("cuda")
+    x = torch.randn(2, 100, 256).to(torch.float16).cuda()                  # M = 200: ragged, batched
+    y = tc.gemm(x, pw)
+    check_mixed_gemm(y.reshape(200, N), x.reshape(200, 256), pw, None, _TOL, torch.float16)
+    assert [(r.path, r.config.blk_m) for r in mixed._RUNS.values()] == [("sm90_mixed_rs", 128)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bits,K", [(8, 96), (8, 160), (4, 64)])
+def test_gpu_ragged_k(bits: int, K: int) -> None:
+    """K % 64 == 32 (int8: the last k-tile's second half), a single k-tile."""
+    pw = _weight(bits, None, True, torch.bfloat16, K, 272).to("cuda")
+    x = torch.randn(200, K).to(torch.bfloat16).cuda()
+    y = sm90_mixed.sm90_mixed_gemm(x, pw, None, RsConfig())
+    torch.cuda.synchronize()
+    check_mixed_gemm(y, x, pw, None, _TOL, torch.bfloat16)

@@ -1,0 +1,317 @@
+"""The mixed-input GEMM for large M on Hopper with the weight as wgmma's register A operand.
+
+    y (M,N) = x (M,K) @ dequantize(W) (+ bias)      x, y fp16 / bf16; W int4 / int8 (tc.quant.pack, layout v1)
+
+tilecraft/gemm/sm90_mixed.py dequantizes W in one producer warpgroup into a 16-bit shared-memory stage
+that both consumer warpgroups read: that warpgroup's conversion and stores bound it (0.53-0.65x the
+dense kernel, RESULTS.md). Here the kernel computes the transposed product, y^T (N, M) = W (N, K) x^T,
+so that W is wgmma's A operand, which may come from registers, and every consumer thread converts its
+own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
+
+* **Producer.** One thread of warpgroup 0 loads the x k-tiles (BLK_M rows of x, 64 k, 128-byte swizzle)
+  by TMA into ``stages`` buffers: x is wgmma's B operand, K-major, exactly the dense kernel's B stage.
+* **Consumers.** Warpgroup c owns 64 rows of W (output columns n), warp w of it the 16-row tile
+  4 c + w of the CTA's BLK_N. Per k-tile a lane loads its 16 bytes of that tile's packed words (int4;
+  two loads for int8) straight from global memory: the same 512 contiguous bytes per warp as the
+  small-M kernel, ``depth`` k-tiles ahead in registers. Layout v1's k order (lane q holds k 4q .. 4q + 3)
+  is not wgmma's (k 2q, 2q + 1, 2q + 8, 2q + 9, and x in shared memory keeps its natural order), so two
+  shuffles per word give each lane the bytes it needs (tilecraft/sm90_mixed.cuh, ``u4_frag`` /
+  ``u8_frag``); mixed.cuh's magic-number converters make exact q - z and one ``mul.rn`` by the row's
+  scale rounds once, the same values as the producer path and as ``dequantize(W)`` cast to 16 bits.
+* **Overlap.** A warpgroup converts k-tile i + 1 only after its wgmmas of k-tile i are done
+  (``wgmma_wait(0)``, which also frees the x stage): ptxas serializes every wgmma of a kernel that
+  defines a register-sourced operand while any wgmma is pending (C7513, measured with NVRTC 13 for
+  two fragment buffers and ``wgmma_wait(1)``). The tensor cores stay busy through the other consumer
+  warpgroup, whose wgmmas run while this one converts.
+* **Epilogue.** The accumulators are a (64, BLK_M) block of y^T: the consumer stores them into y's
+  transposed view through the sm80 path's epilogue (bias along y^T's rows, cast, predicated at M and N).
+* **Edges.** TMA zero-fills x past M and K. N % 16 == 0 (the packed format): a ragged last n-tile's
+  warps past N re-read the last 16-row tile, whose products land in rows the epilogue never stores. int8
+  with K % 64 == 32: the last k-tile's second half re-reads the last 32 k, multiplied by x's zero fill.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import tilecraft as tc
+from tilecraft import _, dsl
+from tilecraft.atoms import make_tiled_mma, wgmma_atom
+from tilecraft.dsl import Constexpr, hopper, threadIdx
+from tilecraft.dsl.expr import render
+from tilecraft.dsl.trace import current
+from tilecraft.gemm.sm90 import ELEMENTS, HEADER_N, Sm90Config, _advance, _Schedule, smem_layout
+from tilecraft.gemm.sm90_mixed import _HEADER, _half_bits, _packed, block_words, group_slot, slot_group
+from tilecraft.layout.inttuple import imin
+from tilecraft.quant.pack import PackedFormat, PackedWeight, k_block
+
+__all__ = ["RsConfig", "RsLaunch", "sm90_mixed_rs_kernel", "rs_launch_args", "pick_rs_config", "x_map"]
+
+#: x rows per CTA -> stages of x (32 KB per 256-row k-tile)
+STAGES = {256: 6, 128: 8, 64: 8}
+
+
+@dataclass(frozen=True)
+class RsConfig:
+    """A tiling of the register-A kernel: ``blk_n`` rows of W (64 per consumer warpgroup), ``blk_m`` rows
+    of x (wgmma's N), ``stages`` x buffers, ``depth`` k-tiles of packed words per thread in flight,
+    ``raster`` n-tiles per group of the persistent walk,
+    and the registers of the roles (40 + 2 x 232 = 3 x 168)."""
+
+    blk_n: int = 128
+    blk_m: int = 256
+    stages: int = 6
+    depth: int = 2
+    raster: int = 8
+    producer_regs: int = 40
+    consumer_regs: int = 232
+
+    @property
+    def consumers(self) -> int:
+        return self.blk_n // 64
+
+    @property
+    def threads(self) -> int:
+        return 128 * (1 + self.consumers)
+
+    @property
+    def name(self) -> str:
+        return f"rs_{self.blk_n}x{self.blk_m}x64_s{self.stages}_d{self.depth}" + (
+            f"_r{self.raster}" if self.raster != 8 else "")
+
+    @property
+    def schedule(self) -> Sm90Config:
+        """The tiling as sm90's schedule sees it: tiles of y^T, (BLK_N rows of W) x (BLK_M rows of x)."""
+        return Sm90Config(self.blk_n, self.blk_m, 64, self.stages, self.consumers, self.raster, self.producer_regs,
+                          self.consumer_regs, tma_store=False)
+
+    def smem_bytes(self) -> int:
+        return self.blk_m * 64 * 2 * self.stages + 16 * self.stages + 1024
+
+    def validate(self, fmt: PackedFormat) -> None:
+        """Raise ValueError naming the condition this tiling breaks."""
+        if self.blk_n not in (64, 128) :
+            raise ValueError(f"{self.name}: blk_n must be 64 or 128 (one or two consumer warpgroups of 64 rows)")
+        if self.blk_m not in HEADER_N or self.blk_m % 64:
+            raise ValueError(f"{self.name}: blk_m must be a multiple of 64 in {HEADER_N} (wgmma's N)")
+        if not 1 <= self.depth <= 4:
+            raise ValueError(f"{self.name}: depth must be 1..4")
+        if not 2 <= self.stages <= 8:
+            raise ValueError(f"{self.name}: stages must be 2..8")
+        if self.smem_bytes() > 227 * 1024:
+            raise ValueError(f"{self.name}: {self.smem_bytes()} bytes of smem exceed the 227 KB of an SM")
+        launch = min(65536 // self.threads, 255) // 8 * 8
+        if self.producer_regs + self.consumers * self.consumer_regs > (1 + self.consumers) * launch:
+            raise ValueError(f"{self.name}: producer {self.producer_regs} + {self.consumers} x consumer "
+                             f"{self.consumer_regs} registers exceed the {self.threads} x {launch} launched with")
+
+
+@dsl.inline
+def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, bool], shape: tuple[Any, Any, Any],
+              sX: Any, full_bar: Any, empty_bar: Any, qw: Any, scales: Any, zeros: Any, bias: Any, D: Any, K: Any) -> None:
+    """A consumer warpgroup's life: per k-tile, convert its 64 rows of W into A fragments, wgmma them
+    against the x stage, and after each tile store its (64, BLK_M) block of y^T."""
+    from tilecraft.gemm.tensorop import EpilogueSpec, _epilogue
+
+    hopper.setmaxnreg(cfg.consumer_regs, inc=True)
+    current().includes.add(_HEADER)
+    L, M, N = shape
+    sch = _Schedule(cfg.schedule, (L, N, M), K)                           # tiles of y^T (N, M)
+    n_whole, k_whole = edges
+    bN, bM = cfg.blk_n, cfg.blk_m
+    dtype, wg_type = ELEMENTS[fmt.dtype]
+    bf16 = "true" if fmt.dtype == "bfloat16" else "false"
+    cw = hopper.warpgroup_index() - 1                                     # this consumer's 64 rows of W
+    warp = threadIdx.x % 128 // 32
+    lane = threadIdx.x % 32
+    g = lane // 4
+    atom = wgmma_atom(bM, wg_type, operands="rs")
+    thr_mma = make_tiled_mma(atom).get_slice(threadIdx.x % 128)
+    tCrC = dsl.make_rmem_tensor(dsl.float32, tc.make_layout(thr_mma.partition_C(tc.make_identity_tensor((64, bM))).shape))
+    KB = k_block(fmt.bits)
+    KT = 64 // KB                                                         # 16-byte loads per k-tile
+    G = fmt.group_size
+    GPT = 2 if G == 32 else 1                                             # scale groups per k-tile
+    mW, mS, mZ = _packed(fmt, qw, scales, zeros, N, K)
+    groups = K // G if G else 1
+    Dp = cfg.depth
+    wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, KT)) for _b in range(Dp)]          # (WORD,LOAD)
+    sbuf = [dsl.make_rmem_tensor(dtype, (2, GPT)) for _b in range(Dp if G else 1)]  # (ROW,GROUP): rows g, g + 8
+    zbuf = [dsl.make_rmem_tensor(dtype, (2, GPT)) for _b in range(Dp if G else 1)] if fmt.zero_point else None
+    afrag = dsl.make_rmem_tensor(dsl.uint32, (16,))                      # 4 words per 16-k block
+    sym_zero = f"{_half_bits(float(fmt.offset), fmt.dtype) * 0x10001:#x}u"
+    leader = dsl.eq(threadIdx.x % 128, 0)
+
+    def pair(buf: Any, gi: int) -> str:
+        """The lane's two rows' 16-bit values (scales or zero points) as one 32-bit register."""
+        return f"*reinterpret_cast<const unsigned*>({buf.engine.address(buf.layout((0, gi)))})"
+
+    def load(b: int, tg: Any, kt: Any) -> None:
+        """k-tile kt's packed words of 16-row tile tg (and its group scales) -> buffer b."""
+        for c in range(KT):
+            kb = kt * KT + c if k_whole else imin(kt * KT + c, K // KB - 1)
+            dsl.copy(mW(tg, kb, lane, _), wbuf[b](_, c))                  # 16 bytes: 4 words
+        for gi in range(GPT if G else 0):
+            grp = slot_group(G, kt, gi)
+            grp = grp if k_whole else imin(grp, groups - 1)
+            dsl.copy(mS(tg, grp, g, _), sbuf[b](_, gi))                   # rows g, g + 8: 4 bytes
+            if zbuf is not None:
+                dsl.copy(mZ(tg, grp, g, _), zbuf[b](_, gi))
+
+    def convert(b: int, a: Any) -> None:
+        """Buffer b's words -> the A fragments `a` of the k-tile's four 16-k blocks."""
+        t = current()
+        sb = sbuf[b if G else 0]
+        for j in range(4):
+            c, words = block_words(fmt.bits, j)
+            w = [f"(unsigned){render(wbuf[b](wi, c))}" for wi in words]
+            gi = group_slot(G, j) if G else 0
+            s2 = pair(sb, gi)
+            z2 = pair(zbuf[b if G else 0], gi) if zbuf is not None else sym_zero
+            dst = f"*reinterpret_cast<unsigned(*)[4]>({a.engine.address(4 * j)})"
+            fn = "u4_frag" if fmt.bits == 4 else "u8_frag"
+            t.emit(f"tc::mixed90::{fn}<{bf16}>({', '.join(w)}, {z2}, {s2}, {dst});")
+            for q in range(4 * j, 4 * j + 4):
+                a.engine.versions[q] += 1
+
+    stage = dsl.declare(0, "stage", const=False)
+    phase = dsl.declare(0, "phase", const=False)
+    for unit in sch.units():
+        n_tile, m_tile, l_idx, k_begin, k_count = sch.coords(unit)
+        tg = n_tile * (bN // 16) + cw * 4 + warp                          # this warp's 16-row tile of W
+        tg = dsl.declare(tg if n_whole else imin(tg, N // 16 - 1), "tg")
+        if not G:                                                         # per-channel: once per tile
+            dsl.copy(mS(tg, 0, g, _), sbuf[0](_, 0))
+            if zbuf is not None:
+                dsl.copy(mZ(tg, 0, g, _), zbuf[0](_, 0))
+
+        def step(b: int, i: Any) -> None:
+            """k-tile i (its words in buffer b): convert, wait for x, wgmma, free the stage."""
+            convert(b, afrag)
+            hopper.fence_operands(afrag)                                  # converted before the wgmma pipeline
+            full_bar.wait(stage, phase)                                   # x's k-tile landed
+            hopper.wgmma_fence()
+            hopper.wgmma_gemm(atom, afrag, sX(_, _, stage), tCrC, accumulate=i > 0)
+            hopper.wgmma_commit()
+            hopper.wgmma_wait(0)                                          # (see the module docstring: Overlap)
+            with dsl.if_(leader):
+                empty_bar.arrive(stage)                                   # the stage goes back to the producer
+            _advance(stage, phase, cfg.stages)
+
+        for b in range(Dp - 1):                                           # the register ring's first k-tiles
+            with dsl.if_(b < k_count):
+                load(b, tg, k_begin + b)
+        for it in dsl.range((k_count + Dp - 1) // Dp):
+            for b in range(Dp):                                           # k-tile Dp it + b from buffer b
+                i = Dp * it + b
+                with dsl.if_(i + Dp - 1 < k_count):
+                    load((b + Dp - 1) % Dp, tg, k_begin + i + Dp - 1)
+                if b == 0:
+                    step(b, i)                                            # it < ceil(k_count / Dp): i < k_count
+                else:
+                    with dsl.if_(i < k_count):
+                        step(b, i)
+
+        # Epilogue: this warpgroup's (64, BLK_M) block of y^T into y's transposed view
+        tiler, coord = (bN, bM), (n_tile, m_tile)
+        gDt = dsl.permute_modes(D(l_idx, _, _), 1, 0)                     # (N,M) view of y
+        gD = tc.local_tile(tc.local_tile(gDt, tiler, coord), (64, bM), (cw, 0))
+        cD = tc.local_tile(tc.local_tile(tc.make_identity_tensor((N, M)), tiler, coord), (64, bM), (cw, 0))
+        tCgD = thr_mma.partition_C(gD)                                    # (V,1,1)
+        tCcD = thr_mma.partition_C(cD)                                    # (V,1,1) -> (n,m)
+        ep = EpilogueSpec(bias="m" if bias is not None else "none")       # y^T's rows: one bias value each
+        for j in range(bM // 8):
+            blk = ((_, _, j), 0, 0)
+            _epilogue(tCrC(blk), None, tCgD(blk), tCcD(blk), bias, 1.0, 0.0, ep, N, M, full)
+
+
+@dsl.kernel
+def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, cfg: Constexpr, fmt: Constexpr, full: Constexpr,
+                         edges: Constexpr):
+    """D (1,M,N) = x @ dequantize(W) (+ bias), x given as a TMA map of its (M,K,1) view filling one x
+    stage, W packed (qw, scales, zeros; tilecraft.quant.pack). See the module docstring. edges: (N is a
+    multiple of blk_n, K of 64); full: M and N are whole tiles."""
+    dsl.launch_bounds(cfg.threads, 1)
+    dtype, _wg = ELEMENTS[fmt.dtype]
+    L, M, N = D.shape
+    sX = dsl.smem_tensor(dtype, smem_layout(dtype, "K", cfg.blk_m, 64, cfg.stages), align=1024)  # (BLK_M,64,PIPE)
+    full_bar = hopper.mbarriers(cfg.stages)                               # x's k-tile landed
+    empty_bar = hopper.mbarriers(cfg.stages)                              # both consumers are done with it
+    with dsl.if_(dsl.eq(threadIdx.x, 0)):
+        for s in range(cfg.stages):
+            full_bar.init(s, 1)
+            empty_bar.init(s, cfg.consumers)
+        hopper.fence_barrier_init()
+    dsl.syncthreads()
+
+    wg = hopper.warpgroup_index()
+    with dsl.if_(dsl.eq(wg, 0)):
+        hopper.setmaxnreg(cfg.producer_regs, inc=False)
+        with dsl.if_(dsl.eq(threadIdx.x, 0)):
+            sch = _Schedule(cfg.schedule, (L, N, M), K)
+            hopper.tma_prefetch(tmX)
+            stage = dsl.declare(0, "stage", const=False)
+            phase = dsl.declare(0, "phase", const=False)
+            for unit in sch.units():
+                _n_tile, m_tile, l_idx, k_begin, k_count = sch.coords(unit)
+                for k_tile in dsl.range(k_begin, k_begin + k_count):
+                    empty_bar.wait(stage, 1 - phase)                       # the consumers freed the stage
+                    full_bar.arrive_expect_tx(stage, tmX.box_bytes)
+                    hopper.tma_load(tmX, sX(_, _, stage), full_bar.addr(stage), (m_tile * cfg.blk_m, k_tile * 64, l_idx))
+                    _advance(stage, phase, cfg.stages)
+    with dsl.else_():
+        _consumer(cfg, fmt, full, edges, (L, M, N), sX, full_bar, empty_bar, qw, scales, zeros, bias, D, K)
+
+
+# ----------------------------------------------------------------------------- host side
+
+def x_map(x2: Any, dtype: str, cfg: RsConfig) -> Any:
+    """The TMA map of x2 (M,K), K-major, filling one x stage (BLK_M rows, 64 k)."""
+    from tilecraft.gemm.sm90 import _map
+    return _map(x2.unsqueeze(0).permute(1, 2, 0), dtype, "K", cfg.blk_m, 64, cfg.stages, 1)
+
+
+def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig) -> tuple[tuple, int]:
+    """The kernel's arguments for x2 (M,K) -> y (M,N) and its work units (tiles of y^T)."""
+    M, K = x2.shape
+    N = y.shape[1]
+    full = M % cfg.blk_m == 0 and N % cfg.blk_n == 0
+    edges = (N % cfg.blk_n == 0, K % 64 == 0)
+    units = math.ceil(M / cfg.blk_m) * math.ceil(N / cfg.blk_n)
+    return (x_map(x2, w.format.dtype, cfg), w.qweight, w.scales, w.zeros, bias, y.unsqueeze(0), K, cfg, w.format,
+            full, edges), units
+
+
+class RsLaunch:
+    """The persistent launch (one CTA per SM up to the work units) for x2 (M,K) -> y (M,N) of one
+    signature, resolved once: later calls make x's TMA map (cached per address) and launch."""
+
+    path = "sm90_mixed_rs"
+
+    def __init__(self, x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig, sms: int):
+        args, units = rs_launch_args(x2, w, bias, y, cfg)
+        self.cfg = cfg
+        self.static = args[6:]                                            # K, cfg, format, full, edges
+        self.maps: dict[int, Any] = {x2.data_ptr(): args[0]}
+        self.main = sm90_mixed_rs_kernel.bind(*args, grid=(min(units, sms),), block=(cfg.threads,))
+
+    def __call__(self, x2: Any, w: PackedWeight, bias: Any, y: Any) -> None:
+        from tilecraft.gemm.sm90 import by_address
+
+        tmX = by_address(self.maps, x2, lambda x: x_map(x, w.format.dtype, self.cfg))
+        self.main(tmX, w.qweight, w.scales, w.zeros, bias, y.unsqueeze(0), *self.static)
+
+
+def pick_rs_config(M: int, N: int, sms: int) -> RsConfig | None:
+    """The register-A tiling for y (M, N), or None where its tiles (128 rows of W each) leave SMs idle and
+    sm90_mixed.py's split-K tilings serve better: 256 rows of x per CTA when those tiles cover 90% of the
+    SMs, else 128 rows when they do. Measured (H100, session 8, N = K = 8192, W4A16 g128): 256 rows beat
+    the producer kernel from M = 512 (101 against 163 us) to 4096 (874 against 1165 us), 128 rows at
+    M = 256 (73 against 82 us); at M = 128 (64 tiles) the producer kernel's 68 us beat 78."""
+    w_tiles = -(-N // 128)
+    if -(-M // 256) * w_tiles >= 0.9 * sms:
+        return RsConfig()
+    if -(-M // 128) * w_tiles >= 0.9 * sms:
+        return RsConfig(blk_m=128, stages=8, depth=4)
+    return None
