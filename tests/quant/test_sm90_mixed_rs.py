@@ -9,7 +9,6 @@ GPU: random shapes, every format, against float64; the heuristic's choice throug
 """
 from __future__ import annotations
 
-import itertools
 import random
 from pathlib import Path
 from typing import Any
@@ -28,20 +27,8 @@ from tilecraft.gemm.sm90_mixed import block_words, group_slot, slot_group  # noq
 from tilecraft.gemm.sm90_mixed_rs import RsConfig  # noqa: E402
 from tilecraft.quant.pack import k_block  # noqa: E402
 
-DTYPES = (torch.float16, torch.bfloat16)
-FORMATS = list(itertools.product((4, 8), (None, 32, 64, 128), (False, True), DTYPES))
-_ID = lambda f: f"int{f[0]}-g{f[1]}-{'zp' if f[2] else 'sym'}-{str(f[3])[6:]}"  # noqa: E731
-_M32 = 0xFFFFFFFF
-
-
-def _weight(bits: int, group: int | None, zp: bool, dtype: Any, K: int, N: int, seed: int = 0) -> Any:
-    g = torch.Generator().manual_seed(seed)
-    return Q.pack(Q.quantize(torch.randn(K, N, generator=g) * 0.05, bits, group, zp), dtype)
-
-
-def _prmt(a: int, b: int, sel: int) -> int:
-    src = [(a >> (8 * i)) & 0xFF for i in range(4)] + [(b >> (8 * i)) & 0xFF for i in range(4)]
-    return sum(src[(sel >> (4 * i)) & 7] << (8 * i) for i in range(4))
+# the producer kernel's tests' formats, weights and byte permute (the same packed weights feed both kernels)
+from test_sm90_mixed import _ID, _M32, FORMATS, _prmt, _weight  # noqa: E402
 
 
 def _frag_values(bits: int, words: list[tuple[int, ...]], lane: int) -> list[int]:

@@ -82,7 +82,7 @@ from tilecraft.tensor import Tensor
 
 __all__ = ["Sm90MixedConfig", "sm90_mixed_kernel", "sm90_mixed_gemm", "pick_sm90_mixed_config", "use_sm90_mixed", "with_ring",
            "lane_chunk", "block_of", "block_words", "group_slot", "slot_group", "SM90_MIN_M", "PRODUCER_REGS", "CONSUMER_REGS",
-           "pick_config"]
+           "pick_config", "register_ring"]
 
 #: rows of x from which tc.quant.gemm on an sm_90 GPU runs this kernel instead of the small-M one
 SM90_MIN_M = 64
@@ -232,6 +232,26 @@ def _packed(fmt: PackedFormat, qw: Any, scales: Any, zeros: Any, N: Any, K: Any)
     mS = Tensor(scales.engine, tc.make_layout((N // 16, groups, 8, 2), (groups * 16, 16, 2, 1)))
     mZ = Tensor(zeros.engine, mS.layout) if zeros is not None else None
     return mW, mS, mZ
+
+
+def register_ring(depth: int, k_count: Any, load: Any, body: Any) -> None:
+    """The loop over k_count k-tiles with `depth` buffers of packed words in registers: ``load(b, j)``
+    fills buffer b with k-tile j (counted from the unit's first), depth - 1 k-tiles ahead of ``body(b,
+    i)``, which uses k-tile i from buffer b = i % depth (the loop is unrolled depth times, so b is a
+    Python int: registers need static indices)."""
+    for b in range(depth - 1):                                            # the ring's first k-tiles
+        with dsl.if_(b < k_count):
+            load(b, b)
+    for it in dsl.range((k_count + depth - 1) // depth):
+        for b in range(depth):                                            # k-tile depth it + b from buffer b
+            i = depth * it + b
+            with dsl.if_(i + depth - 1 < k_count):
+                load((b + depth - 1) % depth, i + depth - 1)
+            if b == 0:
+                body(b, i)                                                # it < ceil(k_count / depth): i < k_count
+            else:
+                with dsl.if_(i < k_count):
+                    body(b, i)
 
 
 @dsl.inline
@@ -392,19 +412,8 @@ def producer(cfg: Sm90MixedConfig, fmt: PackedFormat, edges: tuple[bool, bool], 
                 dsl.cp_async_commit()
                 produce(0, m_tile, l_idx, k_begin + i, stage, phase, i % R)
         else:
-            for b in range(D - 1):                                        # the register ring's first k-tiles
-                with dsl.if_(b < k_count):
-                    load(b, n_tile, k_begin + b)
-            for it in dsl.range((k_count + D - 1) // D):
-                for b in range(D):                                        # k-tile D it + b from buffer b
-                    i = D * it + b
-                    with dsl.if_(i + D - 1 < k_count):
-                        load((b + D - 1) % D, n_tile, k_begin + i + D - 1)
-                    if b == 0:
-                        produce(b, m_tile, l_idx, k_begin + i, stage, phase)  # it < ceil(k_count / D): i < k_count
-                    else:
-                        with dsl.if_(i < k_count):
-                            produce(b, m_tile, l_idx, k_begin + i, stage, phase)
+            register_ring(D, k_count, lambda b, j: load(b, n_tile, k_begin + j),
+                          lambda b, i: produce(b, m_tile, l_idx, k_begin + i, stage, phase))
 
 
 @dsl.kernel

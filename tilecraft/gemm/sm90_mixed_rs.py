@@ -42,7 +42,7 @@ from tilecraft.dsl import Constexpr, hopper, threadIdx
 from tilecraft.dsl.expr import render
 from tilecraft.dsl.trace import current
 from tilecraft.gemm.sm90 import ELEMENTS, HEADER_N, Sm90Config, _advance, _Schedule, smem_layout
-from tilecraft.gemm.sm90_mixed import _HEADER, _half_bits, _packed, block_words, group_slot, slot_group
+from tilecraft.gemm.sm90_mixed import _HEADER, _half_bits, _packed, block_words, group_slot, register_ring, slot_group
 from tilecraft.layout.inttuple import imin
 from tilecraft.quant.pack import PackedFormat, PackedWeight, k_block
 
@@ -199,19 +199,7 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
                 empty_bar.arrive(stage)                                   # the stage goes back to the producer
             _advance(stage, phase, cfg.stages)
 
-        for b in range(Dp - 1):                                           # the register ring's first k-tiles
-            with dsl.if_(b < k_count):
-                load(b, tg, k_begin + b)
-        for it in dsl.range((k_count + Dp - 1) // Dp):
-            for b in range(Dp):                                           # k-tile Dp it + b from buffer b
-                i = Dp * it + b
-                with dsl.if_(i + Dp - 1 < k_count):
-                    load((b + Dp - 1) % Dp, tg, k_begin + i + Dp - 1)
-                if b == 0:
-                    step(b, i)                                            # it < ceil(k_count / Dp): i < k_count
-                else:
-                    with dsl.if_(i < k_count):
-                        step(b, i)
+        register_ring(Dp, k_count, lambda b, j: load(b, tg, k_begin + j), step)
 
         # Epilogue: this warpgroup's (64, BLK_M) block of y^T into y's transposed view
         tiler, coord = (bN, bM), (n_tile, m_tile)
