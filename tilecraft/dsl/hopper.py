@@ -263,7 +263,7 @@ def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any =
     the first k-block overwrite acc instead. Call wgmma_fence before and wgmma_commit after.
 
     With an "rs" atom, sA is instead the thread's A fragment in registers: 32-bit words (pairs of
-    16-bit values), 4 per 16-k block of one (64, K) tile, in the atom's register order (``layout_a``:
+    16-bit values), 4 per 16-k block of one (64, K) tile, in the atom's register order (``layout_a_tv``:
     rows g, g + 8 of the warp's 16 and k 2q, 2q + 1, 2q + 8, 2q + 9), blocks one after another."""
     t = _use_sm90()
     if not atom.cxx or atom.operands not in ("ss", "rs"):

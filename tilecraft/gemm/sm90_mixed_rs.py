@@ -91,7 +91,7 @@ class RsConfig:
 
     def validate(self, fmt: PackedFormat) -> None:
         """Raise ValueError naming the condition this tiling breaks."""
-        if self.blk_n not in (64, 128) :
+        if self.blk_n not in (64, 128):
             raise ValueError(f"{self.name}: blk_n must be 64 or 128 (one or two consumer warpgroups of 64 rows)")
         if self.blk_m not in HEADER_N or self.blk_m % 64:
             raise ValueError(f"{self.name}: blk_m must be a multiple of 64 in {HEADER_N} (wgmma's N)")
