@@ -259,19 +259,25 @@ def _on_device(pw: Any) -> Any:
 @pytest.mark.gpu
 @pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
 def test_gpu_random_shapes(fmt: tuple) -> None:
-    bits, group, zp, dtype = fmt
     rng = random.Random(_ID(fmt))
-    G = group or 64
     for M in (64, rng.randint(65, 300), rng.randint(300, 1500), 4096):
-        K = G * rng.randint(1, 40) * (2 if bits == 4 and G == 32 else 1)
-        N = 16 * rng.randint(1, 200)
-        pw = _weight(bits, group, zp, dtype, K, N, seed=M).to("cuda")
-        g = torch.Generator().manual_seed(M)
-        x = torch.randn(M, K, generator=g).to(dtype).cuda()
-        b = torch.randn(N, generator=g).to(dtype).cuda() if rng.random() < 0.5 else None
-        y = sm90_mixed.sm90_mixed_gemm(x, pw, b)
-        torch.cuda.synchronize()
-        _check(y, x, pw, b)
+        random_case(fmt, rng, M)
+
+
+def random_case(fmt: tuple, rng: random.Random, M: int, cfg: Any = None) -> None:
+    """x (M, K) @ a random weight of format fmt (K a multiple of its group, N of 16, drawn from rng; a bias
+    half the time) through sm90_mixed_gemm with tiling cfg (None: the heuristic's), against float64."""
+    bits, group, zp, dtype = fmt
+    G = group or 64
+    K = G * rng.randint(1, 40) * (2 if bits == 4 and G == 32 else 1)
+    N = 16 * rng.randint(1, 200)
+    pw = _weight(bits, group, zp, dtype, K, N, seed=M).to("cuda")
+    g = torch.Generator().manual_seed(M)
+    x = torch.randn(M, K, generator=g).to(dtype).cuda()
+    b = torch.randn(N, generator=g).to(dtype).cuda() if rng.random() < 0.5 else None
+    y = sm90_mixed.sm90_mixed_gemm(x, pw, b, cfg)
+    torch.cuda.synchronize()
+    _check(y, x, pw, b)
 
 
 @pytest.mark.gpu

@@ -28,7 +28,7 @@ from tilecraft.gemm.sm90_mixed_rs import RsConfig  # noqa: E402
 from tilecraft.quant.pack import k_block  # noqa: E402
 
 # the producer kernel's tests' formats, weights and byte permute (the same packed weights feed both kernels)
-from test_sm90_mixed import _ID, _M32, FORMATS, _prmt, _weight  # noqa: E402
+from test_sm90_mixed import _ID, _M32, _TOL, FORMATS, _prmt, _weight, random_case  # noqa: E402
 
 
 def _frag_values(bits: int, words: list[tuple[int, ...]], lane: int) -> list[int]:
@@ -161,26 +161,13 @@ def test_heuristic_takes_the_register_a_kernel_where_its_tiles_fill_the_sms() ->
 
 # ----------------------------------------------------------------------------- GPU
 
-_TOL = {torch.float16: 1e-3, torch.bfloat16: 6e-3}
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
 def test_gpu_random_shapes(fmt: tuple) -> None:
-    bits, group, zp, dtype = fmt
     rng = random.Random("rs" + _ID(fmt))
-    G = group or 64
     for M, cfg in ((64, RsConfig(blk_m=128, stages=8)), (rng.randint(65, 300), RsConfig()),
                    (rng.randint(300, 1500), RsConfig(depth=1)), (2048, RsConfig())):
-        K = G * rng.randint(1, 40) * (2 if bits == 4 and G == 32 else 1)
-        N = 16 * rng.randint(1, 200)
-        pw = _weight(bits, group, zp, dtype, K, N, seed=M).to("cuda")
-        g = torch.Generator().manual_seed(M)
-        x = torch.randn(M, K, generator=g).to(dtype).cuda()
-        b = torch.randn(N, generator=g).to(dtype).cuda() if rng.random() < 0.5 else None
-        y = sm90_mixed.sm90_mixed_gemm(x, pw, b, cfg)
-        torch.cuda.synchronize()
-        check_mixed_gemm(y, x, pw, b, _TOL, dtype)
+        random_case(fmt, rng, M, cfg)
 
 
 @pytest.mark.gpu

@@ -237,6 +237,14 @@ def pipeline(cfg: Sm90Config, dtype: Any, majors: tuple[str, str], producer_arri
     a_major, b_major = majors
     sA = dsl.smem_tensor(dtype, smem_layout(dtype, a_major, cfg.blk_m, cfg.blk_k, cfg.stages), align=1024)
     sB = dsl.smem_tensor(dtype, smem_layout(dtype, b_major, cfg.blk_n, cfg.blk_k, cfg.stages), align=1024)
+    return (sA, sB, *stage_barriers(cfg, producer_arrivals))
+
+
+@dsl.inline
+def stage_barriers(cfg: Sm90Config, producer_arrivals: int = 1) -> tuple[Any, Any]:
+    """A ``full`` and an ``empty`` mbarrier per stage, initialized (``full`` expects `producer_arrivals`
+    arrivals plus the transaction bytes, ``empty`` one arrival per consumer warpgroup of the cluster)
+    and visible to the whole cluster when this returns."""
     full_bar = hopper.mbarriers(cfg.stages)                               # the stage's operands landed
     empty_bar = hopper.mbarriers(cfg.stages)                              # every consumer read it
     with dsl.if_(dsl.eq(threadIdx.x, 0)):
@@ -248,7 +256,23 @@ def pipeline(cfg: Sm90Config, dtype: Any, majors: tuple[str, str], producer_arri
         hopper.cluster_sync()                                             # the peers' barriers exist
     else:
         dsl.syncthreads()
-    return sA, sB, full_bar, empty_bar
+    return full_bar, empty_bar
+
+
+@dsl.inline
+def tma_producer(sch: _Schedule, full_bar: Any, empty_bar: Any, stage_bytes: Any, load: Any) -> None:
+    """The producer thread's loop: for each of this CTA's work units and its k-tiles, wait until the
+    consumers freed the next stage, expect `stage_bytes` on its ``full`` barrier and issue the TMA loads
+    ``load(stage, m_tile, n_tile, l_idx, k_tile)``."""
+    stage = dsl.declare(0, "stage", const=False)
+    phase = dsl.declare(0, "phase", const=False)
+    for unit in sch.units():
+        m_tile, n_tile, l_idx, k_begin, k_count = sch.coords(unit)
+        for k_tile in dsl.range(k_begin, k_begin + k_count):
+            empty_bar.wait(stage, 1 - phase)                               # the consumers freed the stage
+            full_bar.arrive_expect_tx(stage, stage_bytes)
+            load(stage, m_tile, n_tile, l_idx, k_tile)
+            _advance(stage, phase, sch.cfg.stages)
 
 
 @dsl.inline
@@ -388,20 +412,16 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
         with dsl.if_(dsl.eq(threadIdx.x, 0)):
             hopper.tma_prefetch(tmA)
             hopper.tma_prefetch(tmB)
-            stage = dsl.declare(0, "stage", const=False)
-            phase = dsl.declare(0, "phase", const=False)
-            for unit in sch.units():
-                m_tile, n_tile, l_idx, k_begin, k_count = sch.coords(unit)
-                for k_tile in dsl.range(k_begin, k_begin + k_count):
-                    empty_bar.wait(stage, 1 - phase)                       # the consumers freed the stage
-                    full_bar.arrive_expect_tx(stage, stage_bytes)
-                    hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, k_tile * bK, l_idx))
-                    if CL > 1:                                             # this CTA's slice of B, to both
-                        hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx),
-                                        multicast=(1 << CL) - 1, cta_rank=sch.rank)
-                    else:
-                        hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx))
-                    _advance(stage, phase, cfg.stages)
+
+            def load(stage: Any, m_tile: Any, n_tile: Any, l_idx: Any, k_tile: Any) -> None:
+                hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, k_tile * bK, l_idx))
+                if CL > 1:                                                 # this CTA's slice of B, to both
+                    hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx),
+                                    multicast=(1 << CL) - 1, cta_rank=sch.rank)
+                else:
+                    hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx))
+
+            tma_producer(sch, full_bar, empty_bar, stage_bytes, load)
     with dsl.else_():
         consumer(cfg, elem, majors, ep, full, sch, sA, sB, full_bar, empty_bar, C, D, W, bias, alpha, beta, tmD, sD)
     if CL > 1:

@@ -41,7 +41,9 @@ from tilecraft.atoms import make_tiled_mma, wgmma_atom
 from tilecraft.dsl import Constexpr, hopper, threadIdx
 from tilecraft.dsl.expr import render
 from tilecraft.dsl.trace import current
-from tilecraft.gemm.sm90 import ELEMENTS, HEADER_N, Sm90Config, _advance, _Schedule, smem_layout
+from tilecraft.gemm.sm90 import (
+    ELEMENTS, HEADER_N, Sm90Config, _advance, _Schedule, smem_layout, stage_barriers, tma_producer,
+)
 from tilecraft.gemm.sm90_mixed import _HEADER, _half_bits, _packed, block_words, group_slot, register_ring, slot_group
 from tilecraft.layout.inttuple import imin
 from tilecraft.quant.pack import PackedFormat, PackedWeight, k_block
@@ -224,14 +226,7 @@ def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, cfg: Constexpr, fmt
     dtype, _wg = ELEMENTS[fmt.dtype]
     L, M, N = D.shape
     sX = dsl.smem_tensor(dtype, smem_layout(dtype, "K", cfg.blk_m, 64, cfg.stages), align=1024)  # (BLK_M,64,PIPE)
-    full_bar = hopper.mbarriers(cfg.stages)                               # x's k-tile landed
-    empty_bar = hopper.mbarriers(cfg.stages)                              # both consumers are done with it
-    with dsl.if_(dsl.eq(threadIdx.x, 0)):
-        for s in range(cfg.stages):
-            full_bar.init(s, 1)
-            empty_bar.init(s, cfg.consumers)
-        hopper.fence_barrier_init()
-    dsl.syncthreads()
+    full_bar, empty_bar = stage_barriers(cfg.schedule)                   # x's k-tile landed / both consumers read it
 
     wg = hopper.warpgroup_index()
     with dsl.if_(dsl.eq(wg, 0)):
@@ -239,15 +234,9 @@ def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, cfg: Constexpr, fmt
         with dsl.if_(dsl.eq(threadIdx.x, 0)):
             sch = _Schedule(cfg.schedule, (L, N, M), K)
             hopper.tma_prefetch(tmX)
-            stage = dsl.declare(0, "stage", const=False)
-            phase = dsl.declare(0, "phase", const=False)
-            for unit in sch.units():
-                _n_tile, m_tile, l_idx, k_begin, k_count = sch.coords(unit)
-                for k_tile in dsl.range(k_begin, k_begin + k_count):
-                    empty_bar.wait(stage, 1 - phase)                       # the consumers freed the stage
-                    full_bar.arrive_expect_tx(stage, tmX.box_bytes)
-                    hopper.tma_load(tmX, sX(_, _, stage), full_bar.addr(stage), (m_tile * cfg.blk_m, k_tile * 64, l_idx))
-                    _advance(stage, phase, cfg.stages)
+            tma_producer(sch, full_bar, empty_bar, tmX.box_bytes,           # the schedule's n-tiles are x's rows
+                         lambda stage, _w_tile, x_tile, l_idx, k_tile: hopper.tma_load(
+                             tmX, sX(_, _, stage), full_bar.addr(stage), (x_tile * cfg.blk_m, k_tile * 64, l_idx)))
     with dsl.else_():
         _consumer(cfg, fmt, full, edges, (L, M, N), sX, full_bar, empty_bar, qw, scales, zeros, bias, D, K)
 
