@@ -109,12 +109,13 @@ def main() -> int:
     ap.add_argument("--rings", default="", help="also time the Hopper kernel with these cp.async ring lengths "
                     "(comma-separated; 0: the heuristic's register ring), e.g. 0,4,6")
     ap.add_argument("--rs", default="", help="also time the register-A kernel (sm90_mixed_rs) with these tilings, "
-                    "comma-separated BLK_M:STAGES:DEPTH (x rows, x stages, k-tiles of words in flight), e.g. 256:6:2")
+                    "comma-separated BLK_M:STAGES:DEPTH[:SPLITS] (x rows, x stages, k-tiles of words in flight, "
+                    "slices of K), e.g. 256:6:2,128:8:4:2")
     args = ap.parse_args()
     rings = [int(r) for r in args.rings.split(",") if r]
     from tilecraft.gemm.sm90_mixed_rs import RsConfig
-    rs = [RsConfig(blk_m=int(bm), stages=int(st), depth=int(d)) for bm, st, d in
-          (spec.split(":") for spec in args.rs.split(",") if spec)]
+    rs = [RsConfig(blk_m=f[0], stages=f[1], depth=f[2], splits=f[3] if len(f) > 3 else 1) for f in
+          ([int(v) for v in spec.split(":")] for spec in args.rs.split(",") if spec)]
     if not torch.cuda.is_available():
         print("needs a CUDA GPU")
         return 2

@@ -136,6 +136,22 @@ def test_every_format_compiles_unserialized_without_spills(fmt: tuple) -> None:
             assert "HGMMA" in text and "UTMALDG" in text and "SHFL.IDX" in text and "STS.128" not in text
 
 
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f[1] in (None, 128) and not f[2]], ids=_ID)
+def test_split_k_compiles_to_fp32_partials(fmt: tuple) -> None:
+    for rows in (64, 128):
+        args = _args(fmt, RsConfig(blk_m=rows, stages=8, depth=4, splits=2), M=128, K=1024)
+        assert args[8].splits == 2 and args[7].dtype == torch.float32 and args[4] is None  # the reduction: bias
+        k = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*args, arch="sm_90a")
+        assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log, k.module.log
+        src = sm90_mixed_rs.sm90_mixed_rs_kernel.source(*args)
+        assert "tile_units" in src and "Wk" in src
+    cfg = RsConfig(blk_m=128, stages=8, depth=4, splits=2)
+    assert sm90_mixed_rs.rs_launch_args(torch.empty(128, 128, dtype=fmt[3]), _weight(*fmt, 128, 256),
+                                        None, torch.empty(128, 256, dtype=fmt[3]), cfg)[0][8].splits == 2
+    one = _args(fmt, cfg, M=128, K=fmt[1] or 64)                         # k-tiles: 2 (g128), 1 (per channel)
+    assert one[8].splits == (2 if fmt[1] else 1) and (one[7] is None) == (not fmt[1])
+
+
 def test_bad_tilings_are_refused() -> None:
     fmt = Q.PackedFormat(4, 128, False, "float16")
     with pytest.raises(ValueError, match="blk_n"):
@@ -146,17 +162,23 @@ def test_bad_tilings_are_refused() -> None:
         RsConfig(depth=5).validate(fmt)
     with pytest.raises(ValueError, match="registers"):
         RsConfig(consumer_regs=240).validate(fmt)
+    with pytest.raises(ValueError, match="splits"):
+        RsConfig(splits=0).validate(fmt)
     RsConfig().validate(fmt)
 
 
-def test_heuristic_takes_the_register_a_kernel_where_its_tiles_fill_the_sms() -> None:
-    from tilecraft.gemm.sm90_mixed import Sm90MixedConfig, pick_config
+def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few() -> None:
+    from tilecraft.gemm.sm90_mixed import pick_config
     fmt = Q.PackedFormat(4, 128, False, "bfloat16")
     assert pick_config(fmt, 4096, 8192, 8192, 132) == RsConfig()                  # 256 rows of x per CTA
     assert pick_config(fmt, 512, 8192, 8192, 132) == RsConfig()                   # 128 tiles: 97% of the SMs
-    assert pick_config(fmt, 256, 8192, 8192, 132).blk_m == 128                    # 64 tiles of 256 rows: too few
-    assert isinstance(pick_config(fmt, 128, 8192, 8192, 132), Sm90MixedConfig)    # 64 tiles: split-K there
-    assert isinstance(pick_config(fmt, 1024, 512, 1024, 132), Sm90MixedConfig)
+    assert pick_config(fmt, 256, 8192, 8192, 132) == RsConfig(blk_m=128, stages=8, depth=4)  # 128 tiles of 128
+    assert pick_config(fmt, 128, 8192, 8192, 132).splits == 2                     # 64 tiles: 2 slices, one round
+    assert pick_config(fmt, 128, 4096, 4096, 132).splits == 4                     # 32 tiles
+    assert pick_config(fmt, 128, 6144, 4096, 132).splits == 2                     # 48 tiles: 3 slices take 2 rounds
+    assert pick_config(fmt, 64, 8192, 8192, 132) == RsConfig(blk_m=64, stages=8, depth=4, splits=2)
+    assert pick_config(fmt, 100, 512, 1024, 132).splits == 2                      # 16 k-tiles: at least 8 a slice
+    assert pick_config(fmt, 100, 512, 256, 132).splits == 1
 
 
 # ----------------------------------------------------------------------------- GPU
@@ -166,7 +188,9 @@ def test_heuristic_takes_the_register_a_kernel_where_its_tiles_fill_the_sms() ->
 def test_gpu_random_shapes(fmt: tuple) -> None:
     rng = random.Random("rs" + _ID(fmt))
     for M, cfg in ((64, RsConfig(blk_m=128, stages=8)), (rng.randint(65, 300), RsConfig()),
-                   (rng.randint(300, 1500), RsConfig(depth=1)), (2048, RsConfig())):
+                   (rng.randint(300, 1500), RsConfig(depth=1)), (2048, RsConfig()),
+                   (rng.randint(64, 300), RsConfig(blk_m=128, stages=8, depth=4, splits=rng.randint(2, 5))),
+                   (rng.randint(1, 64), RsConfig(blk_m=64, stages=8, depth=4, splits=rng.randint(1, 3)))):
         random_case(fmt, rng, M, cfg)
 
 
@@ -190,9 +214,12 @@ def test_gpu_tc_gemm_runs_the_register_a_kernel_at_large_m() -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("bits,K", [(8, 96), (8, 160), (4, 64)])
 def test_gpu_ragged_k(bits: int, K: int) -> None:
-    """K % 64 == 32 (int8: the last k-tile's second half), a single k-tile."""
+    """K % 64 == 32 (int8: the last k-tile's second half), a single k-tile; split-K with fewer k-tiles
+    than splits (the launch runs as many as K allows)."""
     pw = _weight(bits, None, True, torch.bfloat16, K, 272).to("cuda")
     x = torch.randn(200, K).to(torch.bfloat16).cuda()
-    y = sm90_mixed.sm90_mixed_gemm(x, pw, None, RsConfig())
-    torch.cuda.synchronize()
-    check_mixed_gemm(y, x, pw, None, _TOL, torch.bfloat16)
+    b = torch.randn(272).to(torch.bfloat16).cuda()
+    for cfg in (RsConfig(), RsConfig(blk_m=128, stages=8, splits=3)):
+        y = sm90_mixed.sm90_mixed_gemm(x, pw, b, cfg)
+        torch.cuda.synchronize()
+        check_mixed_gemm(y, x, pw, b, _TOL, torch.bfloat16)

@@ -1,5 +1,6 @@
 """The mixed-input GEMM for large M on Hopper (sm_90a): the dense TMA + wgmma kernel with a producer
-that dequantizes the weight into the stages.
+that dequantizes the weight into the stages. (tc.gemm now runs the register-A kernel of
+sm90_mixed_rs.py, which measured faster at every M; this one runs when a caller passes its tiling.)
 
     y (M,N) = x (M,K) @ dequantize(W) (+ bias)      x, y fp16 / bf16; W int4 / int8 (tc.quant.pack, layout v1)
 
@@ -468,10 +469,12 @@ def pick_sm90_mixed_config(fmt: PackedFormat, M: int, N: int, K: int, sms: int) 
 
 
 def pick_config(fmt: PackedFormat, M: int, N: int, K: int, sms: int) -> Any:
-    """What tc.gemm runs on sm_90 for M >= SM90_MIN_M: the register-A kernel (sm90_mixed_rs.py) where its
-    tiles fill the SMs, else this module's kernel (``pick_sm90_mixed_config``)."""
+    """What tc.gemm runs on sm_90 for M >= SM90_MIN_M: the register-A kernel (sm90_mixed_rs.py), which
+    measured faster than this module's kernel at every M from 64 to 4096 once it split K where its
+    tiles are few. This module's kernel runs when a caller passes its tiling
+    (``pick_sm90_mixed_config`` picks one)."""
     from tilecraft.gemm.sm90_mixed_rs import pick_rs_config
-    return pick_rs_config(M, N, sms) or pick_sm90_mixed_config(fmt, M, N, K, sms)
+    return pick_rs_config(M, N, K, sms)
 
 
 def with_ring(cfg: Sm90MixedConfig, fmt: PackedFormat, ring: int) -> Sm90MixedConfig:
@@ -568,6 +571,30 @@ def _x_map(x2: Any, dtype: str, tile: Sm90Config) -> Any:
     return _map(x2.unsqueeze(0).permute(1, 2, 0), dtype, "K", tile.blk_m, tile.blk_k, tile.stages, 1)
 
 
+class SplitReduce:
+    """sm90's split-K reduction of one signature, bound once: y (M,N) = the sum of the fp32 partial tiles
+    (S,1,M,N) (+ bias along N). ``workspace(y)`` allocates a call's partials."""
+
+    def __init__(self, W: Any, y: Any, bias: Any):
+        import numpy as np
+        from tilecraft.gemm.tensorop import EpilogueSpec, splitk_reduce_kernel
+
+        M, N = y.shape
+        self.shape = W.shape
+        self.ep, self.threads = EpilogueSpec(bias="n" if bias is not None else "none"), 256
+        self.one, self.zero = np.float32(1), np.float32(0)
+        self.kernel = splitk_reduce_kernel.bind(W, None, y.unsqueeze(0), bias, self.one, self.zero, self.ep,
+                                                self.threads, grid=(-(-(M * N) // self.threads),),
+                                                block=(self.threads,))
+
+    def workspace(self, y: Any) -> Any:
+        import torch
+        return torch.empty(self.shape, dtype=torch.float32, device=y.device)
+
+    def __call__(self, W: Any, y: Any, bias: Any) -> None:
+        self.kernel(W, None, y.unsqueeze(0), bias, self.one, self.zero, self.ep, self.threads)
+
+
 class Launch:
     """The persistent launch (one CTA per SM up to the work units; with split-K, then the reduction) for
     x2 (M,K) -> y (M,N) of one signature, resolved once: later calls of the signature make x's TMA map
@@ -576,33 +603,21 @@ class Launch:
     path = "sm90_mixed"
 
     def __init__(self, x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Sm90MixedConfig, sms: int):
-        import numpy as np
-        from tilecraft.gemm.tensorop import EpilogueSpec, splitk_reduce_kernel
-
         args, units = launch_args(x2, w, bias, y, cfg)
         self.cfg = kcfg = args[8]
         self.static = (args[6], kcfg, args[9], args[10], args[11])          # K, cfg, format, full, edges
         self.maps: dict[int, Any] = {x2.data_ptr(): args[0]}
         self.tile = tile = kcfg.tile
         self.main = sm90_mixed_kernel.bind(*args, grid=(min(units, sms),), block=(tile.threads,))
-        self.reduce = None
-        if tile.splits > 1:
-            M, N = y.shape
-            self.ep, self.threads = EpilogueSpec(bias="n" if bias is not None else "none"), 256
-            self.one, self.zero = np.float32(1), np.float32(0)
-            self.reduce = splitk_reduce_kernel.bind(args[7], None, y.unsqueeze(0), bias, self.one, self.zero, self.ep,
-                                                    self.threads, grid=(-(-(M * N) // self.threads),),
-                                                    block=(self.threads,))
+        self.reduce = SplitReduce(args[7], y, bias) if tile.splits > 1 else None
 
     def __call__(self, x2: Any, w: PackedWeight, bias: Any, y: Any) -> None:
-        import torch
         from tilecraft.gemm.sm90 import by_address
 
         tmA = by_address(self.maps, x2, lambda x: _x_map(x, w.format.dtype, self.tile))
         K, kcfg, fmt, full, edges = self.static
-        D3 = y.unsqueeze(0)
-        W = None if self.reduce is None else torch.empty(self.tile.splits, 1, *y.shape, dtype=torch.float32,
-                                                         device=y.device)
-        self.main(tmA, w.qweight, w.scales, w.zeros, bias if W is None else None, D3, K, W, kcfg, fmt, full, edges)
+        W = None if self.reduce is None else self.reduce.workspace(y)
+        self.main(tmA, w.qweight, w.scales, w.zeros, bias if W is None else None, y.unsqueeze(0), K, W, kcfg, fmt,
+                  full, edges)
         if W is not None:                                                   # the reduction adds the bias
-            self.reduce(W, None, D3, bias, self.one, self.zero, self.ep, self.threads)
+            self.reduce(W, y, bias)

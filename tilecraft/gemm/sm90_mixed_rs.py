@@ -25,6 +25,8 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   warpgroup, whose wgmmas run while this one converts.
 * **Epilogue.** The accumulators are a (64, BLK_M) block of y^T: the consumer stores them into y's
   transposed view through the sm80 path's epilogue (bias along y^T's rows, cast, predicated at M and N).
+* **Split-K.** Where the tiles leave SMs idle (M <= 256 or so), ``splits`` CTAs share a tile's k-tiles;
+  each stores its fp32 partial block into a workspace and sm90's reduction kernel sums them (+ bias).
 * **Edges.** TMA zero-fills x past M and K. N % 16 == 0 (the packed format): a ragged last n-tile's
   warps past N re-read the last 16-row tile, whose products land in rows the epilogue never stores. int8
   with K % 64 == 32: the last k-tile's second half re-reads the last 32 k, multiplied by x's zero fill.
@@ -32,7 +34,7 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import tilecraft as tc
@@ -58,8 +60,8 @@ STAGES = {256: 6, 128: 8, 64: 8}
 class RsConfig:
     """A tiling of the register-A kernel: ``blk_n`` rows of W (64 per consumer warpgroup), ``blk_m`` rows
     of x (wgmma's N), ``stages`` x buffers, ``depth`` k-tiles of packed words per thread in flight,
-    ``raster`` n-tiles per group of the persistent walk,
-    and the registers of the roles (40 + 2 x 232 = 3 x 168)."""
+    ``raster`` n-tiles per group of the persistent walk, the registers of the roles (40 + 2 x 232 =
+    3 x 168), and ``splits`` slices of K (fp32 partial tiles that sm90's reduction kernel sums)."""
 
     blk_n: int = 128
     blk_m: int = 256
@@ -68,6 +70,7 @@ class RsConfig:
     raster: int = 8
     producer_regs: int = 40
     consumer_regs: int = 232
+    splits: int = 1
 
     @property
     def consumers(self) -> int:
@@ -80,13 +83,13 @@ class RsConfig:
     @property
     def name(self) -> str:
         return f"rs_{self.blk_n}x{self.blk_m}x64_s{self.stages}_d{self.depth}" + (
-            f"_r{self.raster}" if self.raster != 8 else "")
+            f"_r{self.raster}" if self.raster != 8 else "") + (f"_sk{self.splits}" if self.splits > 1 else "")
 
     @property
     def schedule(self) -> Sm90Config:
         """The tiling as sm90's schedule sees it: tiles of y^T, (BLK_N rows of W) x (BLK_M rows of x)."""
         return Sm90Config(self.blk_n, self.blk_m, 64, self.stages, self.consumers, self.raster, self.producer_regs,
-                          self.consumer_regs, tma_store=False)
+                          self.consumer_regs, tma_store=False, splits=self.splits)
 
     def smem_bytes(self) -> int:
         return self.blk_m * 64 * 2 * self.stages + 16 * self.stages + 1024
@@ -101,6 +104,8 @@ class RsConfig:
             raise ValueError(f"{self.name}: depth must be 1..4")
         if not 2 <= self.stages <= 8:
             raise ValueError(f"{self.name}: stages must be 2..8")
+        if not 1 <= self.splits <= 16:
+            raise ValueError(f"{self.name}: splits must be 1..16")
         if self.smem_bytes() > 227 * 1024:
             raise ValueError(f"{self.name}: {self.smem_bytes()} bytes of smem exceed the 227 KB of an SM")
         launch = min(65536 // self.threads, 255) // 8 * 8
@@ -111,10 +116,12 @@ class RsConfig:
 
 @dsl.inline
 def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, bool], shape: tuple[Any, Any, Any],
-              sX: Any, full_bar: Any, empty_bar: Any, qw: Any, scales: Any, zeros: Any, bias: Any, D: Any, K: Any) -> None:
+              sX: Any, full_bar: Any, empty_bar: Any, qw: Any, scales: Any, zeros: Any, bias: Any, D: Any, K: Any,
+              Wk: Any) -> None:
     """A consumer warpgroup's life: per k-tile, convert its 64 rows of W into A fragments, wgmma them
-    against the x stage, and after each tile store its (64, BLK_M) block of y^T."""
-    from tilecraft.gemm.tensorop import EpilogueSpec, _epilogue
+    against the x stage, and after each tile store its (64, BLK_M) block of y^T (with split-K, its
+    fp32 partial into the workspace Wk (S,1,M,N))."""
+    from tilecraft.gemm.tensorop import EpilogueSpec, _epilogue, _store
 
     hopper.setmaxnreg(cfg.consumer_regs, inc=True)
     current().includes.add(_HEADER)
@@ -210,6 +217,11 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
         cD = tc.local_tile(tc.local_tile(tc.make_identity_tensor((N, M)), tiler, coord), (64, bM), (cw, 0))
         tCgD = thr_mma.partition_C(gD)                                    # (V,1,1)
         tCcD = thr_mma.partition_C(cD)                                    # (V,1,1) -> (n,m)
+        if cfg.splits > 1:                                                # this split's fp32 partial block
+            gWt = dsl.permute_modes(Wk(unit // sch.tile_units, l_idx, _, _), 1, 0)
+            gW = tc.local_tile(tc.local_tile(gWt, tiler, coord), (64, bM), (cw, 0))
+            _store(tCrC, thr_mma.partition_C(gW), tCcD, N, M, full)
+            continue
         ep = EpilogueSpec(bias="m" if bias is not None else "none")       # y^T's rows: one bias value each
         for j in range(bM // 8):
             blk = ((_, _, j), 0, 0)
@@ -217,11 +229,12 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
 
 
 @dsl.kernel
-def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, cfg: Constexpr, fmt: Constexpr, full: Constexpr,
+def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, Wk, cfg: Constexpr, fmt: Constexpr, full: Constexpr,
                          edges: Constexpr):
     """D (1,M,N) = x @ dequantize(W) (+ bias), x given as a TMA map of its (M,K,1) view filling one x
-    stage, W packed (qw, scales, zeros; tilecraft.quant.pack). See the module docstring. edges: (N is a
-    multiple of blk_n, K of 64); full: M and N are whole tiles."""
+    stage, W packed (qw, scales, zeros; tilecraft.quant.pack). See the module docstring. With split-K,
+    Wk is the fp32 workspace (S,1,M,N) of the splits' partial tiles and sm90's reduction kernel
+    finishes (None without). edges: (N is a multiple of blk_n, K of 64); full: M and N are whole tiles."""
     dsl.launch_bounds(cfg.threads, 1)
     dtype, _wg = ELEMENTS[fmt.dtype]
     L, M, N = D.shape
@@ -238,7 +251,7 @@ def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, cfg: Constexpr, fmt
                          lambda stage, _w_tile, x_tile, l_idx, k_tile: hopper.tma_load(
                              tmX, sX(_, _, stage), full_bar.addr(stage), (x_tile * cfg.blk_m, k_tile * 64, l_idx)))
     with dsl.else_():
-        _consumer(cfg, fmt, full, edges, (L, M, N), sX, full_bar, empty_bar, qw, scales, zeros, bias, D, K)
+        _consumer(cfg, fmt, full, edges, (L, M, N), sX, full_bar, empty_bar, qw, scales, zeros, bias, D, K, Wk)
 
 
 # ----------------------------------------------------------------------------- host side
@@ -250,45 +263,64 @@ def x_map(x2: Any, dtype: str, cfg: RsConfig) -> Any:
 
 
 def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig) -> tuple[tuple, int]:
-    """The kernel's arguments for x2 (M,K) -> y (M,N) and its work units (tiles of y^T)."""
+    """The kernel's arguments for x2 (M,K) -> y (M,N) (with split-K the workspace, and no bias: the
+    reduction adds it) and its work units (tiles of y^T times the splits K allows)."""
+    import torch
+    from tilecraft.gemm.sm90 import effective_splits
+
     M, K = x2.shape
     N = y.shape[1]
+    cfg = replace(cfg, splits=effective_splits(K, cfg.schedule))
     full = M % cfg.blk_m == 0 and N % cfg.blk_n == 0
     edges = (N % cfg.blk_n == 0, K % 64 == 0)
-    units = math.ceil(M / cfg.blk_m) * math.ceil(N / cfg.blk_n)
-    return (x_map(x2, w.format.dtype, cfg), w.qweight, w.scales, w.zeros, bias, y.unsqueeze(0), K, cfg, w.format,
+    units = math.ceil(M / cfg.blk_m) * math.ceil(N / cfg.blk_n) * cfg.splits
+    Wk = None
+    if cfg.splits > 1:
+        Wk, bias = torch.empty(cfg.splits, 1, M, N, dtype=torch.float32, device=y.device), None
+    return (x_map(x2, w.format.dtype, cfg), w.qweight, w.scales, w.zeros, bias, y.unsqueeze(0), K, Wk, cfg, w.format,
             full, edges), units
 
 
 class RsLaunch:
-    """The persistent launch (one CTA per SM up to the work units) for x2 (M,K) -> y (M,N) of one
-    signature, resolved once: later calls make x's TMA map (cached per address) and launch."""
+    """The persistent launch (one CTA per SM up to the work units; with split-K, then the reduction) for
+    x2 (M,K) -> y (M,N) of one signature, resolved once: later calls make x's TMA map (cached per
+    address), the split-K workspace, and launch."""
 
     path = "sm90_mixed_rs"
 
     def __init__(self, x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig, sms: int):
+        from tilecraft.gemm.sm90_mixed import SplitReduce
+
         args, units = rs_launch_args(x2, w, bias, y, cfg)
-        self.cfg = cfg
-        self.static = args[6:]                                            # K, cfg, format, full, edges
+        self.cfg = args[8]
+        self.K, self.static = args[6], args[8:]                           # K; cfg, format, full, edges
         self.maps: dict[int, Any] = {x2.data_ptr(): args[0]}
         self.main = sm90_mixed_rs_kernel.bind(*args, grid=(min(units, sms),), block=(cfg.threads,))
+        self.reduce = SplitReduce(args[7], y, bias) if self.cfg.splits > 1 else None
 
     def __call__(self, x2: Any, w: PackedWeight, bias: Any, y: Any) -> None:
         from tilecraft.gemm.sm90 import by_address
 
         tmX = by_address(self.maps, x2, lambda x: x_map(x, w.format.dtype, self.cfg))
-        self.main(tmX, w.qweight, w.scales, w.zeros, bias, y.unsqueeze(0), *self.static)
+        Wk = None if self.reduce is None else self.reduce.workspace(y)
+        self.main(tmX, w.qweight, w.scales, w.zeros, bias if Wk is None else None, y.unsqueeze(0), self.K, Wk,
+                  *self.static)
+        if Wk is not None:                                                # the reduction adds the bias
+            self.reduce(Wk, y, bias)
 
 
-def pick_rs_config(M: int, N: int, sms: int) -> RsConfig | None:
-    """The register-A tiling for y (M, N), or None where its tiles (128 rows of W each) leave SMs idle and
-    sm90_mixed.py's split-K tilings serve better: 256 rows of x per CTA when those tiles cover 90% of the
-    SMs, else 128 rows when they do. Measured (H100, session 8, N = K = 8192, W4A16 g128): 256 rows beat
-    the producer kernel from M = 512 (101 against 163 us) to 4096 (874 against 1165 us), 128 rows at
-    M = 256 (73 against 82 us); at M = 128 (64 tiles) the producer kernel's 68 us beat 78."""
+def pick_rs_config(M: int, N: int, K: int, sms: int) -> RsConfig:
+    """The register-A tiling for y (M, N) = x (M, K) @ W: 256 rows of x per CTA when those tiles cover 90%
+    of the SMs, else 128 rows (64 from M <= 64) split along K into the S <= 4 slices (at least 8 k-tiles
+    each) that take the fewest rounds of the SMs per slice. Measured (H100, N = K = 8192, W4A16 g128):
+    256 rows beat the producer kernel (sm90_mixed.py) from M = 512 (101 against 163 us) to 4096 (874
+    against 1165 us), 128 rows at M = 256 (73 against 82 us) (session 8); with split-K, 128 rows at
+    M = 128 (49.7 us, 2 slices, against 69.1) and 64 rows at M = 64 (40.6 us against 45.9 with 128 rows;
+    at M = 128 64-row tiles took 71.7) (session 9)."""
     w_tiles = -(-N // 128)
     if -(-M // 256) * w_tiles >= 0.9 * sms:
         return RsConfig()
-    if -(-M // 128) * w_tiles >= 0.9 * sms:
-        return RsConfig(blk_m=128, stages=8, depth=4)
-    return None
+    rows = 64 if M <= 64 else 128
+    tiles, k_tiles = -(-M // rows) * w_tiles, -(-K // 64)
+    splits = min((s for s in range(1, 5) if s == 1 or k_tiles >= 8 * s), key=lambda s: -(-tiles * s // sms) / s)
+    return RsConfig(blk_m=rows, stages=8, depth=4, splits=splits)
