@@ -1,6 +1,7 @@
 """The mixed-input GEMM for large M on Hopper (sm_90a): the dense TMA + wgmma kernel with a producer
 that dequantizes the weight into the stages. (tc.gemm now runs the register-A kernel of
-sm90_mixed_rs.py, which measured faster at every M; this one runs when a caller passes its tiling.)
+sm90_mixed_rs.py, faster at every M measured, 64 to 4096 at N = K = 8192; this one runs when a caller
+passes its tiling.)
 
     y (M,N) = x (M,K) @ dequantize(W) (+ bias)      x, y fp16 / bf16; W int4 / int8 (tc.quant.pack, layout v1)
 
@@ -470,8 +471,8 @@ def pick_sm90_mixed_config(fmt: PackedFormat, M: int, N: int, K: int, sms: int) 
 
 def pick_config(fmt: PackedFormat, M: int, N: int, K: int, sms: int) -> Any:
     """What tc.gemm runs on sm_90 for M >= SM90_MIN_M: the register-A kernel (sm90_mixed_rs.py), which
-    measured faster than this module's kernel at every M from 64 to 4096 once it split K where its
-    tiles are few. This module's kernel runs when a caller passes its tiling
+    measured faster than this module's kernel at every M from 64 to 4096 (N = K = 8192) once it split K
+    where its tiles are few. This module's kernel runs when a caller passes its tiling
     (``pick_sm90_mixed_config`` picks one)."""
     from tilecraft.gemm.sm90_mixed_rs import pick_rs_config
     return pick_rs_config(M, N, K, sms)

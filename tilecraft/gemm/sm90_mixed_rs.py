@@ -19,10 +19,12 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   ``u8_frag``); mixed.cuh's magic-number converters make exact q - z and one ``mul.rn`` by the row's
   scale rounds once, the same values as the producer path and as ``dequantize(W)`` cast to 16 bits.
 * **Overlap.** A warpgroup converts k-tile i + 1 only after its wgmmas of k-tile i are done
-  (``wgmma_wait(0)``, which also frees the x stage): ptxas serializes every wgmma of a kernel that
-  defines a register-sourced operand while any wgmma is pending (C7513, measured with NVRTC 13 for
-  two fragment buffers and ``wgmma_wait(1)``). The tensor cores stay busy through the other consumer
-  warpgroup, whose wgmmas run while this one converts.
+  (``wgmma_wait(0)``, which also frees the x stage); the tensor cores stay busy through the other
+  consumer warpgroup, whose wgmmas run while this one converts. Converting k-tile i + 1 into a second
+  fragment buffer while k-tile i's wgmmas run (``wgmma_wait(1)``) compiles unserialized since
+  ``fence_operands`` pins the fragments, but measured 8-23% slower (RESULTS.md, session 9), and
+  making the two warpgroups take turns issuing gained nothing: what the conversion costs (11-19%
+  against a probe without it) is its instruction count.
 * **Epilogue.** The accumulators are a (64, BLK_M) block of y^T: the consumer stores them into y's
   transposed view through the sm80 path's epilogue (bias along y^T's rows, cast, predicated at M and N).
 * **Split-K.** Where the tiles leave SMs idle (M <= 256 or so), ``splits`` CTAs share a tile's k-tiles;
