@@ -19,7 +19,7 @@ from typing import Any
 
 from tilecraft.gemm.sm90 import Sm90Config
 from tilecraft.gemm.tensorop import (
-    ACTIVATIONS, ELEMENT_TYPES, EpilogueSpec, TensorOpConfig, splitk_reduce_kernel, tensorop_gemm_kernel,
+    ACTIVATIONS, ELEMENT_TYPES, EpilogueSpec, SplitReduce, TensorOpConfig, tensorop_gemm_kernel,
 )
 
 __all__ = ["GemmOp", "gemm", "clear_plans", "HEURISTIC_TABLE", "SM90_TABLE", "pick_config", "pick_sm90_config", "Plan"]
@@ -462,18 +462,16 @@ class GemmOp:
         f32, i32 = torch.float32, torch.int32
         if cfg.splits > 1 and cfg.split_mode == "parallel":
             W = torch.empty(cfg.splits, L, M, N, dtype=f32, device=dev)
-            threads = 256
             main = tensorop_gemm_kernel.bind(A3, Bt, None, D3, None, a, b, W, None, cfg, self.element, EpilogueSpec(),
                                              full, grid=grid, block=(cfg.threads,))
-            reduce = splitk_reduce_kernel.bind(W, C3, D3, bias, a, b, ep, threads, grid=(-(-(L * M * N) // threads),),
-                                               block=(threads,))
+            reduce = SplitReduce(W, C3, D3, bias, a, b, ep)
 
             def run_parallel(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any) -> Any:
                 D, A3, Bt, C3, D3 = padded(views(A, B, C, out))
-                W = torch.empty(cfg.splits, L, M, N, dtype=f32, device=dev)
+                W = reduce.workspace(D3)
                 a, b = np.float32(alpha), np.float32(beta)
                 main(A3, Bt, None, D3, None, a, b, W, None, cfg, self.element, EpilogueSpec(), full)
-                reduce(W, C3, D3, bias, a, b, ep, threads)
+                reduce(W, C3, D3, bias, a, b)
                 return D
             return run_parallel
         serial = cfg.splits > 1

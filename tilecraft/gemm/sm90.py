@@ -572,7 +572,7 @@ class Launch:
     def __init__(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, cfg: Sm90Config,
                  elem: str, ep: Any, sms: int):
         import torch
-        from tilecraft.gemm.tensorop import EpilogueSpec, splitk_reduce_kernel
+        from tilecraft.gemm.tensorop import EpilogueSpec, SplitReduce
 
         L, M, N = D3.shape
         self.K = K = A3.shape[2]
@@ -584,10 +584,9 @@ class Launch:
         units = -(-tiles_m // CL) * -(-N // cfg.blk_n) * L * S
         self.full = M % cfg.blk_m == 0 and N % cfg.blk_n == 0 and tiles_m % CL == 0
         self.store = S == 1 and d_map(D3, cfg) is not None                 # the epilogue stores D through TMA
-        self.w_shape = (S, L, M, N) if S > 1 else None
         self._maps: tuple[dict, dict, dict] = ({}, {}, {})
-        self._f32, self._ep0 = torch.float32, EpilogueSpec()            # the split-K workspace; its kernel's epilogue
-        W = D3.new_empty(self.w_shape, dtype=torch.float32) if S > 1 else None
+        self._ep0 = EpilogueSpec()                                        # the split-K main kernel's epilogue
+        W = D3.new_empty((S, L, M, N), dtype=torch.float32) if S > 1 else None
         args = self._args(A3, Bt, C3, D3, bias, alpha, beta, W)
         resident = sms // CL
         if CL > 1:
@@ -600,11 +599,7 @@ class Launch:
         self.grid = -(-units // rounds) * CL                              # as few clusters as keep that count
         self.main = sm90_gemm_kernel.bind(*args, grid=(self.grid,), block=(cfg.threads,),
                                           cluster=(CL, 1, 1) if CL > 1 else None)
-        self.reduce = None
-        if S > 1:
-            threads = 256
-            self.reduce = splitk_reduce_kernel.bind(W, C3, D3, bias, alpha, beta, ep, threads,
-                                                    grid=(-(-(L * M * N) // threads),), block=(threads,))
+        self.reduce = SplitReduce(W, C3, D3, bias, alpha, beta, ep) if S > 1 else None
 
     def _args(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, W: Any) -> tuple:
         cfg, elem = self.cfg, self.elem
@@ -618,10 +613,10 @@ class Launch:
         return (tmA, tmB, C3, D3, bias, alpha, beta, self.K, None, cfg, elem, self.majors, self.ep, self.full, tmD)
 
     def __call__(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any) -> None:
-        W = D3.new_empty(self.w_shape, dtype=self._f32) if self.w_shape else None
+        W = self.reduce.workspace(D3) if self.reduce is not None else None
         self.main(*self._args(A3, Bt, C3, D3, bias, alpha, beta, W))
-        if self.reduce is not None:
-            self.reduce(W, C3, D3, bias, alpha, beta, self.ep, 256)
+        if W is not None:
+            self.reduce(W, C3, D3, bias, alpha, beta)
 
 
 def by_address(cache: dict[int, Any], x: Any, make: Any) -> Any:

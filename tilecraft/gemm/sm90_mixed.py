@@ -554,7 +554,7 @@ def launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Sm90MixedConfi
     N = y.shape[1]
     tile = replace(cfg.tile, splits=effective_splits(K, cfg.tile))
     kcfg = replace(cfg, tile=tile)
-    tmA = _x_map(x2, w.format.dtype, tile)
+    tmA = x_map(x2, w.format.dtype, tile.blk_m, tile.blk_k, tile.stages)
     D3 = y.unsqueeze(0)
     full = M % tile.blk_m == 0 and N % tile.blk_n == 0
     edges = (N % tile.blk_n == 0, K % tile.blk_k == 0)
@@ -566,59 +566,57 @@ def launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Sm90MixedConfi
     return (tmA, w.qweight, w.scales, w.zeros, bias, D3, K, W, kcfg, w.format, full, edges), units
 
 
-def _x_map(x2: Any, dtype: str, tile: Sm90Config) -> Any:
-    """The TMA map of x2 (M,K), K-major, filling one A stage of `tile`."""
+def x_map(x2: Any, dtype: str, rows: int, blk_k: int, stages: int) -> Any:
+    """The TMA map of x2 (M,K), K-major, filling one x stage of (rows, blk_k) (both Hopper mixed kernels)."""
     from tilecraft.gemm.sm90 import _map
-    return _map(x2.unsqueeze(0).permute(1, 2, 0), dtype, "K", tile.blk_m, tile.blk_k, tile.stages, 1)
+    return _map(x2.unsqueeze(0).permute(1, 2, 0), dtype, "K", rows, blk_k, stages, 1)
 
 
-class SplitReduce:
-    """sm90's split-K reduction of one signature, bound once: y (M,N) = the sum of the fp32 partial tiles
-    (S,1,M,N) (+ bias along N). ``workspace(y)`` allocates a call's partials."""
-
-    def __init__(self, W: Any, y: Any, bias: Any):
-        import numpy as np
-        from tilecraft.gemm.tensorop import EpilogueSpec, splitk_reduce_kernel
-
-        M, N = y.shape
-        self.shape = W.shape
-        self.ep, self.threads = EpilogueSpec(bias="n" if bias is not None else "none"), 256
-        self.one, self.zero = np.float32(1), np.float32(0)
-        self.kernel = splitk_reduce_kernel.bind(W, None, y.unsqueeze(0), bias, self.one, self.zero, self.ep,
-                                                self.threads, grid=(-(-(M * N) // self.threads),),
-                                                block=(self.threads,))
-
-    def workspace(self, y: Any) -> Any:
-        import torch
-        return torch.empty(self.shape, dtype=torch.float32, device=y.device)
-
-    def __call__(self, W: Any, y: Any, bias: Any) -> None:
-        self.kernel(W, None, y.unsqueeze(0), bias, self.one, self.zero, self.ep, self.threads)
+def split_reduce(W: Any, y: Any, bias: Any) -> Any:
+    """The split-K reduction of the mixed-input kernels: y (M,N) = the sum of the fp32 partial tiles
+    W (S,1,M,N) (+ bias along N); call it as ``reduce(W, None, y.unsqueeze(0), bias)``."""
+    from tilecraft.gemm.tensorop import EpilogueSpec, SplitReduce
+    return SplitReduce(W, None, y.unsqueeze(0), bias, 1.0, 0.0, EpilogueSpec(bias="n" if bias is not None else "none"))
 
 
 class Launch:
     """The persistent launch (one CTA per SM up to the work units; with split-K, then the reduction) for
     x2 (M,K) -> y (M,N) of one signature, resolved once: later calls of the signature make x's TMA map
-    (cached per address), the split-K workspace, and launch."""
+    (cached per address), the split-K workspace, and launch. sm90_mixed_rs.RsLaunch is the same launch of
+    the register-A kernel (its kernel takes the same arguments)."""
 
     path = "sm90_mixed"
 
-    def __init__(self, x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Sm90MixedConfig, sms: int):
-        args, units = launch_args(x2, w, bias, y, cfg)
-        self.cfg = kcfg = args[8]
-        self.static = (args[6], kcfg, args[9], args[10], args[11])          # K, cfg, format, full, edges
+    def __init__(self, x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Any, sms: int):
+        args, units = self.launch_args(x2, w, bias, y, cfg)
+        self.cfg = args[8]                                                # with the splits K allows
+        self.K, self.static = args[6], args[8:]                           # K; cfg, format, full, edges
         self.maps: dict[int, Any] = {x2.data_ptr(): args[0]}
-        self.tile = tile = kcfg.tile
-        self.main = sm90_mixed_kernel.bind(*args, grid=(min(units, sms),), block=(tile.threads,))
-        self.reduce = SplitReduce(args[7], y, bias) if tile.splits > 1 else None
+        self.main = self.kernel().bind(*args, grid=(min(units, sms),), block=(self.threads,))
+        self.reduce = split_reduce(args[7], y, bias) if args[7] is not None else None
+
+    @staticmethod
+    def launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Any) -> tuple[tuple, int]:
+        return launch_args(x2, w, bias, y, cfg)
+
+    @staticmethod
+    def kernel() -> Any:
+        return sm90_mixed_kernel
+
+    @property
+    def threads(self) -> int:
+        return self.cfg.tile.threads
+
+    def x_map(self, x2: Any, dtype: str) -> Any:
+        tile = self.cfg.tile
+        return x_map(x2, dtype, tile.blk_m, tile.blk_k, tile.stages)
 
     def __call__(self, x2: Any, w: PackedWeight, bias: Any, y: Any) -> None:
         from tilecraft.gemm.sm90 import by_address
 
-        tmA = by_address(self.maps, x2, lambda x: _x_map(x, w.format.dtype, self.tile))
-        K, kcfg, fmt, full, edges = self.static
-        W = None if self.reduce is None else self.reduce.workspace(y)
-        self.main(tmA, w.qweight, w.scales, w.zeros, bias if W is None else None, y.unsqueeze(0), K, W, kcfg, fmt,
-                  full, edges)
-        if W is not None:                                                   # the reduction adds the bias
-            self.reduce(W, y, bias)
+        tmA = by_address(self.maps, x2, lambda x: self.x_map(x, w.format.dtype))
+        D3 = y.unsqueeze(0)
+        W = None if self.reduce is None else self.reduce.workspace(D3)
+        self.main(tmA, w.qweight, w.scales, w.zeros, bias if W is None else None, D3, self.K, W, *self.static)
+        if W is not None:                                                 # the reduction adds the bias
+            self.reduce(W, None, D3, bias)

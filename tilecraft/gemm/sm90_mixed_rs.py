@@ -48,7 +48,9 @@ from tilecraft.dsl.trace import current
 from tilecraft.gemm.sm90 import (
     ELEMENTS, HEADER_N, Sm90Config, _advance, _Schedule, smem_layout, stage_barriers, tma_producer,
 )
-from tilecraft.gemm.sm90_mixed import _HEADER, _half_bits, _packed, block_words, group_slot, register_ring, slot_group
+from tilecraft.gemm.sm90_mixed import (
+    _HEADER, Launch, _half_bits, _packed, block_words, group_slot, register_ring, slot_group,
+)
 from tilecraft.layout.inttuple import imin
 from tilecraft.quant.pack import PackedFormat, PackedWeight, k_block
 
@@ -260,8 +262,8 @@ def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, Wk, cfg: Constexpr,
 
 def x_map(x2: Any, dtype: str, cfg: RsConfig) -> Any:
     """The TMA map of x2 (M,K), K-major, filling one x stage (BLK_M rows, 64 k)."""
-    from tilecraft.gemm.sm90 import _map
-    return _map(x2.unsqueeze(0).permute(1, 2, 0), dtype, "K", cfg.blk_m, 64, cfg.stages, 1)
+    from tilecraft.gemm.sm90_mixed import x_map as stage_map
+    return stage_map(x2, dtype, cfg.blk_m, 64, cfg.stages)
 
 
 def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig) -> tuple[tuple, int]:
@@ -283,32 +285,26 @@ def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig) -
             full, edges), units
 
 
-class RsLaunch:
-    """The persistent launch (one CTA per SM up to the work units; with split-K, then the reduction) for
-    x2 (M,K) -> y (M,N) of one signature, resolved once: later calls make x's TMA map (cached per
-    address), the split-K workspace, and launch."""
+class RsLaunch(Launch):
+    """sm90_mixed.Launch of the register-A kernel: the persistent launch (one CTA per SM up to the work
+    units; with split-K, then the reduction) for x2 (M,K) -> y (M,N) of one signature, resolved once."""
 
     path = "sm90_mixed_rs"
 
-    def __init__(self, x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig, sms: int):
-        from tilecraft.gemm.sm90_mixed import SplitReduce
+    @staticmethod
+    def launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Any) -> tuple[tuple, int]:
+        return rs_launch_args(x2, w, bias, y, cfg)
 
-        args, units = rs_launch_args(x2, w, bias, y, cfg)
-        self.cfg = args[8]
-        self.K, self.static = args[6], args[8:]                           # K; cfg, format, full, edges
-        self.maps: dict[int, Any] = {x2.data_ptr(): args[0]}
-        self.main = sm90_mixed_rs_kernel.bind(*args, grid=(min(units, sms),), block=(cfg.threads,))
-        self.reduce = SplitReduce(args[7], y, bias) if self.cfg.splits > 1 else None
+    @staticmethod
+    def kernel() -> Any:
+        return sm90_mixed_rs_kernel
 
-    def __call__(self, x2: Any, w: PackedWeight, bias: Any, y: Any) -> None:
-        from tilecraft.gemm.sm90 import by_address
+    @property
+    def threads(self) -> int:
+        return self.cfg.threads
 
-        tmX = by_address(self.maps, x2, lambda x: x_map(x, w.format.dtype, self.cfg))
-        Wk = None if self.reduce is None else self.reduce.workspace(y)
-        self.main(tmX, w.qweight, w.scales, w.zeros, bias if Wk is None else None, y.unsqueeze(0), self.K, Wk,
-                  *self.static)
-        if Wk is not None:                                                # the reduction adds the bias
-            self.reduce(Wk, y, bias)
+    def x_map(self, x2: Any, dtype: str) -> Any:
+        return x_map(x2, dtype, self.cfg)
 
 
 def pick_rs_config(M: int, N: int, K: int, sms: int) -> RsConfig:

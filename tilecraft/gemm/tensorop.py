@@ -55,7 +55,7 @@ from tilecraft.dsl.trace import current
 from tilecraft.layout.inttuple import imax, imin
 from tilecraft.tensor import Tensor
 
-__all__ = ["TensorOpConfig", "EpilogueSpec", "tensorop_gemm_kernel", "splitk_reduce_kernel", "ACTIVATIONS",
+__all__ = ["TensorOpConfig", "EpilogueSpec", "tensorop_gemm_kernel", "splitk_reduce_kernel", "SplitReduce", "ACTIVATIONS",
            "ELEMENT_TYPES"]
 
 ACTIVATIONS = ("none", "relu", "gelu", "silu")
@@ -626,3 +626,24 @@ def splitk_reduce_kernel(W, C, D, bias, alpha, beta, ep: Constexpr, threads: Con
         c = C(l_idx, m, n) if ep.read_c else None
         b = bias(n if ep.bias == "n" else m) if ep.bias != "none" else None
         D[l_idx, m, n] = epilogue_value(acc(0), c, b, alpha, beta, ep)
+
+
+class SplitReduce:
+    """``splitk_reduce_kernel`` bound once for one signature (every parallel split-K: sm80, sm90 and the
+    mixed-input kernels): D3 (L,M,N) = epilogue ep of the sum of the fp32 partial tiles W (S,L,M,N), with
+    C3, bias, alpha and beta read at each call. ``workspace(D3)`` allocates a call's partials."""
+
+    threads = 256
+
+    def __init__(self, W: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, ep: EpilogueSpec):
+        import torch
+        L, M, N = D3.shape
+        self.shape, self.ep, self.f32 = tuple(W.shape), ep, torch.float32
+        self.kernel = splitk_reduce_kernel.bind(W, C3, D3, bias, alpha, beta, ep, self.threads,
+                                                grid=(-(-(L * M * N) // self.threads),), block=(self.threads,))
+
+    def workspace(self, D3: Any) -> Any:
+        return D3.new_empty(self.shape, dtype=self.f32)
+
+    def __call__(self, W: Any, C3: Any, D3: Any, bias: Any, alpha: Any = 1.0, beta: Any = 0.0) -> None:
+        self.kernel(W, C3, D3, bias, alpha, beta, self.ep, self.threads)
