@@ -288,6 +288,44 @@ def test_pipeline_knobs_compile_without_spills(arch: str) -> None:
             assert r.registers <= 65536 // (cfg.threads * cfg.min_ctas), (arch, cfg, r)
 
 
+def test_programmatic_dependent_launch_compiles() -> None:
+    """prefetch_pdl (sm_90a): one thread asks L2 for each tile's first chunks (UBLKPF.L2: weights, and scales
+    and zero points when grouped), every thread lets the next kernel launch (PREEXIT) and waits for the
+    previous one (ACQBULK) before anything else touches global memory; registers as without it."""
+    from tilecraft.runtime.disasm import sass
+    for fmt, M in (((4, 128, False, torch.float16), 1), ((8, None, False, torch.bfloat16), 16),
+                   ((4, 32, True, torch.bfloat16), 1)):
+        args = _compile_args(*fmt, M)
+        plain = mixed_gemm_kernel.compile(*args, arch="sm_90a")
+        k = mixed_gemm_kernel.compile(*args, 8, arch="sm_90a")
+        src = mixed_gemm_kernel.source(*args, 8)
+        assert "tc::griddep_wait();" in src and "tc::griddep_launch_dependents();" in src
+        ops = [ln.split(";")[0].split("*/")[-1].strip() for ln in sass(k.module.cubin).splitlines() if "*/" in ln]
+        ops = [o.split()[0] if o else "" for o in ops]
+        n_pf = ops.count("UBLKPF.L2")
+        tiles = args[9].tiles
+        assert n_pf == tiles * (1 + (fmt[1] is not None) + fmt[2]), (fmt, n_pf)
+        first_mem = next(i for i, o in enumerate(ops) if o.startswith(("LDG", "STG", "RED", "ATOM", "LDGSTS")))
+        assert ops.index("UBLKPF.L2") < ops.index("PREEXIT") < ops.index("ACQBULK") < first_mem, fmt
+        assert k.resources.spills == 0 and k.resources.registers <= plain.resources.registers + 8, fmt
+        assert "ACQBULK" not in sass(plain.module.cubin)
+
+
+def test_pdl_chunks_fill_a_third_of_l2() -> None:
+    """A CTA prefetches its whole k-range when every CTA that runs at once fits in a third of L2, else the
+    power of two of chunks that does (at least one)."""
+    _x, pw, _b = _problem(4, 128, False, torch.float16, 1, 8192, 1024, bias=False)
+    cfg = MixedConfig(4, 1, 128, stages=4, async_copy=True)
+    per_chunk = 1024 + 32                                                 # weights + scales of a tile's chunk
+    # 64 blocks x 2 splits = 128 CTAs of 32 chunks: 4.3 MB, all of it in a 50 MB L2's third
+    assert mixed.pdl_chunks(pw, cfg, 64, 2, 1056, 50 << 20) == 32
+    # 1024 CTAs at once: 50 MiB / 3 / (1024 x 1056 B) = 16.2 chunks -> 16; 24 MiB: 7.8 -> 4
+    assert (50 << 20) // 3 // (1024 * per_chunk) == 16
+    assert mixed.pdl_chunks(pw, cfg, 512, 2, 1056, 50 << 20) == 16
+    assert mixed.pdl_chunks(pw, cfg, 512, 2, 1056, 24 << 20) == 4
+    assert mixed.pdl_chunks(pw, cfg, 512, 2, 1056, 1 << 20) == 1
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_sweep_variants_compile(arch: str) -> None:
@@ -439,6 +477,31 @@ def test_gpu_llama_shape_and_repeated_calls() -> None:
     for y in ys:
         _check(y, x, pw, b)
     assert float((ys[0].float() - ys[2].float()).abs().max()) <= 2e-2 * float(ys[0].float().abs().max())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bits,group,zp,dtype", [(4, 128, False, torch.bfloat16), (8, None, False, torch.float16),
+                                                 (4, 32, True, torch.float16), (8, 64, True, torch.bfloat16)])
+def test_gpu_dependent_chain_with_programmatic_launches(bits: int, group: int | None, zp: bool, dtype: Any) -> None:
+    """x of call i+1 = y of call i, 24 calls back to back with no synchronization (programmatic dependent
+    launches on sm_90: each kernel starts during its predecessor and must wait for it before reading x or
+    using the shared split-K workspace): every step equals float64 of its own input. Against the same chain
+    launched without PDL: the same results up to split-K's fp32 reassociation."""
+    cc = torch.cuda.get_device_capability()
+    for M, K in ((1, 2048), (5, 1024), (16, 4096)):
+        pws = [_problem(bits, group, zp, dtype, 1, K, K, seed=s, device="cuda", bias=False)[1] for s in range(3)]
+        x0 = torch.randn(M, K, device="cuda").to(dtype)
+        for pdl in (None, False):
+            run = mixed.MixedGemm(pws[0].format, pdl=pdl)
+            xs = [x0]
+            for i in range(24):
+                xs.append(run(xs[-1] / xs[-1].abs().amax().clamp(min=1e-3) if i % 4 == 3 else xs[-1], pws[i % 3]))
+            torch.cuda.synchronize()
+            planned = mixed.cached_run(("sm80", run), x0, pws[0], None, run._prepare)   # the calls' plan
+            assert planned.pdl == (pdl is None and cc >= (9, 0))
+            for i in range(24):
+                xin = xs[i] / xs[i].abs().amax().clamp(min=1e-3) if i % 4 == 3 else xs[i]
+                _check(xs[i + 1], xin, pws[i % 3], None)
 
 
 @pytest.mark.gpu

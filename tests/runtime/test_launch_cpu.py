@@ -70,10 +70,15 @@ class Recorder:
         return self._result()
 
     def cuLaunchKernelEx(self, cfg, fn, params, extra):
-        c = cfg.attrs[0].value.clusterDim
+        A = self.d.CUlaunchAttributeID
+        attrs = {a.id: a.value for a in cfg.attrs[:cfg.numAttrs]}
+        c = attrs.get(A.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+        p = attrs.get(A.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
         self.launches.append(dict(grid=(cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ),
                                   block=(cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ), smem=cfg.sharedMemBytes,
-                                  stream=int(cfg.hStream), params=self._params(params), cluster=(c.x, c.y, c.z)))  # fmt: skip
+                                  stream=int(cfg.hStream), params=self._params(params),
+                                  cluster=None if c is None else (c.clusterDim.x, c.clusterDim.y, c.clusterDim.z),
+                                  pdl=p is not None and p.programmaticStreamSerializationAllowed == 1))  # fmt: skip
         return self._result()
 
     def cuKernelGetParamInfo(self, handle, i):
@@ -260,6 +265,29 @@ def test_configs_smem_and_clusters(fake):
         k(grid=1, block=(32, 64))
     with pytest.raises(ValueError, match="grid must be a positive int"):
         k(grid=0, block=32)
+
+
+def test_programmatic_dependent_launch(fake, monkeypatch):
+    """pdl=True goes through cuLaunchKernelEx with the programmatic-stream-serialization attribute (alone or
+    beside a cluster's); launches without it keep cuLaunchKernel; a GPU before sm_90 is refused."""
+    k = fake.get("noargs")
+    k(grid=4, block=32)
+    k(grid=4, block=32, pdl=True, stream=0x77)
+    k(grid=(8, 2), block=128, cluster=(2, 1), pdl=True)
+    k(grid=(8, 2), block=128, cluster=(2, 1))
+    plain, pdl, both, cluster = fake.launches
+    assert "pdl" not in plain and plain["cluster"] is None
+    assert pdl["pdl"] and pdl["cluster"] is None and pdl["grid"] == (4, 1, 1) and pdl["stream"] == 0x77
+    assert both["pdl"] and both["cluster"] == (2, 1, 1)
+    assert not cluster["pdl"] and cluster["cluster"] == (2, 1, 1)
+    with pytest.raises(TypeError, match="pdl must be True or False"):
+        k(grid=4, block=32, pdl="yes")
+    ampere = device.DeviceInfo(0, "Fake A100", (8, 0), "sm_80", 108, 49152, 166912, 167936, 40 * 2**20, 1024, 32,
+                               40 * 2**30, False)
+    monkeypatch.setattr(device, "device_info", lambda index=None: ampere)
+    k2 = fake.get("noargs")
+    with pytest.raises(ValueError, match="pdl=True.*needs sm_90 or newer.*sm_80"):
+        k2(grid=5, block=32, pdl=True)  # a new configuration: ready() checks the device again
 
 
 def test_launch_failure_names_kernel_and_config(fake):

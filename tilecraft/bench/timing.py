@@ -11,6 +11,11 @@ How a call is timed, and why:
   the whole batch to be enqueued first, so the events see back-to-back kernels.
 * ``arg_sets`` rotates the calls among several copies of the inputs (see :mod:`tilecraft.bench.rotation`)
   so a bandwidth figure is not an L2 figure.
+* ``calls_per_sample`` > 1 puts that many back-to-back calls between one event pair (a sample is their
+  time over their count): the time per call of a stream of kernels with no event between them, as a
+  decoding step's layers or a CUDA graph run them, where one kernel's start may overlap the previous
+  one's end (launch processing, programmatic dependent launches). The GPU spin covers the host's
+  enqueue time of every call of a batch, so host launch overhead stays out of it.
 """
 from __future__ import annotations
 
@@ -41,6 +46,7 @@ class TimingResult:
     flush_l2: bool = False
     warmup_calls: int = 0
     gpu_sleep: bool = False
+    calls_per_sample: int = 1
 
     @property
     def median_ms(self) -> float:
@@ -87,6 +93,7 @@ class TimingResult:
             "flush_l2": self.flush_l2,
             "warmup_calls": self.warmup_calls,
             "gpu_sleep": self.gpu_sleep,
+            "calls_per_sample": self.calls_per_sample,
         }
         if include_samples:
             d["samples_ms"] = list(self.samples_ms)
@@ -120,6 +127,8 @@ class Timer:
     (for host-side callables and tests), ``None`` picks CUDA when available.
     ``flush_l2``: before every timed call (outside its events) overwrite a buffer of twice the L2 size,
     an alternative to rotating copies when copies do not fit in memory.
+    ``calls_per_sample``: calls between one pair of events (or host-clock readings; see the module
+    docstring); the result's times are per call.
     """
 
     warmup_ms: float = 25.0
@@ -130,6 +139,7 @@ class Timer:
     flush_l2: bool = False
     device: str | None = None
     gpu_sleep: bool = True
+    calls_per_sample: int = 1
 
     def __call__(self, fn: Callable[..., Any], arg_sets: Sequence[Any] | None = None) -> TimingResult:
         sets = _normalize_arg_sets(arg_sets)
@@ -165,14 +175,17 @@ class Timer:
         for _ in range(warm):
             fn(*sets[i % n])
             i += 1
+        per = _calls_per_sample(self.calls_per_sample)
         samples = []
-        for _ in range(self._n_reps(est_ms)):
+        for _ in range(max(1, self._n_reps(est_ms) // per)):
             t0 = time.perf_counter_ns()
-            fn(*sets[i % n])
-            samples.append((time.perf_counter_ns() - t0) / 1e6)
-            i += 1
+            for _ in range(per):
+                fn(*sets[i % n])
+                i += 1
+            samples.append((time.perf_counter_ns() - t0) / 1e6 / per)
         return TimingResult.from_samples(
-            samples, method="host-clock", n_arg_sets=n, flush_l2=False, warmup_calls=n + n_est + warm
+            samples, method="host-clock", n_arg_sets=n, flush_l2=False, warmup_calls=n + n_est + warm,
+            calls_per_sample=per,
         )
 
     def _time_cuda(self, fn: Callable[..., Any], sets: list[tuple]) -> TimingResult:
@@ -210,28 +223,33 @@ class Timer:
 
             flush_buf = torch.empty(2 * l2_cache_bytes() // 4, dtype=torch.int32, device="cuda")
 
-        reps = self._n_reps(est_ms)
+        per = _calls_per_sample(self.calls_per_sample)
+        reps = max(1, self._n_reps(est_ms) // per)
         use_sleep = self.gpu_sleep and hasattr(torch.cuda, "_sleep") and host_ms > 0.5 * est_ms
         cycles_per_ms = _calibrate_sleep() if use_sleep else 0.0
         use_sleep = use_sleep and cycles_per_ms > 0
+        # samples per GPU spin: the spin (at most _MAX_SLEEP_MS) must outlast the enqueue of all their calls
+        batch = _BATCH if per == 1 else max(1, min(_BATCH, int(_MAX_SLEEP_MS / (2.0 * host_ms * per))))
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         torch.cuda.synchronize()
-        for b0 in range(0, reps, _BATCH):
-            b1 = min(b0 + _BATCH, reps)
+        for b0 in range(0, reps, batch):
+            b1 = min(b0 + batch, reps)
             if use_sleep:
                 # Cover the host's enqueue time for the batch (flush launches included) with margin.
-                sleep_ms = min(_MAX_SLEEP_MS, (b1 - b0) * host_ms * (3.0 if flush_buf is not None else 2.0) + 0.05)
+                calls = (b1 - b0) * per
+                sleep_ms = min(_MAX_SLEEP_MS, calls * host_ms * (3.0 if flush_buf is not None else 2.0) + 0.05)
                 torch.cuda._sleep(int(sleep_ms * cycles_per_ms))
             for r in range(b0, b1):
                 if flush_buf is not None:
                     flush_buf.zero_()
                 starts[r].record()
-                fn(*sets[i % n])
+                for _ in range(per):
+                    fn(*sets[i % n])
+                    i += 1
                 ends[r].record()
-                i += 1
         torch.cuda.synchronize()
-        samples = [s.elapsed_time(e) for s, e in zip(starts, ends)]
+        samples = [s.elapsed_time(e) / per for s, e in zip(starts, ends)]
         return TimingResult.from_samples(
             samples,
             method="cuda-events",
@@ -239,7 +257,14 @@ class Timer:
             flush_l2=flush_buf is not None,
             warmup_calls=n + n_est + warm,
             gpu_sleep=use_sleep,
+            calls_per_sample=per,
         )
+
+
+def _calls_per_sample(per: Any) -> int:
+    if not isinstance(per, int) or isinstance(per, bool) or per < 1:
+        raise ValueError(f"calls_per_sample must be a positive int, got {per!r}")
+    return per
 
 
 def _cuda_available() -> bool:

@@ -19,6 +19,9 @@ inline-PTX wrapper of ``tilecraft/sm90.cuh`` and makes the kernel include that h
   warpgroup MMAs of acc (64*m, N) += sA (64*m, K) sB (N, K)^T, one per 64-row block and k-block.
   ``wgmma_fence`` / ``wgmma_commit`` / ``wgmma_wait(n)`` order them.
 * **Roles.** ``warpgroup_index()`` (warp-uniform), ``setmaxnreg(n)``, ``elect_one()``.
+* **Programmatic dependent launch.** ``griddep_launch_dependents()`` lets the stream's next kernel (launched
+  with ``pdl=True``) start early; ``griddep_wait()`` waits for the previous kernel's completion and memory.
+  ``prefetch_l2_bulk(tensor, nbytes)`` asks L2 for a contiguous range (safe before the wait: a hint).
 """
 from __future__ import annotations
 
@@ -37,6 +40,7 @@ __all__ = [
     "Barriers", "mbarriers", "fence_barrier_init", "fence_proxy_async",
     "gmma_desc", "wgmma_gemm", "wgmma_fence", "fence_operands", "wgmma_commit", "wgmma_wait",
     "warpgroup_index", "setmaxnreg", "elect_one", "cluster_rank", "cluster_sync", "named_barrier",
+    "griddep_wait", "griddep_launch_dependents", "prefetch_l2_bulk",
 ]
 
 _HEADER = "tilecraft/sm90.cuh"
@@ -383,3 +387,31 @@ def cluster_sync() -> None:
     t = _use_sm90()
     t.emit("__syncwarp();")
     t.emit("tc::cluster_sync();")
+
+
+# ----------------------------------------------------------------------------- programmatic dependent launch
+
+def griddep_wait() -> None:
+    """Wait until the stream's previous kernel has completed and its writes are visible (``griddepcontrol.wait``):
+    in a kernel launched with ``pdl=True``, before the first access to memory that kernel may read or write.
+    A no-op in a kernel launched without it."""
+    _use_sm90().emit("tc::griddep_wait();")
+
+
+def griddep_launch_dependents() -> None:
+    """Let the stream's next kernel, if launched with ``pdl=True``, start once every CTA of this one has
+    executed this (or exited); it still waits (``griddep_wait``) for this kernel's completion before it
+    touches memory."""
+    _use_sm90().emit("tc::griddep_launch_dependents();")
+
+
+def prefetch_l2_bulk(t: Tensor, nbytes: Any) -> None:
+    """Ask L2 to fetch `nbytes` (a multiple of 16, at most 2^31) of global memory starting at t's first
+    element (16-byte aligned): ``cp.async.bulk.prefetch.L2``, a hint that holds no registers and needs no
+    wait; safe before ``griddep_wait`` (L2 is where every kernel's writes meet)."""
+    if not isinstance(t.engine, PointerEngine) or t.engine.space != "gmem":
+        raise TraceError(f"prefetch_l2_bulk needs a global-memory tensor, got {t!r}")
+    if isinstance(nbytes, int) and (nbytes <= 0 or nbytes % 16):
+        raise TraceError(f"prefetch_l2_bulk: the byte count must be a positive multiple of 16, got {nbytes}")
+    addr = t.engine.address(t.offset)
+    _use_sm90().emit(f"tc::prefetch_l2_bulk({addr}, {_u32(nbytes)});")

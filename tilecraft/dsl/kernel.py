@@ -38,7 +38,7 @@ from tilecraft.tensor import Tensor
 
 __all__ = ["BoundLaunch", "Constexpr", "kernel", "Kernel", "Specialization"]
 
-_LAUNCH_KEYS = ("grid", "block", "stream", "arch", "cluster")
+_LAUNCH_KEYS = ("grid", "block", "stream", "arch", "cluster", "pdl")
 _STATIC_SMEM_LIMIT = 48 * 1024
 
 
@@ -277,19 +277,23 @@ class Kernel:
             self._compiled[(key, arch)] = k
         return k
 
-    def launch(self, *args: Any, grid: Any, block: Any, stream: Any = None, cluster: Any = None, **kwargs: Any) -> None:
+    def launch(self, *args: Any, grid: Any, block: Any, stream: Any = None, cluster: Any = None, pdl: bool = False,
+               **kwargs: Any) -> None:
         """Launch on `grid` blocks of `block` threads (ints or tuples) on `stream` (default: torch's current),
-        in clusters of `cluster` blocks when given (the grid counts blocks and is a multiple of it)."""
+        in clusters of `cluster` blocks when given (the grid counts blocks and is a multiple of it); ``pdl``:
+        a programmatic dependent launch (see ``tilecraft.runtime.Kernel``; the kernel must call
+        ``hopper.griddep_wait()`` before it touches what the stream's previous kernel reads or writes)."""
         key, leaves, _ = self._key(args, kwargs)
         spec = self._specialization(key)
         self._check_block(spec, block)
         k = self._compile(key, None)
         k(*[_leaf_value(leaves[i]) for i in spec.used], grid=grid, block=block, smem=spec.smem_bytes, stream=stream,
-          cluster=cluster)
+          cluster=cluster, pdl=pdl)
 
-    def bind(self, *args: Any, grid: Any, block: Any, cluster: Any = None) -> BoundLaunch:
+    def bind(self, *args: Any, grid: Any, block: Any, cluster: Any = None, pdl: bool = False) -> BoundLaunch:
         """The launch of these (positional) arguments with everything but their runtime values resolved
-        once: specialization, compiled kernel (for the current GPU), grid, block, cluster and shared memory.
+        once: specialization, compiled kernel (for the current GPU), grid, block, cluster, ``pdl`` (see
+        ``launch``) and shared memory.
         ``bound(*args)`` then launches later arguments of the *same specialization* -- tensors of the same
         dtypes, shapes, strides and 16-byte alignment, TMA maps of the same tiling and extents, the same ints
         and Constexpr values -- reading only tensor addresses, TMA maps and floats from them. That promise
@@ -303,7 +307,7 @@ class Kernel:
         if any(s is not None and s[1][0] >= len(args) for s in sources):
             raise TypeError(f"{self.__name__}.bind: pass every runtime argument positionally")
         return BoundLaunch(self, key, self._compile(key, None), spec, [leaves[i] for i in spec.used], sources,
-                           grid, block, cluster)
+                           grid, block, cluster, pdl)
 
     def _check_block(self, spec: Specialization, block: Any) -> None:
         if spec.max_threads is not None:
@@ -351,12 +355,12 @@ class BoundLaunch:
     (positional, as bound) and an optional ``stream``. Leaves the specialization fixes (extents, strides,
     ints) are packed as bound; tensor addresses, TMA maps and floats are read from the arguments."""
 
-    __slots__ = ("owner", "key", "kernel", "grid", "block", "cluster", "smem", "_template", "_slots")
+    __slots__ = ("owner", "key", "kernel", "grid", "block", "cluster", "pdl", "smem", "_template", "_slots")
 
     def __init__(self, owner: Kernel, key: Any, kernel: Any, spec: Specialization, values: list[Any],
-                 sources: list[Any], grid: Any, block: Any, cluster: Any):
+                 sources: list[Any], grid: Any, block: Any, cluster: Any, pdl: bool = False):
         self.owner, self.key, self.kernel = owner, key, kernel
-        self.grid, self.block, self.cluster, self.smem = grid, block, cluster, spec.smem_bytes
+        self.grid, self.block, self.cluster, self.pdl, self.smem = grid, block, cluster, pdl, spec.smem_bytes
         self._template = [v if s is None else None for v, s in zip(values, sources)]
         self._slots = tuple((i, s[0], s[1][0], s[1][1:]) for i, s in enumerate(sources) if s is not None)
 
@@ -381,7 +385,7 @@ class BoundLaunch:
 
     def __call__(self, *args: Any, stream: Any = None) -> None:
         self.kernel(*self.values(args), grid=self.grid, block=self.block, smem=self.smem, stream=stream,
-                    cluster=self.cluster)
+                    cluster=self.cluster, pdl=self.pdl)
 
 
 def _leaf_value(x: Any) -> Any:

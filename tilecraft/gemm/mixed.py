@@ -46,7 +46,7 @@ from typing import Any
 import tilecraft as tc
 from tilecraft import _, dsl
 from tilecraft.atoms import SM80_16x8x16_F32BF16BF16F32_TN, SM80_16x8x16_F32F16F16F32_TN, cp_async, make_tiled_mma
-from tilecraft.dsl import Constexpr, blockIdx, gridDim, threadIdx
+from tilecraft.dsl import Constexpr, blockIdx, gridDim, hopper, threadIdx
 from tilecraft.dsl.expr import make, render
 from tilecraft.dsl.kernel import Kernel
 from tilecraft.dsl.memory import RegisterEngine
@@ -141,7 +141,10 @@ class _MixedKernel(Kernel):
 
     def _trace(self, key: Any) -> Any:
         spec = super()._trace(key)
-        spec.source = spec.source.replace("#include <tilecraft/atoms.cuh>\n", "#include <tilecraft/mixed.cuh>\n", 1)
+        if "#include <tilecraft/atoms.cuh>\n" in spec.source:
+            spec.source = spec.source.replace("#include <tilecraft/atoms.cuh>\n", "#include <tilecraft/mixed.cuh>\n", 1)
+        else:                                                             # other headers (sm90.cuh) include atoms.cuh
+            spec.source = spec.source.replace("#include <", "#include <tilecraft/mixed.cuh>\n#include <", 1)
         return spec
 
 
@@ -177,12 +180,14 @@ def _addr(t: Tensor, coord: Any) -> str:
 
 @_MixedKernel
 def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexpr, cfg: Constexpr, mb: Constexpr,
-                      xrows: Constexpr = 0):
+                      xrows: Constexpr = 0, prefetch_pdl: Constexpr = None):
     """y (M,N) = x (M,K) @ dequant(qw, scales, zeros) (+ bias); see the module docstring.
 
     qw (N/16, K/KB, 32, 4) int32, scales / zeros (N/16, K/G, 8, 2) (zeros None when symmetric), bias (N)
     or None; ws (M,N) fp32 and counters (N / 16 tiles) int32, zeroed, or None without split-K (grid.y = 1);
-    mb = ceil(M / 8) m-blocks of 8 columns; xrows (async_copy) the rows of x a stage holds, >= M."""
+    mb = ceil(M / 8) m-blocks of 8 columns; xrows (async_copy) the rows of x a stage holds, >= M.
+    prefetch_pdl (sm_90, a launch with ``pdl=True``): the chunks of each tile the CTA asks L2 for before it waits
+    for the stream's previous kernel (None: not a programmatic dependent launch)."""
     dsl.launch_bounds(cfg.threads, cfg.min_ctas)
     dtype, atom = _ELEM[fmt.dtype]
     NT, CK, W, P = cfg.tiles, cfg.chunk, cfg.warps, cfg.stages
@@ -210,6 +215,21 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     c_begin = blockIdx.y * T // gridDim.y                                 # this split's chunks
     c_end = (blockIdx.y + 1) * T // gridDim.y
     n_w = (c_end - c_begin - warp + W - 1) // W                           # chunks of this warp: c_begin + warp + W j
+
+    if prefetch_pdl is not None:
+        # a programmatic dependent launch: this CTA may be running while the stream's previous kernel still
+        # does. Nothing that kernel may read or write (x, y, bias, the split-K workspace) is touched before
+        # griddep_wait; only L2 is asked for the first `prefetch_pdl` chunks of the CTA's weights (and their scales,
+        # zero points), so the weight stream starts during the previous kernel's tail instead of after it
+        with dsl.if_(dsl.eq(threadIdx.x, 0)):
+            n_pf = imin(c_end - c_begin, prefetch_pdl)
+            for t in range(NT):
+                hopper.prefetch_l2_bulk(mW(rb * NT + t, c_begin * (CK // KB), _, _), n_pf * (CK // KB) * 512)
+                for mT in (mS, mZ) if grouped else ():
+                    if mT is not None:
+                        hopper.prefetch_l2_bulk(mT(rb * NT + t, c_begin * GPC, _, _), n_pf * GPC * 32)
+        hopper.griddep_launch_dependents()
+        hopper.griddep_wait()
 
     mma = make_tiled_mma(atom)
     thr_mma = mma.get_slice(lane)
@@ -495,10 +515,12 @@ def _workspace(x: Any, elems: int, blocks: int) -> tuple[Any, Any]:
 @dataclass(frozen=True)
 class MixedGemm:
     """The mixed-input GEMM for weights of one packed format: ``MixedGemm(fmt)(x, w, bias)``. A weight of
-    another format (bits, group size, zero point, dtype or layout version) is refused."""
+    another format (bits, group size, zero point, dtype or layout version) is refused. ``pdl``: launch as
+    programmatic dependent launches (``pdl_chunks``; None: on sm_90 and newer GPUs)."""
 
     format: PackedFormat
     config: MixedConfig | None = None
+    pdl: bool | None = None
 
     def __call__(self, x: Any, w: PackedWeight, bias: Any = None) -> Any:
         return cached_run(("sm80", self), x, w, bias, self._prepare)(x, w, bias)
@@ -517,24 +539,26 @@ class MixedGemm:
         cfg = self.config or pick_mixed_config(fmt, M, K, N)
         cfg.validate(fmt, K, N, min(M, MAX_M))
         kcfg = replace(cfg, splits=None)                                   # splits are the grid's, not the code's
+        pdl = _device_cc(x) >= (9, 0) if self.pdl is None else self.pdl
         slices = []
         for m0 in range(0, M, MAX_M):
             xs, ys = x2[m0:m0 + MAX_M], y[m0:m0 + MAX_M]
-            blocks, splits = launch_grid(xs, w, cfg, bias, ys)
-            bound = mixed_gemm_kernel.bind(*_kernel_args(xs, w, bias, ys, cfg, splits > 1, kcfg),
-                                           grid=(blocks, splits), block=(cfg.threads,))
-            slices.append((m0, bound, splits > 1))
+            blocks, splits, per_sm = launch_grid(xs, w, cfg, bias, ys, occupancy=True)
+            pf = pdl_chunks(w, cfg, blocks, splits, _sm_count(x) * per_sm, _l2_bytes(x)) if pdl else None
+            bound = mixed_gemm_kernel.bind(*_kernel_args(xs, w, bias, ys, cfg, splits > 1, kcfg, pf),
+                                           grid=(blocks, splits), block=(cfg.threads,), pdl=pdl)
+            slices.append((m0, bound, splits > 1, pf))
         whole = len(slices) == 1
 
         def run(x: Any, w: PackedWeight, bias: Any) -> Any:
             x2 = x.reshape(-1, K)
             x2 = x2.clone(memory_format=torch.contiguous_format) if clone else x2
             y = torch.empty(M, N, dtype=want, device=dev)
-            for m0, bound, split_k in slices:
+            for m0, bound, split_k, pf in slices:
                 xs, ys = (x2, y) if whole else (x2[m0:m0 + MAX_M], y[m0:m0 + MAX_M])
-                bound(*_kernel_args(xs, w, bias, ys, cfg, split_k, kcfg))
+                bound(*_kernel_args(xs, w, bias, ys, cfg, split_k, kcfg, pf))
             return y.reshape(out_shape)
-        run.path, run.config = "mixed", cfg
+        run.path, run.config, run.pdl = "mixed", cfg, pdl
         return run
 
 
@@ -626,28 +650,58 @@ def _pick_splits(blocks: int, chunks: int, warps: int, slots: int) -> int:
     return min(range(1, most + 1), key=lambda s: (-(-chunks // (s * warps)), s))
 
 
-def launch_grid(x: Any, w: PackedWeight, cfg: MixedConfig, bias: Any = None, y: Any = None) -> tuple[int, int]:
+def launch_grid(x: Any, w: PackedWeight, cfg: MixedConfig, bias: Any = None, y: Any = None,
+                occupancy: bool = False) -> tuple[int, ...]:
     """(row blocks, splits of K): the grid of one launch of up to MAX_M rows of x. Unless cfg fixes them,
     the splits come from ``_pick_splits`` with the CTAs of the compiled kernel one SM of x's GPU holds
     (the driver's occupancy: registers, shared memory; 3 per SM and 132 SMs off a GPU). y: the launch's
-    output where the caller has it (None: a throw-away one is made to specialize the kernel)."""
+    output where the caller has it (None: a throw-away one is made to specialize the kernel).
+    ``occupancy``: return (row blocks, splits, CTAs per SM)."""
     K = w.shape[0]
     blocks = w.shape[1] // (16 * cfg.tiles)
-    if cfg.splits is not None:
-        return blocks, cfg.splits
     per_sm = 3
-    if x.is_cuda:
+    if x.is_cuda and (cfg.splits is None or occupancy):
         import torch
         with torch.cuda.device(x.device):
             per_sm = mixed_gemm_kernel.max_active_blocks(*_kernel_args(x, w, bias, y, cfg), block=(cfg.threads,))
-    return blocks, _pick_splits(blocks, K // cfg.chunk, cfg.warps, _sm_count(x) * per_sm)
+    splits = cfg.splits if cfg.splits is not None else _pick_splits(blocks, K // cfg.chunk, cfg.warps,
+                                                                    _sm_count(x) * per_sm)
+    return (blocks, splits, per_sm) if occupancy else (blocks, splits)
+
+
+def pdl_chunks(w: PackedWeight, cfg: MixedConfig, blocks: int, splits: int, slots: int, l2_bytes: int) -> int:
+    """The chunks of each of its tiles a CTA asks L2 for before it waits for the previous kernel (a
+    programmatic dependent launch): its whole k-range, unless the CTAs that run at once (the grid, or the
+    `slots` the GPU holds) would then ask for more than a third of L2 -- prefetched lines must live until
+    their CTA reads them, which later CTAs' prefetches must not evict. A power of two (few kernels), >= 1."""
+    fmt, K = w.format, w.shape[0]
+    per_tile = cfg.chunk // k_block(fmt.bits) * 512                      # weight bytes of a tile's chunk
+    if fmt.group_size is not None:
+        per_tile += cfg.chunk // fmt.group_size * 32 * (1 + fmt.zero_point)
+    per_cta = -(-(K // cfg.chunk) // splits)                              # chunks of the longest split
+    fit = l2_bytes // 3 // (min(blocks * splits, slots) * cfg.tiles * per_tile)
+    n = max(1, min(per_cta, fit))
+    return 1 << (n.bit_length() - 1)
+
+
+def _device_cc(x: Any) -> tuple[int, int]:
+    from tilecraft.gemm.op import _device_facts
+    return _device_facts(x.device)[1] if x.is_cuda else (0, 0)
+
+
+def _l2_bytes(x: Any) -> int:
+    import torch
+
+    from tilecraft.runtime.device import device_info
+    return device_info(x.device.index if x.device.index is not None else torch.cuda.current_device()).l2_cache_bytes
 
 
 def _kernel_args(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig, split_k: bool = True,
-                 kcfg: MixedConfig | None = None) -> tuple:
+                 kcfg: MixedConfig | None = None, pdl: int | None = None) -> tuple:
     """mixed_gemm_kernel's arguments (y None: one is made, for compiling only); the workspace and counters
     of this device and stream, or None without split-K. kcfg: cfg without its splits (the kernel's
-    Constexpr), where the caller has it."""
+    Constexpr), where the caller has it; pdl: the kernel's chunks to prefetch of a programmatic dependent
+    launch (``pdl_chunks``) or None."""
     import torch
     M, N = x.shape[0], w.shape[1]
     if y is None:
@@ -656,7 +710,7 @@ def _kernel_args(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig, s
     ws, cnt = _workspace(x, M * N, blocks) if split_k else (None, None)
     kcfg = kcfg or replace(cfg, splits=None)                              # splits are the grid's, not the code's
     return (x, w.qweight, w.scales, w.zeros, bias, y, ws[:M * N].view(M, N) if split_k else None,
-            cnt[:blocks] if split_k else None, w.format, kcfg, -(-M // 8), x_rows(M) if cfg.async_copy else 0)
+            cnt[:blocks] if split_k else None, w.format, kcfg, -(-M // 8), x_rows(M) if cfg.async_copy else 0, pdl)
 
 
 def mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, *, config: Any = None) -> Any:

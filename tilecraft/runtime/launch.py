@@ -2,8 +2,8 @@
 
 Each kernel gets a launcher generated for its exact signature on first launch: arguments are
 packed with one precompiled ``struct`` format into a buffer whose per-parameter addresses were
-computed once, and the driver's ``cuLaunchKernel`` (``cuLaunchKernelEx`` for clusters) is called
-directly. Launch configurations are normalized once and cached, so a repeated launch costs a dict
+computed once, and the driver's ``cuLaunchKernel`` (``cuLaunchKernelEx`` for clusters and programmatic
+dependent launches) is called directly. Launch configurations are normalized once and cached, so a repeated launch costs a dict
 lookup, a device check per tensor, one ``pack_into`` and the driver call.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 Dim3 = tuple[int, int, int]
 _DEFAULT_SMEM_LIMIT = 48 * 1024
 _PORTABLE_CLUSTER_SIZE = 8
-_RESERVED_NAMES = frozenset({"grid", "block", "smem", "cluster", "stream", "sync"})
+_RESERVED_NAMES = frozenset({"grid", "block", "smem", "cluster", "pdl", "stream", "sync"})
 # torch dtypes a pointer parameter accepts, by the pointee's struct code. Integer pointees accept
 # either signedness of the right width (torch has little unsigned support); floats must match.
 _POINTEE_DTYPES = {
@@ -57,14 +57,16 @@ def _dim3(value: Any, what: str) -> Dim3:
 
 @dataclass
 class _Config:
-    """A normalized launch configuration: grid (in blocks), block, cluster (or None), dynamic smem bytes."""
+    """A normalized launch configuration: grid (in blocks), block, cluster (or None), dynamic smem bytes,
+    and whether the launch is a programmatic dependent one (``pdl``)."""
 
     grid: Dim3
     block: Dim3
     cluster: Dim3 | None
     smem: int
     dims: tuple[int, ...] = ()  # grid + block, as cuLaunchKernel takes them
-    ex: Any = None  # the driver's CUlaunchConfig, only for cluster launches
+    ex: Any = None  # the driver's CUlaunchConfig, only for cluster and programmatic dependent launches
+    pdl: bool = False
     ready: set[int] = field(default_factory=set)  # devices whose kernel attributes allow this config
 
     def describe(self, stream: int | None = None) -> str:
@@ -73,6 +75,8 @@ class _Config:
         if self.cluster is not None:
             s += f" cluster={self.cluster}"
         s += f" smem={self.smem}"
+        if self.pdl:
+            s += " pdl"
         if stream is not None:
             s += f" stream={stream:#x}"
         return s
@@ -86,7 +90,11 @@ class Kernel:
         k(out, a, b, n, 2.0, grid=(n // 256,), block=256)
 
     ``grid`` counts blocks (as in CUDA C++), also with a ``cluster``; ``smem`` is dynamic shared
-    memory in bytes (over 48 KB the kernel's limit is raised automatically); ``stream`` defaults to
+    memory in bytes (over 48 KB the kernel's limit is raised automatically); ``pdl=True`` makes it a
+    programmatic dependent launch (sm_90+): the kernel may start before the previous kernel of the stream
+    has finished, once that kernel's blocks have all executed ``griddepcontrol.launch_dependents`` (or
+    exited), so it must execute ``griddepcontrol.wait`` before it touches memory the previous kernel
+    reads or writes (tilecraft.dsl.hopper.griddep_wait); ``stream`` defaults to
     torch's current stream and may be a torch stream, a cuda.core Stream or a raw handle;
     ``sync=True`` (or the environment variable ``TILECRAFT_LAUNCH_BLOCKING=1``) waits for the kernel
     so that a fault raises LaunchError naming this kernel.
@@ -210,33 +218,43 @@ class _Launcher:
 
     # -- slow paths, called from the generated function only when the fast checks fail ---------
 
-    def config(self, grid: Any, block: Any, smem: Any, cluster: Any) -> _Config:
+    def config(self, grid: Any, block: Any, smem: Any, cluster: Any, pdl: Any = False) -> _Config:
         g, b = _dim3(grid, "grid"), _dim3(block, "block")
         c = _dim3(cluster, "cluster") if cluster is not None else None
         if not isinstance(smem, int) or isinstance(smem, bool) or smem < 0:
             raise ValueError(f"smem must be a non-negative int (bytes of dynamic shared memory), got {smem!r}")
         if b[0] * b[1] * b[2] > 1024:
             raise ValueError(f"kernel {self.kernel.name!r}: block {b} has {b[0] * b[1] * b[2]} threads, more than 1024")
-        cfg = _Config(g, b, c, smem, g + b)
-        if c is not None:
-            if any(gd % cd for gd, cd in zip(g, c)):
-                raise ValueError(f"kernel {self.kernel.name!r}: grid {g} (in blocks) is not a multiple of cluster {c}")
-            cfg.ex = self._cluster_config(cfg)
-        self.configs[(grid, block, smem, cluster)] = cfg
+        if not isinstance(pdl, bool):
+            raise TypeError(f"pdl must be True or False, got {pdl!r}")
+        cfg = _Config(g, b, c, smem, g + b, pdl=pdl)
+        if c is not None and any(gd % cd for gd, cd in zip(g, c)):
+            raise ValueError(f"kernel {self.kernel.name!r}: grid {g} (in blocks) is not a multiple of cluster {c}")
+        if c is not None or pdl:
+            cfg.ex = self._ex_config(cfg)
+        self.configs[(grid, block, smem, cluster, pdl)] = cfg
         return cfg
 
-    def _cluster_config(self, cfg: _Config) -> Any:
+    def _ex_config(self, cfg: _Config) -> Any:
+        """The driver's CUlaunchConfig of a cluster and/or programmatic dependent launch."""
         d = self.driver
-        attr = d.CUlaunchAttribute()
-        attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-        assert cfg.cluster is not None
-        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cfg.cluster
+        attrs = []
+        if cfg.cluster is not None:
+            attr = d.CUlaunchAttribute()
+            attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cfg.cluster
+            attrs.append(attr)
+        if cfg.pdl:
+            attr = d.CUlaunchAttribute()
+            attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+            attr.value.programmaticStreamSerializationAllowed = 1
+            attrs.append(attr)
         ex = d.CUlaunchConfig()
         ex.gridDimX, ex.gridDimY, ex.gridDimZ = cfg.grid
         ex.blockDimX, ex.blockDimY, ex.blockDimZ = cfg.block
         ex.sharedMemBytes = cfg.smem
-        ex.attrs = [attr]
-        ex.numAttrs = 1
+        ex.attrs = attrs
+        ex.numAttrs = len(attrs)
         return ex
 
     def ready(self, cfg: _Config, dev: int) -> None:
@@ -261,6 +279,10 @@ class _Launcher:
                 f"raising the dynamic shared memory limit of {self.kernel.name!r} to {cfg.smem} bytes",
             )
             self.kernel._smem_limit[dev] = cfg.smem
+        if cfg.pdl and info.compute_capability < (9, 0):
+            cc = info.compute_capability
+            raise ValueError(f"kernel {self.kernel.name!r}: a programmatic dependent launch (pdl=True) needs sm_90 "
+                             f"or newer, device {dev} ({info.name}) is sm_{cc[0]}{cc[1]}")
         if cfg.cluster is not None:
             if not info.cluster_launch:
                 raise ValueError(f"kernel {self.kernel.name!r}: device {dev} ({info.name}) does not support clusters")
@@ -597,9 +619,9 @@ def _build_launcher(kernel: Kernel) -> Any:
     all_names = ", ".join(names)
     sig = f"{all_names}, /, " if names else ""
     src = [
-        f"def launch({sig}*, grid, block, smem=0, cluster=None, stream=None, sync={blocking}):",
-        "    _cfg = _configs.get((grid, block, smem, cluster))",
-        "    if _cfg is None: _cfg = _L.config(grid, block, smem, cluster)",
+        f"def launch({sig}*, grid, block, smem=0, cluster=None, pdl=False, stream=None, sync={blocking}):",
+        "    _cfg = _configs.get((grid, block, smem, cluster, pdl))",
+        "    if _cfg is None: _cfg = _L.config(grid, block, smem, cluster, pdl)",
         "    if stream is None:",
         "        _dev = _current_device()",
         "        _hs = _current_stream(_dev)",
@@ -625,6 +647,6 @@ def _build_launcher(kernel: Kernel) -> Any:
     exec(compile(code, f"<tilecraft launcher {kernel.name}>", "exec"), ns)
     fn = ns["launch"]
     fn.__qualname__ = fn.__name__ = kernel.name
-    fn.__doc__ = f"Launch {kernel.signature}. Keywords: grid, block, smem=0, cluster=None, stream=None, sync=False."
+    fn.__doc__ = f"Launch {kernel.signature}. Keywords: grid, block, smem=0, cluster=None, pdl=False, stream=None, sync=False."
     fn._source = code  # for debugging: the generated launcher
     return fn

@@ -93,6 +93,21 @@ TC_DEVICE void mbarrier_wait_parity(u32 bar, u32 parity) {
 // and completes `bytes` of the mbarrier's transaction count. The .shared::cluster destination with
 // a CTA-local address is the form sm_90 accepts for a CTA's own shared memory.
 
+// ------------------------------------------------------------------ programmatic dependent launch
+// A kernel launched with the programmatic-stream-serialization attribute may start while the stream's
+// previous kernel still runs (once all of that kernel's CTAs have executed launch_dependents, or exited).
+// griddep_wait blocks until the previous kernel has completed and its memory is visible; nothing the
+// previous kernel reads or writes may be touched before it. Without the attribute both are no-ops.
+
+TC_DEVICE void griddep_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+TC_DEVICE void griddep_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+
+// Ask L2 to fetch `bytes` (a multiple of 16) from global address `p` (16-byte aligned); a hint, no
+// completion to wait for, no registers held.
+TC_DEVICE void prefetch_l2_bulk(const void* p, u32 bytes) {
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+}
+
 TC_DEVICE u64 tmap_u64(const CUtensorMap* map) { return reinterpret_cast<u64>(map); }
 
 // Fetch the descriptor into the TMA unit's cache ahead of the first copy.

@@ -1,0 +1,138 @@
+#!/usr/bin/env python
+"""Issue 9 at decoding sizes: the small-M mixed-input GEMM as a stream of kernels, the way a decoding step
+runs its layers (back to back, or in a CUDA graph), against cuBLAS run the same way.
+
+    PYTHONPATH=$PWD python3 benchmarks/bench_decode.py [--quick] [--calls 32] [--json out.json]
+
+Per shape (N = K = 8192, and Llama-3-8B / 70B layers without --quick), M in {1, 2, 4, 8, 16}, and format
+(W4A16 g128 and W8A16 per-channel, bf16 activations), three timings of the same kernel, all rotating
+among >= 4 copies of the weights (one rotation > 3x L2, so every call streams its weight from HBM):
+
+* ``call``: one CUDA-event pair around each call (bench_mixed.py's figure);
+* ``stream``: ``--calls`` back-to-back calls between one event pair, time per call
+  (``Timer(calls_per_sample=...)``), launched as ordinary launches (``MixedGemm(pdl=False)``);
+* ``stream+pdl``: the same with tc.gemm's default on sm_90, programmatic dependent launches: each kernel
+  starts during the previous one's tail, asks L2 for the start of its weights, and waits
+  (``griddepcontrol.wait``) for the previous kernel before it reads x or writes y.
+
+cuBLAS (torch.matmul, bf16 dense weight) is timed per call and as a stream. The ratios of the last
+columns compare like with like (stream against stream). "% copy" is GB/s (the bytes one call must move:
+packed weight, scales, x, y) over the GB/s of a 1 GB device-to-device copy (read + write) in the same run.
+Every configuration is checked against float64 x @ dequantize(W) first; on square shapes also a dependent
+chain (x of call i+1 = y of call i, programmatic dependent launches, no synchronization in between), each
+step against float64 of its own input.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import torch  # noqa: E402
+
+import bench_mixed as BM  # noqa: E402
+from tilecraft.bench.report import markdown_table  # noqa: E402
+from tilecraft.bench.timing import Timer  # noqa: E402
+from tilecraft.gemm.mixed import MixedGemm, mixed_gemm  # noqa: E402
+
+MS = [1, 2, 4, 8, 16]
+FORMATS = [("W4A16 g128", 4, 128), ("W8A16 pc", 8, None)]
+TOL = 1.2e-2                                                              # bf16 output rounding
+
+
+def _timer(calls: int) -> Timer:
+    return Timer(warmup_ms=20, rep_ms=60, min_reps=20 * calls, calls_per_sample=calls)
+
+
+def _us(fn: Any, sets: list[tuple], calls: int) -> float:
+    return _timer(calls)(fn, sets).median_ms * 1e3
+
+
+def _err(y: Any, x: Any, pw: Any) -> float:
+    ref = x.double() @ pw.dequantize(torch.float64)
+    return float((y.double() - ref).norm() / ref.norm())
+
+
+def chain_error(pws: list, M: int, steps: int = 12) -> float:
+    """The largest relative error over a dependent chain x_{i+1} = y_i (square weights), launched back to
+    back with tc.gemm's defaults (programmatic dependent launches on sm_90), checked after one sync."""
+    x = torch.randn(M, pws[0].shape[0], device="cuda").to(torch.bfloat16)
+    xs = [x]
+    for i in range(steps):
+        xs.append(mixed_gemm(xs[-1], pws[i % len(pws)]))
+    torch.cuda.synchronize()
+    return max(_err(xs[i + 1], xs[i], pws[i % len(pws)]) for i in range(steps))
+
+
+def ours(K: int, N: int, M: int, bits: int, group: int | None, calls: int) -> dict:
+    pws = BM._packed(K, N, bits, group, torch.bfloat16)
+    pw0 = pws[0]
+    x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
+    plain = MixedGemm(pw0.format, pdl=False)
+    errs = [_err(mixed_gemm(x, pw0), x, pw0), _err(plain(x, pw0), x, pw0)]
+    if K == N:
+        errs.append(chain_error(pws, M))
+    sets = [(x, p) for p in pws]
+    return {"call": _us(mixed_gemm, sets, 1), "stream": _us(plain, sets, calls),
+            "stream+pdl": _us(mixed_gemm, sets, calls), "err": max(errs), "copies": len(pws),
+            "bytes": pw0.nbytes + 2 * M * (K + N)}
+
+
+def cublas(K: int, N: int, M: int, calls: int) -> dict:
+    n = BM._copies(K * N * 2)
+    ws = [torch.randn(K, N, device="cuda").to(torch.bfloat16) for _ in range(n)]
+    x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
+    sets = [(x, w) for w in ws]
+    return {"call": _us(torch.matmul, sets, 1), "stream": _us(torch.matmul, sets, calls)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="only N = K = 8192")
+    ap.add_argument("--ms", default=",".join(map(str, MS)), help="comma-separated M values")
+    ap.add_argument("--calls", type=int, default=32, help="back-to-back calls per timed sample of the streams")
+    ap.add_argument("--json", type=Path, help="write every row here")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("needs a CUDA GPU")
+        return 2
+    props = torch.cuda.get_device_properties(0)
+    print(f"# decoding stream, {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}\n")
+    copy = BM.copy_bandwidth(1 << 30)
+    print(f"copy bandwidth (1 GB D2D, read + write): {copy:.0f} GB/s\n")
+    rows, out, bad = [], [], 0
+    for name, K, N in BM.SHAPES[:1] if args.quick else BM.SHAPES:
+        for M in (int(m) for m in args.ms.split(",")):
+            dense = BM._safe(cublas, K, N, M, args.calls)
+            out.append({"shape": name, "K": K, "N": N, "M": M, "kernel": "cuBLAS bf16", **dense})
+            if "call" in dense:
+                rows.append([name, M, "cuBLAS bf16", f"{dense['call']:.1f}", f"{dense['stream']:.1f}", "", "", "", "",
+                             ""])
+            for label, bits, group in FORMATS:
+                r = BM._safe(ours, K, N, M, bits, group, args.calls)
+                out.append({"shape": name, "K": K, "N": N, "M": M, "kernel": label, **r})
+                if "call" not in r:
+                    rows.append([name, M, label, "", "", "", "", "", "", r["missing"][:60]])
+                    continue
+                gbps = r["bytes"] / r["stream+pdl"] / 1e3
+                ok = r["err"] <= TOL
+                bad += not ok
+                vs = (f"{dense['stream'] / r['stream+pdl']:.2f}x", f"{dense['call'] / r['call']:.2f}x") \
+                    if "stream" in dense else ("", "")
+                rows.append([name, M, label, f"{r['call']:.1f}", f"{r['stream']:.1f}", f"{r['stream+pdl']:.1f}",
+                             f"{100 * gbps / copy:.0f}%", *vs, f"err {r['err']:.1e}{'' if ok else ' FAIL'}"])
+    print(markdown_table(["shape", "M", "kernel", "call µs", "stream µs", "stream+pdl µs", "% copy (pdl)",
+                          "vs cuBLAS (streams)", "vs cuBLAS (calls)", "notes"], rows))
+    if args.json:
+        args.json.write_text(json.dumps({"copy_GBps": copy, "rows": out}, indent=1, default=str))
+    print(f"\n{bad} correctness failures")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
