@@ -290,8 +290,8 @@ def test_pipeline_knobs_compile_without_spills(arch: str) -> None:
 
 def test_programmatic_dependent_launch_compiles() -> None:
     """prefetch_pdl (sm_90a): one thread asks L2 for each tile's first chunks (UBLKPF.L2: weights, and scales
-    and zero points when grouped), every thread lets the next kernel launch (PREEXIT) and waits for the
-    previous one (ACQBULK) before anything else touches global memory; registers as without it."""
+    and zero points when grouped), every thread waits for the previous kernel (ACQBULK) and then lets the
+    next one launch (PREEXIT) before anything else touches global memory; registers as without it."""
     from tilecraft.runtime.disasm import sass
     for fmt, M in (((4, 128, False, torch.float16), 1), ((8, None, False, torch.bfloat16), 16),
                    ((4, 32, True, torch.bfloat16), 1)):
@@ -306,7 +306,7 @@ def test_programmatic_dependent_launch_compiles() -> None:
         tiles = args[9].tiles
         assert n_pf == tiles * (1 + (fmt[1] is not None) + fmt[2]), (fmt, n_pf)
         first_mem = next(i for i, o in enumerate(ops) if o.startswith(("LDG", "STG", "RED", "ATOM", "LDGSTS")))
-        assert ops.index("UBLKPF.L2") < ops.index("PREEXIT") < ops.index("ACQBULK") < first_mem, fmt
+        assert ops.index("UBLKPF.L2") < ops.index("ACQBULK") < ops.index("PREEXIT") < first_mem, fmt
         assert k.resources.spills == 0 and k.resources.registers <= plain.resources.registers + 8, fmt
         assert "ACQBULK" not in sass(plain.module.cubin)
 

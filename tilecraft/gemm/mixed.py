@@ -228,8 +228,11 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                 for mT in (mS, mZ) if grouped else ():
                     if mT is not None:
                         hopper.prefetch_l2_bulk(mT(rb * NT + t, c_begin * GPC, _, _), n_pf * GPC * 32)
-        hopper.griddep_launch_dependents()
         hopper.griddep_wait()
+        # only now may the next kernel launch: its CTAs take the SM slots this kernel's CTAs leave and
+        # prefetch while its tail runs; triggered before the wait, a chain of kernels would all launch
+        # and prefetch at once (measured: slower than no PDL), one successor at a time is the point
+        hopper.griddep_launch_dependents()
 
     mma = make_tiled_mma(atom)
     thr_mma = mma.get_slice(lane)
