@@ -2,7 +2,7 @@
 """Issue 9 at decoding sizes: the small-M mixed-input GEMM as a stream of kernels, the way a decoding step
 runs its layers (back to back, or in a CUDA graph), against cuBLAS run the same way.
 
-    PYTHONPATH=$PWD python3 benchmarks/bench_decode.py [--quick] [--calls 32] [--json out.json]
+    PYTHONPATH=$PWD python3 benchmarks/bench_decode.py [--quick] [--calls 32] [--pdl-prefetch 0,2,4] [--json out.json]
 
 Per shape (N = K = 8192, and Llama-3-8B / 70B layers without --quick), M in {1, 2, 4, 8, 16}, and format
 (W4A16 g128 and W8A16 per-channel, bf16 activations), three timings of the same kernel, all rotating
@@ -13,7 +13,9 @@ among >= 4 copies of the weights (one rotation > 3x L2, so every call streams it
   (``Timer(calls_per_sample=...)``), launched as ordinary launches (``MixedGemm(pdl=False)``);
 * ``stream+pdl``: the same with tc.gemm's default on sm_90, programmatic dependent launches: each kernel
   starts during the previous one's tail, asks L2 for the start of its weights, and waits
-  (``griddepcontrol.wait``) for the previous kernel before it reads x or writes y.
+  (``griddepcontrol.wait``) for the previous kernel before it reads x or writes y. ``--pdl-prefetch``
+  times each given fraction (sixteenths of a CTA's weights prefetched, ``mixed.PDL_PREFETCH``); the
+  ratios and "% copy" use tc.gemm's default.
 
 cuBLAS (torch.matmul, bf16 dense weight) is timed per call and as a stream. The ratios of the last
 columns compare like with like (stream against stream). "% copy" is GB/s (the bytes one call must move:
@@ -38,7 +40,10 @@ import torch  # noqa: E402
 import bench_mixed as BM  # noqa: E402
 from tilecraft.bench.report import markdown_table  # noqa: E402
 from tilecraft.bench.timing import Timer  # noqa: E402
+from tilecraft.gemm import mixed  # noqa: E402
 from tilecraft.gemm.mixed import MixedGemm, mixed_gemm  # noqa: E402
+
+DEFAULT = mixed.PDL_PREFETCH
 
 MS = [1, 2, 4, 8, 16]
 FORMATS = [("W4A16 g128", 4, 128), ("W8A16 pc", 8, None)]
@@ -69,18 +74,28 @@ def chain_error(pws: list, M: int, steps: int = 12) -> float:
     return max(_err(xs[i + 1], xs[i], pws[i % len(pws)]) for i in range(steps))
 
 
-def ours(K: int, N: int, M: int, bits: int, group: int | None, calls: int) -> dict:
+def ours(K: int, N: int, M: int, bits: int, group: int | None, calls: int, fractions: list[int]) -> dict:
     pws = BM._packed(K, N, bits, group, torch.bfloat16)
     pw0 = pws[0]
     x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
     plain = MixedGemm(pw0.format, pdl=False)
-    errs = [_err(mixed_gemm(x, pw0), x, pw0), _err(plain(x, pw0), x, pw0)]
-    if K == N:
-        errs.append(chain_error(pws, M))
     sets = [(x, p) for p in pws]
-    return {"call": _us(mixed_gemm, sets, 1), "stream": _us(plain, sets, calls),
-            "stream+pdl": _us(mixed_gemm, sets, calls), "err": max(errs), "copies": len(pws),
-            "bytes": pw0.nbytes + 2 * M * (K + N)}
+    errs = [_err(plain(x, pw0), x, pw0)]
+    r = {"call": _us(mixed_gemm, sets, 1), "stream": _us(plain, sets, calls), "copies": len(pws),
+         "bytes": pw0.nbytes + 2 * M * (K + N)}
+    for f in fractions:
+        mixed.PDL_PREFETCH = f
+        mixed._RUNS.clear()                                               # plans made with another fraction
+        try:
+            errs.append(_err(mixed_gemm(x, pw0), x, pw0))
+            if K == N:
+                errs.append(chain_error(pws, M))
+            r[f"pdl{f}"] = _us(mixed_gemm, sets, calls)
+        finally:
+            mixed.PDL_PREFETCH = DEFAULT
+            mixed._RUNS.clear()
+    r["err"] = max(errs)
+    return r
 
 
 def cublas(K: int, N: int, M: int, calls: int) -> dict:
@@ -96,6 +111,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="only N = K = 8192")
     ap.add_argument("--ms", default=",".join(map(str, MS)), help="comma-separated M values")
     ap.add_argument("--calls", type=int, default=32, help="back-to-back calls per timed sample of the streams")
+    ap.add_argument("--pdl-prefetch", default=str(DEFAULT),
+                    help=f"comma-separated sixteenths of a CTA's weights to prefetch (default: tc.gemm's, {DEFAULT})")
     ap.add_argument("--json", type=Path, help="write every row here")
     args = ap.parse_args()
     if not torch.cuda.is_available():
@@ -105,28 +122,32 @@ def main() -> int:
     print(f"# decoding stream, {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}\n")
     copy = BM.copy_bandwidth(1 << 30)
     print(f"copy bandwidth (1 GB D2D, read + write): {copy:.0f} GB/s\n")
+    fractions = sorted({int(f) for f in args.pdl_prefetch.split(",")} | {DEFAULT})
+    pcols = [f"stream+pdl {f}/16 µs" + (" (default)" if f == DEFAULT else "") for f in fractions]
     rows, out, bad = [], [], 0
     for name, K, N in BM.SHAPES[:1] if args.quick else BM.SHAPES:
         for M in (int(m) for m in args.ms.split(",")):
             dense = BM._safe(cublas, K, N, M, args.calls)
             out.append({"shape": name, "K": K, "N": N, "M": M, "kernel": "cuBLAS bf16", **dense})
             if "call" in dense:
-                rows.append([name, M, "cuBLAS bf16", f"{dense['call']:.1f}", f"{dense['stream']:.1f}", "", "", "", "",
-                             ""])
+                rows.append([name, M, "cuBLAS bf16", f"{dense['call']:.1f}", f"{dense['stream']:.1f}",
+                             *[""] * (len(fractions) + 4)])
             for label, bits, group in FORMATS:
-                r = BM._safe(ours, K, N, M, bits, group, args.calls)
+                r = BM._safe(ours, K, N, M, bits, group, args.calls, fractions)
                 out.append({"shape": name, "K": K, "N": N, "M": M, "kernel": label, **r})
                 if "call" not in r:
-                    rows.append([name, M, label, "", "", "", "", "", "", r["missing"][:60]])
+                    rows.append([name, M, label, *[""] * (len(fractions) + 5), r["missing"][:60]])
                     continue
-                gbps = r["bytes"] / r["stream+pdl"] / 1e3
+                best = r[f"pdl{DEFAULT}"]
                 ok = r["err"] <= TOL
                 bad += not ok
-                vs = (f"{dense['stream'] / r['stream+pdl']:.2f}x", f"{dense['call'] / r['call']:.2f}x") \
+                vs = (f"{dense['stream'] / best:.2f}x", f"{dense['call'] / r['call']:.2f}x") \
                     if "stream" in dense else ("", "")
-                rows.append([name, M, label, f"{r['call']:.1f}", f"{r['stream']:.1f}", f"{r['stream+pdl']:.1f}",
-                             f"{100 * gbps / copy:.0f}%", *vs, f"err {r['err']:.1e}{'' if ok else ' FAIL'}"])
-    print(markdown_table(["shape", "M", "kernel", "call µs", "stream µs", "stream+pdl µs", "% copy (pdl)",
+                rows.append([name, M, label, f"{r['call']:.1f}", f"{r['stream']:.1f}",
+                             *[f"{r[f'pdl{f}']:.1f}" for f in fractions],
+                             f"{100 * r['bytes'] / best / 1e3 / copy:.0f}%", *vs,
+                             f"err {r['err']:.1e}{'' if ok else ' FAIL'}"])
+    print(markdown_table(["shape", "M", "kernel", "call µs", "stream µs", *pcols, "% copy (default)",
                           "vs cuBLAS (streams)", "vs cuBLAS (calls)", "notes"], rows))
     if args.json:
         args.json.write_text(json.dumps({"copy_GBps": copy, "rows": out}, indent=1, default=str))

@@ -297,7 +297,7 @@ def test_programmatic_dependent_launch_compiles() -> None:
                    ((4, 32, True, torch.bfloat16), 1)):
         args = _compile_args(*fmt, M)
         plain = mixed_gemm_kernel.compile(*args, arch="sm_90a")
-        k = mixed_gemm_kernel.compile(*args, 8, arch="sm_90a")
+        k = mixed_gemm_kernel.compile(*args, 8, arch="sm_90a")               # half of each CTA's k-range
         src = mixed_gemm_kernel.source(*args, 8)
         assert "tc::griddep_wait();" in src and "tc::griddep_launch_dependents();" in src
         ops = [ln.split(";")[0].split("*/")[-1].strip() for ln in sass(k.module.cubin).splitlines() if "*/" in ln]
@@ -311,19 +311,14 @@ def test_programmatic_dependent_launch_compiles() -> None:
         assert "ACQBULK" not in sass(plain.module.cubin)
 
 
-def test_pdl_chunks_fill_a_third_of_l2() -> None:
-    """A CTA prefetches its whole k-range when every CTA that runs at once fits in a third of L2, else the
-    power of two of chunks that does (at least one)."""
-    _x, pw, _b = _problem(4, 128, False, torch.float16, 1, 8192, 1024, bias=False)
-    cfg = MixedConfig(4, 1, 128, stages=4, async_copy=True)
-    per_chunk = 1024 + 32                                                 # weights + scales of a tile's chunk
-    # 64 blocks x 2 splits = 128 CTAs of 32 chunks: 4.3 MB, all of it in a 50 MB L2's third
-    assert mixed.pdl_chunks(pw, cfg, 64, 2, 1056, 50 << 20) == 32
-    # 1024 CTAs at once: 50 MiB / 3 / (1024 x 1056 B) = 16.2 chunks -> 16; 24 MiB: 7.8 -> 4
-    assert (50 << 20) // 3 // (1024 * per_chunk) == 16
-    assert mixed.pdl_chunks(pw, cfg, 512, 2, 1056, 50 << 20) == 16
-    assert mixed.pdl_chunks(pw, cfg, 512, 2, 1056, 24 << 20) == 4
-    assert mixed.pdl_chunks(pw, cfg, 512, 2, 1056, 1 << 20) == 1
+def test_pdl_prefetch_fraction() -> None:
+    """prefetch_pdl = 0: a programmatic dependent launch with no prefetch (the wait and the trigger only);
+    tc.gemm's default is a valid fraction."""
+    from tilecraft.runtime.disasm import sass
+    args = _compile_args(4, 128, False, torch.float16, 1)
+    ops = sass(mixed_gemm_kernel.compile(*args, 0, arch="sm_90a").module.cubin)
+    assert "ACQBULK" in ops and "PREEXIT" in ops and "UBLKPF" not in ops
+    assert isinstance(mixed.PDL_PREFETCH, int) and 0 <= mixed.PDL_PREFETCH <= 16
 
 
 @pytest.mark.slow

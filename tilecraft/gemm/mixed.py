@@ -62,6 +62,9 @@ __all__ = ["MixedConfig", "MixedGemm", "mixed_gemm", "mixed_gemm_kernel", "pick_
 MAX_M = 32
 #: shared memory a CTA may hold for its async_copy stages: an H100's 227 KB less the split-K reduction's
 SMEM_MAX = 200 * 1024
+#: programmatic dependent launches (sm_90): the sixteenths of its k-range whose weights a CTA asks L2 for
+#: while the previous kernel of the stream finishes (0: none; the launch overlap alone)
+PDL_PREFETCH = 2
 _ELEM = {"float16": (dsl.float16, SM80_16x8x16_F32F16F16F32_TN), "bfloat16": (dsl.bfloat16, SM80_16x8x16_F32BF16BF16F32_TN)}
 #: halves padding each row of x in an async_copy stage: rows 136 halves apart put the 8-byte reads of
 #: lanes (g, q) (row g, halves 4q + 16j) in 32 distinct banks
@@ -186,8 +189,8 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     qw (N/16, K/KB, 32, 4) int32, scales / zeros (N/16, K/G, 8, 2) (zeros None when symmetric), bias (N)
     or None; ws (M,N) fp32 and counters (N / 16 tiles) int32, zeroed, or None without split-K (grid.y = 1);
     mb = ceil(M / 8) m-blocks of 8 columns; xrows (async_copy) the rows of x a stage holds, >= M.
-    prefetch_pdl (sm_90, a launch with ``pdl=True``): the chunks of each tile the CTA asks L2 for before it waits
-    for the stream's previous kernel (None: not a programmatic dependent launch)."""
+    prefetch_pdl (sm_90, a launch with ``pdl=True``): the sixteenths (0..16) of its k-range whose weights the CTA
+    asks L2 for before it waits for the stream's previous kernel (None: not a programmatic dependent launch)."""
     dsl.launch_bounds(cfg.threads, cfg.min_ctas)
     dtype, atom = _ELEM[fmt.dtype]
     NT, CK, W, P = cfg.tiles, cfg.chunk, cfg.warps, cfg.stages
@@ -219,11 +222,11 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     if prefetch_pdl is not None:
         # a programmatic dependent launch: this CTA may be running while the stream's previous kernel still
         # does. Nothing that kernel may read or write (x, y, bias, the split-K workspace) is touched before
-        # griddep_wait; only L2 is asked for the first `prefetch_pdl` chunks of the CTA's weights (and their scales,
-        # zero points), so the weight stream starts during the previous kernel's tail instead of after it
-        with dsl.if_(dsl.eq(threadIdx.x, 0)):
-            n_pf = imin(c_end - c_begin, prefetch_pdl)
-            for t in range(NT):
+        # griddep_wait; only L2 is asked for the first prefetch_pdl / 16 of the CTA's chunks of weights (and
+        # their scales, zero points), so the weight stream starts during the previous kernel's tail
+        n_pf = (c_end - c_begin) * prefetch_pdl // 16
+        with dsl.if_(dsl.eq(threadIdx.x, 0) & (n_pf > 0)) if prefetch_pdl else _nullcontext():
+            for t in range(NT if prefetch_pdl else 0):
                 hopper.prefetch_l2_bulk(mW(rb * NT + t, c_begin * (CK // KB), _, _), n_pf * (CK // KB) * 512)
                 for mT in (mS, mZ) if grouped else ():
                     if mT is not None:
@@ -519,7 +522,8 @@ def _workspace(x: Any, elems: int, blocks: int) -> tuple[Any, Any]:
 class MixedGemm:
     """The mixed-input GEMM for weights of one packed format: ``MixedGemm(fmt)(x, w, bias)``. A weight of
     another format (bits, group size, zero point, dtype or layout version) is refused. ``pdl``: launch as
-    programmatic dependent launches (``pdl_chunks``; None: on sm_90 and newer GPUs)."""
+    programmatic dependent launches that prefetch ``PDL_PREFETCH`` sixteenths of each CTA's weights (None:
+    on sm_90 and newer GPUs)."""
 
     format: PackedFormat
     config: MixedConfig | None = None
@@ -543,21 +547,21 @@ class MixedGemm:
         cfg.validate(fmt, K, N, min(M, MAX_M))
         kcfg = replace(cfg, splits=None)                                   # splits are the grid's, not the code's
         pdl = _device_cc(x) >= (9, 0) if self.pdl is None else self.pdl
+        pf = PDL_PREFETCH if pdl else None
         slices = []
         for m0 in range(0, M, MAX_M):
             xs, ys = x2[m0:m0 + MAX_M], y[m0:m0 + MAX_M]
-            blocks, splits, per_sm = launch_grid(xs, w, cfg, bias, ys, occupancy=True)
-            pf = pdl_chunks(w, cfg, blocks, splits, _sm_count(x) * per_sm, _l2_bytes(x)) if pdl else None
+            blocks, splits = launch_grid(xs, w, cfg, bias, ys)
             bound = mixed_gemm_kernel.bind(*_kernel_args(xs, w, bias, ys, cfg, splits > 1, kcfg, pf),
                                            grid=(blocks, splits), block=(cfg.threads,), pdl=pdl)
-            slices.append((m0, bound, splits > 1, pf))
+            slices.append((m0, bound, splits > 1))
         whole = len(slices) == 1
 
         def run(x: Any, w: PackedWeight, bias: Any) -> Any:
             x2 = x.reshape(-1, K)
             x2 = x2.clone(memory_format=torch.contiguous_format) if clone else x2
             y = torch.empty(M, N, dtype=want, device=dev)
-            for m0, bound, split_k, pf in slices:
+            for m0, bound, split_k in slices:
                 xs, ys = (x2, y) if whole else (x2[m0:m0 + MAX_M], y[m0:m0 + MAX_M])
                 bound(*_kernel_args(xs, w, bias, ys, cfg, split_k, kcfg, pf))
             return y.reshape(out_shape)
@@ -653,38 +657,21 @@ def _pick_splits(blocks: int, chunks: int, warps: int, slots: int) -> int:
     return min(range(1, most + 1), key=lambda s: (-(-chunks // (s * warps)), s))
 
 
-def launch_grid(x: Any, w: PackedWeight, cfg: MixedConfig, bias: Any = None, y: Any = None,
-                occupancy: bool = False) -> tuple[int, ...]:
+def launch_grid(x: Any, w: PackedWeight, cfg: MixedConfig, bias: Any = None, y: Any = None) -> tuple[int, int]:
     """(row blocks, splits of K): the grid of one launch of up to MAX_M rows of x. Unless cfg fixes them,
     the splits come from ``_pick_splits`` with the CTAs of the compiled kernel one SM of x's GPU holds
     (the driver's occupancy: registers, shared memory; 3 per SM and 132 SMs off a GPU). y: the launch's
-    output where the caller has it (None: a throw-away one is made to specialize the kernel).
-    ``occupancy``: return (row blocks, splits, CTAs per SM)."""
+    output where the caller has it (None: a throw-away one is made to specialize the kernel)."""
     K = w.shape[0]
     blocks = w.shape[1] // (16 * cfg.tiles)
+    if cfg.splits is not None:
+        return blocks, cfg.splits
     per_sm = 3
-    if x.is_cuda and (cfg.splits is None or occupancy):
+    if x.is_cuda:
         import torch
         with torch.cuda.device(x.device):
             per_sm = mixed_gemm_kernel.max_active_blocks(*_kernel_args(x, w, bias, y, cfg), block=(cfg.threads,))
-    splits = cfg.splits if cfg.splits is not None else _pick_splits(blocks, K // cfg.chunk, cfg.warps,
-                                                                    _sm_count(x) * per_sm)
-    return (blocks, splits, per_sm) if occupancy else (blocks, splits)
-
-
-def pdl_chunks(w: PackedWeight, cfg: MixedConfig, blocks: int, splits: int, slots: int, l2_bytes: int) -> int:
-    """The chunks of each of its tiles a CTA asks L2 for before it waits for the previous kernel (a
-    programmatic dependent launch): its whole k-range, unless the CTAs that run at once (the grid, or the
-    `slots` the GPU holds) would then ask for more than a third of L2 -- prefetched lines must live until
-    their CTA reads them, which later CTAs' prefetches must not evict. A power of two (few kernels), >= 1."""
-    fmt, K = w.format, w.shape[0]
-    per_tile = cfg.chunk // k_block(fmt.bits) * 512                      # weight bytes of a tile's chunk
-    if fmt.group_size is not None:
-        per_tile += cfg.chunk // fmt.group_size * 32 * (1 + fmt.zero_point)
-    per_cta = -(-(K // cfg.chunk) // splits)                              # chunks of the longest split
-    fit = l2_bytes // 3 // (min(blocks * splits, slots) * cfg.tiles * per_tile)
-    n = max(1, min(per_cta, fit))
-    return 1 << (n.bit_length() - 1)
+    return blocks, _pick_splits(blocks, K // cfg.chunk, cfg.warps, _sm_count(x) * per_sm)
 
 
 def _device_cc(x: Any) -> tuple[int, int]:
@@ -692,19 +679,12 @@ def _device_cc(x: Any) -> tuple[int, int]:
     return _device_facts(x.device)[1] if x.is_cuda else (0, 0)
 
 
-def _l2_bytes(x: Any) -> int:
-    import torch
-
-    from tilecraft.runtime.device import device_info
-    return device_info(x.device.index if x.device.index is not None else torch.cuda.current_device()).l2_cache_bytes
-
-
 def _kernel_args(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig, split_k: bool = True,
                  kcfg: MixedConfig | None = None, pdl: int | None = None) -> tuple:
     """mixed_gemm_kernel's arguments (y None: one is made, for compiling only); the workspace and counters
     of this device and stream, or None without split-K. kcfg: cfg without its splits (the kernel's
-    Constexpr), where the caller has it; pdl: the kernel's chunks to prefetch of a programmatic dependent
-    launch (``pdl_chunks``) or None."""
+    Constexpr), where the caller has it; pdl: the kernel's prefetch_pdl (a programmatic dependent launch) or
+    None."""
     import torch
     M, N = x.shape[0], w.shape[1]
     if y is None:
