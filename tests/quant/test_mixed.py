@@ -478,22 +478,23 @@ def test_gpu_llama_shape_and_repeated_calls() -> None:
 @pytest.mark.parametrize("bits,group,zp,dtype", [(4, 128, False, torch.bfloat16), (8, None, False, torch.float16),
                                                  (4, 32, True, torch.float16), (8, 64, True, torch.bfloat16)])
 def test_gpu_dependent_chain_with_programmatic_launches(bits: int, group: int | None, zp: bool, dtype: Any) -> None:
-    """x of call i+1 = y of call i, 24 calls back to back with no synchronization (programmatic dependent
-    launches on sm_90: each kernel starts during its predecessor and must wait for it before reading x or
-    using the shared split-K workspace): every step equals float64 of its own input; the same chain launched
-    without PDL too. Every fourth input is rescaled (so the values stay in range)."""
-    cc = torch.cuda.get_device_capability()
+    """x of call i+1 = y of call i, 24 calls back to back with no synchronization, as programmatic dependent
+    launches (MixedGemm(pdl=True): each kernel starts during its predecessor and must wait for it before
+    reading x or using the shared split-K workspace): every step equals float64 of its own input; the same
+    chain launched without PDL too. Every fourth input is rescaled (so the values stay in range)."""
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("programmatic dependent launches need sm_90")
     for M, K in ((1, 2048), (5, 1024), (16, 4096)):
         pws = [_problem(bits, group, zp, dtype, 1, K, K, seed=s, device="cuda", bias=False)[1] for s in range(3)]
         x0 = torch.randn(M, K, device="cuda").to(dtype)
-        for pdl in (None, False):
+        for pdl in (True, False):
             run = mixed.MixedGemm(pws[0].format, pdl=pdl)
             xs = [x0]
             for i in range(24):
                 xs.append(run(xs[-1] / xs[-1].abs().amax().clamp(min=1e-3) if i % 4 == 3 else xs[-1], pws[i % 3]))
             torch.cuda.synchronize()
             planned = mixed.cached_run(("sm80", run), x0, pws[0], None, run._prepare)   # the calls' plan
-            assert planned.pdl == (pdl is None and cc >= (9, 0))
+            assert planned.pdl == pdl
             for i in range(24):
                 xin = xs[i] / xs[i].abs().amax().clamp(min=1e-3) if i % 4 == 3 else xs[i]
                 _check(xs[i + 1], xin, pws[i % 3], None)

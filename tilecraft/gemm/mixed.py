@@ -521,13 +521,15 @@ def _workspace(x: Any, elems: int, blocks: int) -> tuple[Any, Any]:
 @dataclass(frozen=True)
 class MixedGemm:
     """The mixed-input GEMM for weights of one packed format: ``MixedGemm(fmt)(x, w, bias)``. A weight of
-    another format (bits, group size, zero point, dtype or layout version) is refused. ``pdl``: launch as
-    programmatic dependent launches that prefetch ``PDL_PREFETCH`` sixteenths of each CTA's weights (None:
-    on sm_90 and newer GPUs)."""
+    another format (bits, group size, zero point, dtype or layout version) is refused. ``pdl=True`` (sm_90+):
+    launch as programmatic dependent launches that prefetch ``PDL_PREFETCH`` sixteenths of each CTA's
+    weights while the stream's previous kernel finishes. Off by default: in back-to-back streams at
+    N = K = 8192 on an H100 it made W8 at M = 4 and W4 at M = 16 9-10% faster but W4 at M = 1 and 4 18-20%
+    slower than plain back-to-back launches (benchmarks/RESULTS.md, tenth session)."""
 
     format: PackedFormat
     config: MixedConfig | None = None
-    pdl: bool | None = None
+    pdl: bool = False
 
     def __call__(self, x: Any, w: PackedWeight, bias: Any = None) -> Any:
         return cached_run(("sm80", self), x, w, bias, self._prepare)(x, w, bias)
@@ -546,7 +548,9 @@ class MixedGemm:
         cfg = self.config or pick_mixed_config(fmt, M, K, N)
         cfg.validate(fmt, K, N, min(M, MAX_M))
         kcfg = replace(cfg, splits=None)                                   # splits are the grid's, not the code's
-        pdl = _device_cc(x) >= (9, 0) if self.pdl is None else self.pdl
+        pdl = self.pdl
+        if pdl and _device_cc(x) < (9, 0):
+            raise ValueError("MixedGemm(pdl=True): programmatic dependent launches need an sm_90 or newer GPU")
         pf = PDL_PREFETCH if pdl else None
         slices = []
         for m0 in range(0, M, MAX_M):
