@@ -406,7 +406,7 @@ def griddep_launch_dependents() -> None:
 
 
 def prefetch_l2_bulk(t: Tensor, nbytes: Any) -> None:
-    """Ask L2 to fetch `nbytes` (a multiple of 16, at most 2^31) of global memory starting at t's first
+    """Ask L2 to fetch `nbytes` (a 32-bit multiple of 16) of global memory starting at t's first
     element (16-byte aligned): ``cp.async.bulk.prefetch.L2``, a hint that holds no registers and needs no
     wait; safe before ``griddep_wait`` (L2 is where every kernel's writes meet)."""
     if not isinstance(t.engine, PointerEngine) or t.engine.space != "gmem":

@@ -224,13 +224,14 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
         # does. Nothing that kernel may read or write (x, y, bias, the split-K workspace) is touched before
         # griddep_wait; only L2 is asked for the first prefetch_pdl / 16 of the CTA's chunks of weights (and
         # their scales, zero points), so the weight stream starts during the previous kernel's tail
-        n_pf = (c_end - c_begin) * prefetch_pdl // 16
-        with dsl.if_(dsl.eq(threadIdx.x, 0) & (n_pf > 0)) if prefetch_pdl else _nullcontext():
-            for t in range(NT if prefetch_pdl else 0):
-                hopper.prefetch_l2_bulk(mW(rb * NT + t, c_begin * (CK // KB), _, _), n_pf * (CK // KB) * 512)
-                for mT in (mS, mZ) if grouped else ():
-                    if mT is not None:
-                        hopper.prefetch_l2_bulk(mT(rb * NT + t, c_begin * GPC, _, _), n_pf * GPC * 32)
+        if prefetch_pdl:
+            n_pf = (c_end - c_begin) * prefetch_pdl // 16
+            with dsl.if_(dsl.eq(threadIdx.x, 0) & (n_pf > 0)):
+                for t in range(NT):
+                    hopper.prefetch_l2_bulk(mW(rb * NT + t, c_begin * (CK // KB), _, _), n_pf * (CK // KB) * 512)
+                    for mT in (mS, mZ) if grouped else ():
+                        if mT is not None:
+                            hopper.prefetch_l2_bulk(mT(rb * NT + t, c_begin * GPC, _, _), n_pf * GPC * 32)
         hopper.griddep_wait()
         # only now may the next kernel launch: its CTAs take the SM slots this kernel's CTAs leave and
         # prefetch while its tail runs; triggered before the wait, a chain of kernels would all launch
@@ -524,7 +525,7 @@ class MixedGemm:
     another format (bits, group size, zero point, dtype or layout version) is refused. ``pdl=True`` (sm_90+):
     launch as programmatic dependent launches that prefetch ``PDL_PREFETCH`` sixteenths of each CTA's
     weights while the stream's previous kernel finishes. Off by default: in back-to-back streams at
-    N = K = 8192 on an H100 it made W8 at M = 4 and W4 at M = 16 9-10% faster but W4 at M = 1 and 4 18-20%
+    N = K = 8192 on an H100 it made W8 at M = 4..16 and W4 at M = 16 3-11% faster but W4 at M = 1..8 14-21%
     slower than plain back-to-back launches (benchmarks/RESULTS.md, tenth session)."""
 
     format: PackedFormat

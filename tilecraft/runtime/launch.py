@@ -3,8 +3,8 @@
 Each kernel gets a launcher generated for its exact signature on first launch: arguments are
 packed with one precompiled ``struct`` format into a buffer whose per-parameter addresses were
 computed once, and the driver's ``cuLaunchKernel`` (``cuLaunchKernelEx`` for clusters and programmatic
-dependent launches) is called directly. Launch configurations are normalized once and cached, so a repeated launch costs a dict
-lookup, a device check per tensor, one ``pack_into`` and the driver call.
+dependent launches) is called directly. Launch configurations are normalized once and cached, so a
+repeated launch costs a dict lookup, a device check per tensor, one ``pack_into`` and the driver call.
 """
 from __future__ import annotations
 
