@@ -48,7 +48,6 @@ from tilecraft import _, dsl
 from tilecraft.atoms import SM80_16x8x16_F32BF16BF16F32_TN, SM80_16x8x16_F32F16F16F32_TN, cp_async, make_tiled_mma
 from tilecraft.dsl import Constexpr, blockIdx, gridDim, hopper, threadIdx
 from tilecraft.dsl.expr import make, render
-from tilecraft.dsl.kernel import Kernel
 from tilecraft.dsl.memory import RegisterEngine
 from tilecraft.dsl.trace import current
 from tilecraft.layout.inttuple import imin
@@ -138,19 +137,6 @@ class MixedConfig:
             raise ValueError(f"{self.name}: splits must be in 1..K/chunk = {K // self.chunk}")
 
 
-class _MixedKernel(Kernel):
-    """A kernel whose source also includes tilecraft/mixed.cuh (the conversion and split-K helpers the
-    generated code calls); the language's renderer includes atoms.cuh only."""
-
-    def _trace(self, key: Any) -> Any:
-        spec = super()._trace(key)
-        if "#include <tilecraft/atoms.cuh>\n" in spec.source:
-            spec.source = spec.source.replace("#include <tilecraft/atoms.cuh>\n", "#include <tilecraft/mixed.cuh>\n", 1)
-        else:                                                             # other headers (sm90.cuh) include atoms.cuh
-            spec.source = spec.source.replace("#include <", "#include <tilecraft/mixed.cuh>\n#include <", 1)
-        return spec
-
-
 def _word(frag: Tensor, *coord: Any) -> str:
     """The C++ lvalue of the 32-bit register holding frag's element at coord (and the next ones up to
     32 bits, which must follow it contiguously)."""
@@ -181,7 +167,7 @@ def _addr(t: Tensor, coord: Any) -> str:
     return t.engine.address(t.offset + t.layout(coord))
 
 
-@_MixedKernel
+@dsl.kernel
 def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexpr, cfg: Constexpr, mb: Constexpr,
                       xrows: Constexpr = 0, prefetch_pdl: Constexpr = None):
     """y (M,N) = x (M,K) @ dequant(qw, scales, zeros) (+ bias); see the module docstring.
@@ -192,6 +178,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     prefetch_pdl (sm_90, a launch with ``pdl=True``): the sixteenths (0..16) of its k-range whose weights the CTA
     asks L2 for before it waits for the stream's previous kernel (None: not a programmatic dependent launch)."""
     dsl.launch_bounds(cfg.threads, cfg.min_ctas)
+    current().includes.add("tilecraft/mixed.cuh")                       # the conversion and split-K helpers
     dtype, atom = _ELEM[fmt.dtype]
     NT, CK, W, P = cfg.tiles, cfg.chunk, cfg.warps, cfg.stages
     KB = k_block(fmt.bits)
