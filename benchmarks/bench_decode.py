@@ -14,7 +14,7 @@ among >= 4 copies of the weights (one rotation > 3x L2, so every call streams it
 * ``stream+pdl``: the same as programmatic dependent launches (``MixedGemm(pdl=True)``, sm_90): each
   kernel starts during the previous one's tail, asks L2 for the start of its weights, and waits
   (``griddepcontrol.wait``) for the previous kernel before it reads x or writes y. ``--pdl-prefetch``
-  times each given fraction (sixteenths of a CTA's weights prefetched, ``mixed.PDL_PREFETCH``).
+  times each given fraction (sixteenths of a CTA's weights prefetched, ``MixedGemm(pdl_prefetch=)``).
 
 The ratios and "% copy" take the faster of ``stream`` and the default fraction's ``stream+pdl``.
 
@@ -64,10 +64,9 @@ def _err(y: Any, x: Any, pw: Any) -> float:
     return float((y.double() - ref).norm() / ref.norm())
 
 
-def chain_error(pws: list, M: int, steps: int = 12) -> float:
-    """The largest relative error over a dependent chain x_{i+1} = y_i (square weights), launched back to
-    back as programmatic dependent launches, checked after one sync."""
-    run = MixedGemm(pws[0].format, pdl=True)
+def chain_error(run: Any, pws: list, M: int, steps: int = 12) -> float:
+    """The largest relative error over a dependent chain x_{i+1} = y_i (square weights) of `run`'s calls,
+    launched back to back, checked after one sync."""
     x = torch.randn(M, pws[0].shape[0], device="cuda").to(torch.bfloat16)
     xs = [x]
     for i in range(steps):
@@ -80,22 +79,17 @@ def ours(K: int, N: int, M: int, bits: int, group: int | None, calls: int, fract
     pws = BM._packed(K, N, bits, group, torch.bfloat16)
     pw0 = pws[0]
     x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
-    plain, pdl = MixedGemm(pw0.format), MixedGemm(pw0.format, pdl=True)
+    plain = MixedGemm(pw0.format)
     sets = [(x, p) for p in pws]
     errs = [_err(plain(x, pw0), x, pw0)]
     r = {"call": _us(mixed_gemm, sets, 1), "stream": _us(plain, sets, calls), "copies": len(pws),
          "bytes": pw0.nbytes + 2 * M * (K + N)}
     for f in fractions:
-        mixed.PDL_PREFETCH = f
-        mixed._RUNS.clear()                                               # plans made with another fraction
-        try:
-            errs.append(_err(pdl(x, pw0), x, pw0))
-            if K == N:
-                errs.append(chain_error(pws, M))
-            r[f"pdl{f}"] = _us(pdl, sets, calls)
-        finally:
-            mixed.PDL_PREFETCH = DEFAULT
-            mixed._RUNS.clear()
+        pdl = MixedGemm(pw0.format, pdl=True, pdl_prefetch=f)
+        errs.append(_err(pdl(x, pw0), x, pw0))
+        if K == N:
+            errs.append(chain_error(pdl, pws, M))
+        r[f"pdl{f}"] = _us(pdl, sets, calls)
     r["err"] = max(errs)
     return r
 
@@ -114,7 +108,7 @@ def main() -> int:
     ap.add_argument("--ms", default=",".join(map(str, MS)), help="comma-separated M values")
     ap.add_argument("--calls", type=int, default=32, help="back-to-back calls per timed sample of the streams")
     ap.add_argument("--pdl-prefetch", default=str(DEFAULT),
-                    help=f"comma-separated sixteenths of a CTA's weights to prefetch (default: tc.gemm's, {DEFAULT})")
+                    help=f"comma-separated sixteenths of a CTA's weights to prefetch (default: MixedGemm's, {DEFAULT})")
     ap.add_argument("--json", type=Path, help="write every row here")
     args = ap.parse_args()
     if not torch.cuda.is_available():

@@ -422,6 +422,10 @@ def test_entry_point_errors(emulated: None) -> None:
         Q.gemm(x, pw, config=MixedConfig(tiles=2, prefetch=9))
     with pytest.raises(ValueError, match="min_ctas must be in 1..16"):
         Q.gemm(x, pw, config=MixedConfig(tiles=2, min_ctas=17))
+    with pytest.raises(ValueError, match=r"pdl_prefetch must be an int in 0\.\.16"):
+        mixed.MixedGemm(pw.format, pdl_prefetch=17)(x, pw)
+    with pytest.raises(ValueError, match="need an sm_90 or newer GPU"):
+        mixed.MixedGemm(pw.format, pdl=True)(x, pw)                       # the emulator's CPU tensors
 
 
 def test_device_check_needs_cuda() -> None:

@@ -62,7 +62,7 @@ MAX_M = 32
 #: shared memory a CTA may hold for its async_copy stages: an H100's 227 KB less the split-K reduction's
 SMEM_MAX = 200 * 1024
 #: programmatic dependent launches (sm_90): the sixteenths of its k-range whose weights a CTA asks L2 for
-#: while the previous kernel of the stream finishes (0: none; the launch overlap alone)
+#: while the previous kernel of the stream finishes (0: none; the launch overlap alone); MixedGemm's default
 PDL_PREFETCH = 2
 _ELEM = {"float16": (dsl.float16, SM80_16x8x16_F32F16F16F32_TN), "bfloat16": (dsl.bfloat16, SM80_16x8x16_F32BF16BF16F32_TN)}
 #: halves padding each row of x in an async_copy stage: rows 136 halves apart put the 8-byte reads of
@@ -510,14 +510,15 @@ def _workspace(x: Any, elems: int, blocks: int) -> tuple[Any, Any]:
 class MixedGemm:
     """The mixed-input GEMM for weights of one packed format: ``MixedGemm(fmt)(x, w, bias)``. A weight of
     another format (bits, group size, zero point, dtype or layout version) is refused. ``pdl=True`` (sm_90+):
-    launch as programmatic dependent launches that prefetch ``PDL_PREFETCH`` sixteenths of each CTA's
-    weights while the stream's previous kernel finishes. Off by default: in back-to-back streams at
+    launch as programmatic dependent launches that prefetch ``pdl_prefetch`` sixteenths (0..16) of each
+    CTA's weights while the stream's previous kernel finishes. Off by default: in back-to-back streams at
     N = K = 8192 on an H100 it made W8 at M = 4..16 and W4 at M = 16 3-11% faster but W4 at M = 1..8 14-21%
     slower than plain back-to-back launches (benchmarks/RESULTS.md, tenth session)."""
 
     format: PackedFormat
     config: MixedConfig | None = None
     pdl: bool = False
+    pdl_prefetch: int = PDL_PREFETCH
 
     def __call__(self, x: Any, w: PackedWeight, bias: Any = None) -> Any:
         return cached_run(("sm80", self), x, w, bias, self._prepare)(x, w, bias)
@@ -539,7 +540,9 @@ class MixedGemm:
         pdl = self.pdl
         if pdl and _device_cc(x) < (9, 0):
             raise ValueError("MixedGemm(pdl=True): programmatic dependent launches need an sm_90 or newer GPU")
-        pf = PDL_PREFETCH if pdl else None
+        if not (isinstance(self.pdl_prefetch, int) and 0 <= self.pdl_prefetch <= 16):
+            raise ValueError(f"MixedGemm: pdl_prefetch must be an int in 0..16 (sixteenths), got {self.pdl_prefetch!r}")
+        pf = self.pdl_prefetch if pdl else None
         slices = []
         for m0 in range(0, M, MAX_M):
             xs, ys = x2[m0:m0 + MAX_M], y[m0:m0 + MAX_M]
