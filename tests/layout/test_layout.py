@@ -51,6 +51,10 @@ def test_idx2crd_crd2idx():
         assert tc.crd2idx(tc.idx2crd(i, shp), shp) == i
     # with strides: idx2crd inverts crd2idx for a compact layout
     assert tc.idx2crd(7, (2, 4), (4, 1)) == (1, 3)
+    # a tuple shape with one integer stride: compact (column-major) from that stride, size-1 modes included
+    assert tc.idx2crd(5, (2, 3), 1) == (1, 2)
+    assert tc.idx2crd(10, (2, 3), 2) == (1, 2)
+    assert tc.idx2crd(5, (2, (1, 3)), 1) == (1, (0, 2))
 
 
 # --------------------------------------------------------------------------- construction and printing

@@ -413,7 +413,7 @@ def idx2crd(idx: IntTuple, shape: IntTuple, stride: IntTuple | None = None) -> I
                 idx = _div(idx, s)
         return unflatten(out, shape)
     if isinstance(shape, tuple) and not isinstance(stride, tuple):
-        stride = _compact_keep_ones(shape, stride)
+        stride = prefix_product(shape, stride)                        # compact from that stride; size-1 modes keep it
     if isinstance(shape, tuple):
         return tuple(idx2crd(idx, s, d) for s, d in zip(shape, stride))
     if _is_const(shape, 1):
