@@ -8,12 +8,13 @@ Per shape (N = K = 8192, and Llama-3-8B / 70B layers without --quick), M in {1, 
 (W4A16 g128 and W8A16 per-channel, bf16 activations), three timings of the same kernel, all rotating
 among >= 4 copies of the weights (one rotation > 3x L2, so every call streams its weight from HBM):
 
-* ``call``: one CUDA-event pair around each call (bench_mixed.py's figure);
+* ``call``: one CUDA-event pair around each call of tc.gemm's path (bench_mixed.py's figure);
 * ``stream``: ``--calls`` back-to-back calls between one event pair, time per call
-  (``Timer(calls_per_sample=...)``), launched as tc.gemm launches them (ordinary launches);
-* ``stream+pdl``: the same as programmatic dependent launches (``MixedGemm(pdl=True)``, sm_90): each
-  kernel starts during the previous one's tail, asks L2 for the start of its weights, and waits
-  (``griddepcontrol.wait``) for the previous kernel before it reads x or writes y. ``--pdl-prefetch``
+  (``Timer(calls_per_sample=...)``), as ordinary launches (``MixedGemm(pdl=False)``);
+* ``stream+pdl``: the same as programmatic dependent launches (``MixedGemm(pdl=True)``, tc.gemm's default
+  on sm_90 since the eleventh session): each kernel's CTAs take the SM slots the previous one leaves (at
+  most ``mixed.pdl_ctas_per_sm`` per SM), ask L2 for the start of their weights, and wait
+  (``griddepcontrol.wait``) for the previous kernel before they read x or write y. ``--pdl-prefetch``
   times each given fraction (sixteenths of a CTA's weights prefetched, ``MixedGemm(pdl_prefetch=)``).
 
 The ratios and "% copy" take the faster of ``stream`` and the default fraction's ``stream+pdl``.
@@ -79,7 +80,7 @@ def ours(K: int, N: int, M: int, bits: int, group: int | None, calls: int, fract
     pws = BM._packed(K, N, bits, group, torch.bfloat16)
     pw0 = pws[0]
     x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
-    plain = MixedGemm(pw0.format)
+    plain = MixedGemm(pw0.format, pdl=False)
     sets = [(x, p) for p in pws]
     errs = [_err(plain(x, pw0), x, pw0)]
     r = {"call": _us(mixed_gemm, sets, 1), "stream": _us(plain, sets, calls), "copies": len(pws),

@@ -321,6 +321,24 @@ def test_pdl_prefetch_fraction() -> None:
     assert isinstance(mixed.PDL_PREFETCH, int) and 0 <= mixed.PDL_PREFETCH <= 16
 
 
+def test_timeline_records_four_fields_without_costing_registers() -> None:
+    """timeline= (benchmarks/probe_pdl_timeline.py): thread 0 writes the SM and the global timer at entry,
+    after the wait and at the end (split-K: after the last CTA's stores), reading %smid / %globaltimer at
+    those points; the PDL kernel keeps its registers and shared memory."""
+    args = _compile_args(4, 128, False, torch.float16, 1, 8192, 8192)
+    tl = torch.empty(512, 4, dtype=torch.int64)
+    src = mixed_gemm_kernel.source(*args, 2, tl)
+    body = src[src.index("tc::globaltimer()"):]
+    order = [body.index(s) for s in ("* timeline_stride_0 + 1] =", "* timeline_stride_0] =", "tc::griddep_wait()",
+                                     "* timeline_stride_0 + 2] =", "splitk_arrive_last", "* timeline_stride_0 + 3] =")]
+    assert order == sorted(order), order
+    assert src.count("tc::globaltimer()") == 3 and src.count("tc::smid()") == 1
+    base = mixed_gemm_kernel.compile(*args, 2, arch="sm_90a").resources
+    timed = mixed_gemm_kernel.compile(*args, 2, tl, arch="sm_90a").resources
+    assert (timed.registers, timed.smem_bytes, timed.spill_store_bytes) == (base.registers, base.smem_bytes, 0)
+    assert "globaltimer" not in mixed_gemm_kernel.source(*args, 2)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_sweep_variants_compile(arch: str) -> None:
@@ -426,6 +444,30 @@ def test_entry_point_errors(emulated: None) -> None:
         mixed.MixedGemm(pw.format, pdl_prefetch=17)(x, pw)
     with pytest.raises(ValueError, match="need an sm_90 or newer GPU"):
         mixed.MixedGemm(pw.format, pdl=True)(x, pw)                       # the emulator's CPU tensors
+
+
+def test_programmatic_launches_by_default_on_sm90_with_an_occupancy_cap(monkeypatch: Any) -> None:
+    """On an sm_90 GPU MixedGemm launches as programmatic dependent launches unless told otherwise, each at
+    most ceil(CTAs / SMs) CTAs per SM (``pdl_ctas_per_sm``); before sm_90, or with pdl=False, plainly and
+    uncapped. The GPU is faked: the launches are recorded, not run."""
+    from tilecraft.dsl.kernel import Kernel
+
+    x, pw, _b = _problem(4, 128, False, torch.float16, 1, 1024, 4096)
+    binds: list[dict] = []
+    monkeypatch.setattr(Kernel, "bind", lambda self, *a, **kw: binds.append(kw) or (lambda *args, stream=None: None))
+    monkeypatch.setattr(mixed, "_check_device", lambda x: None)
+    monkeypatch.setattr(mixed, "_sm_count", lambda x: 132)
+    monkeypatch.setattr(mixed, "_RUNS", {})
+    for cc, pdl, want in (((9, 0), None, True), ((9, 0), False, False), ((8, 0), None, False)):
+        monkeypatch.setattr(mixed, "_device_cc", lambda x, cc=cc: cc)
+        run = mixed.cached_run(("probe", cc, pdl), x, pw, None, mixed.MixedGemm(pw.format, pdl=pdl)._prepare)
+        kw = binds[-1]
+        blocks, splits = kw["grid"]
+        assert run.pdl == kw["pdl"] == want, (cc, pdl)
+        assert kw["max_ctas_per_sm"] == (-(-blocks * splits // 132) if want else None), (cc, pdl, kw)
+    assert mixed.pdl_ctas_per_sm(512, 132) == 4 and mixed.pdl_ctas_per_sm(100, 132) == 1
+    with pytest.raises(TypeError, match="pdl must be None, True or False"):
+        mixed.MixedGemm(pw.format, pdl="yes")(x, pw)
 
 
 def test_device_check_needs_cuda() -> None:

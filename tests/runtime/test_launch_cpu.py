@@ -89,6 +89,10 @@ class Recorder:
         self.attrs.append((attr.name, value))
         return (self.d.CUresult.CUDA_SUCCESS,)
 
+    def cuOccupancyMaxActiveBlocksPerMultiprocessor(self, fn, threads, smem):
+        """An SM of 233472 bytes of shared memory (1024 reserved per block) and 2048 threads."""
+        return (self.d.CUresult.CUDA_SUCCESS, min(2048 // threads, 233472 // (smem + 1024)))
+
     def cuStreamSynchronize(self, stream):
         self.syncs.append(stream)
         return self._result()
@@ -112,7 +116,7 @@ def fake(monkeypatch, cache_dir):
 
     rec = Recorder(driver)
     for name in ("cuLaunchKernel", "cuLaunchKernelEx", "cuKernelGetParamInfo", "cuKernelSetAttribute",
-                 "cuStreamSynchronize", "cuCtxGetDevice", "cuDeviceGet", "cuGetErrorString"):  # fmt: skip
+                 "cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuStreamSynchronize", "cuCtxGetDevice", "cuDeviceGet", "cuGetErrorString"):  # fmt: skip
         monkeypatch.setattr(driver, name, getattr(rec, name))
     monkeypatch.setattr(device, "device_info", lambda index=None: INFO)
     monkeypatch.setattr(device, "current_device", lambda: 0)
@@ -288,6 +292,22 @@ def test_programmatic_dependent_launch(fake, monkeypatch):
     k2 = fake.get("noargs")
     with pytest.raises(ValueError, match="pdl=True.*needs sm_90 or newer.*sm_80"):
         k2(grid=5, block=32, pdl=True)  # a new configuration: ready() checks the device again
+
+
+def test_smem_for_occupancy_caps_the_blocks_per_sm(fake):
+    """The least dynamic smem (to 128 bytes) at which at most n blocks share an SM; the kernel's own smem
+    when it already fits no more; the whole SM's for one block."""
+    k = fake.get("noargs")
+    assert k.max_active_blocks(128, 0) == 16
+    for n, own in ((4, 0), (3, 4096), (7, 20000), (1, 0)):
+        smem = k.smem_for_occupancy(128, own, n)
+        assert smem >= own and k.max_active_blocks(128, smem) <= n, (n, own, smem)
+        assert k.max_active_blocks(128, smem - 128) > n, (n, own, smem)
+    assert k.smem_for_occupancy(128, 100_000, 4) == 100_000                 # 2 fit already
+    assert k.smem_for_occupancy(128, 0, 16) == 0
+    for bad in (0, 2.0, True):
+        with pytest.raises(ValueError, match="ctas_per_sm must be a positive int"):
+            k.smem_for_occupancy(128, 0, bad)
 
 
 def test_launch_failure_names_kernel_and_config(fake):

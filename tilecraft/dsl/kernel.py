@@ -38,7 +38,7 @@ from tilecraft.tensor import Tensor
 
 __all__ = ["BoundLaunch", "Constexpr", "kernel", "Kernel", "Specialization"]
 
-_LAUNCH_KEYS = ("grid", "block", "stream", "arch", "cluster", "pdl")
+_LAUNCH_KEYS = ("grid", "block", "stream", "arch", "cluster", "pdl", "max_ctas_per_sm")
 _STATIC_SMEM_LIMIT = 48 * 1024
 
 
@@ -278,22 +278,26 @@ class Kernel:
         return k
 
     def launch(self, *args: Any, grid: Any, block: Any, stream: Any = None, cluster: Any = None, pdl: bool = False,
-               **kwargs: Any) -> None:
+               max_ctas_per_sm: int | None = None, **kwargs: Any) -> None:
         """Launch on `grid` blocks of `block` threads (ints or tuples) on `stream` (default: torch's current),
         in clusters of `cluster` blocks when given (the grid counts blocks and is a multiple of it); ``pdl``:
         a programmatic dependent launch (see ``tilecraft.runtime.Kernel``; the kernel must call
-        ``hopper.griddep_wait()`` before it touches what the stream's previous kernel reads or writes)."""
+        ``hopper.griddep_wait()`` before it touches what the stream's previous kernel reads or writes);
+        ``max_ctas_per_sm``: at most that many of its CTAs share an SM (the launch asks for more shared memory
+        than the kernel uses, ``tilecraft.runtime.Kernel.smem_for_occupancy``)."""
         key, leaves, _ = self._key(args, kwargs)
         spec = self._specialization(key)
         self._check_block(spec, block)
         k = self._compile(key, None)
-        k(*[_leaf_value(leaves[i]) for i in spec.used], grid=grid, block=block, smem=spec.smem_bytes, stream=stream,
+        smem = spec.smem_bytes if max_ctas_per_sm is None else k.smem_for_occupancy(block, spec.smem_bytes, max_ctas_per_sm)
+        k(*[_leaf_value(leaves[i]) for i in spec.used], grid=grid, block=block, smem=smem, stream=stream,
           cluster=cluster, pdl=pdl)
 
-    def bind(self, *args: Any, grid: Any, block: Any, cluster: Any = None, pdl: bool = False) -> BoundLaunch:
+    def bind(self, *args: Any, grid: Any, block: Any, cluster: Any = None, pdl: bool = False,
+             max_ctas_per_sm: int | None = None) -> BoundLaunch:
         """The launch of these (positional) arguments with everything but their runtime values resolved
-        once: specialization, compiled kernel (for the current GPU), grid, block, cluster, ``pdl`` (see
-        ``launch``) and shared memory.
+        once: specialization, compiled kernel (for the current GPU), grid, block, cluster, ``pdl``,
+        ``max_ctas_per_sm`` (see ``launch``) and shared memory.
         ``bound(*args)`` then launches later arguments of the *same specialization* -- tensors of the same
         dtypes, shapes, strides and 16-byte alignment, TMA maps of the same tiling and extents, the same ints
         and Constexpr values -- reading only tensor addresses, TMA maps and floats from them. That promise
@@ -306,8 +310,10 @@ class Kernel:
         sources = [where[i] for i in spec.used]
         if any(s is not None and s[1][0] >= len(args) for s in sources):
             raise TypeError(f"{self.__name__}.bind: pass every runtime argument positionally")
-        return BoundLaunch(self, key, self._compile(key, None), spec, [leaves[i] for i in spec.used], sources,
-                           grid, block, cluster, pdl)
+        k = self._compile(key, None)
+        smem = spec.smem_bytes if max_ctas_per_sm is None else k.smem_for_occupancy(block, spec.smem_bytes, max_ctas_per_sm)
+        return BoundLaunch(self, key, k, spec, [leaves[i] for i in spec.used], sources, grid, block, cluster, pdl,
+                           smem)
 
     def _check_block(self, spec: Specialization, block: Any) -> None:
         if spec.max_threads is not None:
@@ -358,9 +364,10 @@ class BoundLaunch:
     __slots__ = ("owner", "key", "kernel", "grid", "block", "cluster", "pdl", "smem", "_template", "_slots")
 
     def __init__(self, owner: Kernel, key: Any, kernel: Any, spec: Specialization, values: list[Any],
-                 sources: list[Any], grid: Any, block: Any, cluster: Any, pdl: bool = False):
+                 sources: list[Any], grid: Any, block: Any, cluster: Any, pdl: bool = False, smem: int | None = None):
         self.owner, self.key, self.kernel = owner, key, kernel
-        self.grid, self.block, self.cluster, self.pdl, self.smem = grid, block, cluster, pdl, spec.smem_bytes
+        self.grid, self.block, self.cluster, self.pdl = grid, block, cluster, pdl
+        self.smem = spec.smem_bytes if smem is None else smem                # dynamic bytes; more caps the occupancy
         self._template = [v if s is None else None for v, s in zip(values, sources)]
         self._slots = tuple((i, s[0], s[1][0], s[1][1:]) for i, s in enumerate(sources) if s is not None)
 

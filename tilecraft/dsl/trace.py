@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Var, _div_of, render, user_line, var_expr
+from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Var, _div_of, make, render, user_line, var_expr
 
 __all__ = ["Trace", "current", "range", "if_", "else_", "syncthreads", "syncwarp", "launch_bounds", "threadIdx", "blockIdx",
            "blockDim", "gridDim", "emit", "declare", "assume"]
@@ -342,6 +342,19 @@ def syncwarp() -> None:
     """``__syncwarp()``: the warp's threads meet here, and their shared-memory writes before it are
     visible to each other after it."""
     current().emit("__syncwarp();")
+
+
+def smid() -> Any:
+    """The SM this thread runs on (PTX ``%smid``), read here into a variable: for placement studies and
+    timelines (``globaltimer``); the numbering need not be contiguous, and a CTA keeps its SM."""
+    return declare(make("raw", ("tc::smid()",), "unsigned"), "sm")
+
+
+def globaltimer() -> Any:
+    """The GPU's global nanosecond timer (PTX ``%globaltimer``), read at this point of the thread's program
+    into a variable (``unsigned long long``): comparable across SMs and kernels, for timelines; its
+    resolution is the driver's (about 1 us on some GPUs, 32 ns on recent ones)."""
+    return declare(make("raw", ("tc::globaltimer()",), "unsigned long long"), "ns")
 
 
 def declare(value: Any, hint: str = "t", const: bool = True, div: int = 1) -> Any:

@@ -169,14 +169,17 @@ def _addr(t: Tensor, coord: Any) -> str:
 
 @dsl.kernel
 def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexpr, cfg: Constexpr, mb: Constexpr,
-                      xrows: Constexpr = 0, prefetch_pdl: Constexpr = None):
+                      xrows: Constexpr = 0, prefetch_pdl: Constexpr = None, timeline=None):
     """y (M,N) = x (M,K) @ dequant(qw, scales, zeros) (+ bias); see the module docstring.
 
     qw (N/16, K/KB, 32, 4) int32, scales / zeros (N/16, K/G, 8, 2) (zeros None when symmetric), bias (N)
     or None; ws (M,N) fp32 and counters (N / 16 tiles) int32, zeroed, or None without split-K (grid.y = 1);
     mb = ceil(M / 8) m-blocks of 8 columns; xrows (async_copy) the rows of x a stage holds, >= M.
     prefetch_pdl (sm_90, a launch with ``pdl=True``): the sixteenths (0..16) of its k-range whose weights the CTA
-    asks L2 for before it waits for the stream's previous kernel (None: not a programmatic dependent launch)."""
+    asks L2 for before it waits for the stream's previous kernel (None: not a programmatic dependent launch).
+    timeline: None, or an int64 (gridDim.y * gridDim.x, 4) tensor where thread 0 of each CTA records its SM and
+    the global timer (ns) at entry, after the wait for the previous kernel (entry again without PDL) and at
+    its end (benchmarks/probe_pdl_timeline.py)."""
     dsl.launch_bounds(cfg.threads, cfg.min_ctas)
     current().includes.add("tilecraft/mixed.cuh")                       # the conversion and split-K helpers
     dtype, atom = _ELEM[fmt.dtype]
@@ -206,6 +209,17 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     c_end = (blockIdx.y + 1) * T // gridDim.y
     n_w = (c_end - c_begin - warp + W - 1) // W                           # chunks of this warp: c_begin + warp + W j
 
+    def record(*fields: int) -> None:
+        """Thread 0 writes the global timer (the SM too, for field 1) to timeline[this CTA, fields]."""
+        if timeline is not None:
+            with dsl.if_(dsl.eq(threadIdx.x, 0)):
+                cta, ns = blockIdx.y * gridDim.x + blockIdx.x, dsl.globaltimer()
+                for f in fields:
+                    timeline[cta, f] = ns
+                if 1 in fields:
+                    timeline[cta, 0] = dsl.smid()
+
+    record(1)
     if prefetch_pdl is not None:
         # a programmatic dependent launch: this CTA may be running while the stream's previous kernel still
         # does. Nothing that kernel may read or write (x, y, bias, the split-K workspace) is touched before
@@ -224,6 +238,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
         # prefetch while its tail runs; triggered before the wait, a chain of kernels would all launch
         # and prefetch at once (measured: slower than no PDL), one successor at a time is the point
         hopper.griddep_launch_dependents()
+    record(2)
 
     mma = make_tiled_mma(atom)
     thr_mma = mma.get_slice(lane)
@@ -432,6 +447,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
             else:
                 store(n, m, part)
     if not split_k:
+        record(3)
         return
     counters.engine.root.written = True                                  # the last CTA resets its counter
     last = dsl.declare(make("raw", (f"tc::mixed::splitk_arrive_last({_addr(counters, rb)}, {render(gridDim.y)})",),
@@ -443,6 +459,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                 v = dsl.declare(make("raw", (f"tc::mixed::ld_cg_f32({_addr(ws, (m, n))})",), "float"), "sum")
                 ws[m, n] = 0.0
                 store(n, m, v)
+    record(3)
 
 
 # ----------------------------------------------------------------------------- host side
@@ -509,15 +526,19 @@ def _workspace(x: Any, elems: int, blocks: int) -> tuple[Any, Any]:
 @dataclass(frozen=True)
 class MixedGemm:
     """The mixed-input GEMM for weights of one packed format: ``MixedGemm(fmt)(x, w, bias)``. A weight of
-    another format (bits, group size, zero point, dtype or layout version) is refused. ``pdl=True`` (sm_90+):
-    launch as programmatic dependent launches that prefetch ``pdl_prefetch`` sixteenths (0..16) of each
-    CTA's weights while the stream's previous kernel finishes. Off by default: in back-to-back streams at
-    N = K = 8192 on an H100 it made W8 at M = 4..16 and W4 at M = 16 3-11% faster but W4 at M = 1..8 14-21%
-    slower than plain back-to-back launches (benchmarks/RESULTS.md, tenth session)."""
+    another format (bits, group size, zero point, dtype or layout version) is refused.
+
+    ``pdl`` (None: on sm_90 and newer GPUs): launch as programmatic dependent launches. Each kernel's CTAs
+    take the SM slots its predecessor in the stream leaves, prefetch ``pdl_prefetch`` sixteenths (0..16)
+    of their weights into L2 while it finishes, and wait for it before they touch x, y or the workspace;
+    at most ``pdl_ctas_per_sm`` CTAs share an SM (``max_ctas_per_sm``), so they spread evenly. In back-to-
+    back streams at N = K = 8192 on an H100 this took W4A16 g128 from 16.0 to 14.0 us per call at M = 1
+    and from 17.4 to 14.0 at M = 8, W8A16 per-channel from 26.3 to 23.6 at M = 1 (benchmarks/RESULTS.md,
+    eleventh session); a lone call runs as before."""
 
     format: PackedFormat
     config: MixedConfig | None = None
-    pdl: bool = False
+    pdl: bool | None = None
     pdl_prefetch: int = PDL_PREFETCH
 
     def __call__(self, x: Any, w: PackedWeight, bias: Any = None) -> Any:
@@ -537,7 +558,9 @@ class MixedGemm:
         cfg = self.config or pick_mixed_config(fmt, M, K, N)
         cfg.validate(fmt, K, N, min(M, MAX_M))
         kcfg = replace(cfg, splits=None)                                   # splits are the grid's, not the code's
-        pdl = self.pdl
+        if self.pdl not in (None, True, False):
+            raise TypeError(f"MixedGemm: pdl must be None, True or False, got {self.pdl!r}")
+        pdl = self.pdl if self.pdl is not None else _device_cc(x) >= (9, 0)
         if pdl and _device_cc(x) < (9, 0):
             raise ValueError("MixedGemm(pdl=True): programmatic dependent launches need an sm_90 or newer GPU")
         if not (isinstance(self.pdl_prefetch, int) and 0 <= self.pdl_prefetch <= 16):
@@ -548,7 +571,8 @@ class MixedGemm:
             xs, ys = x2[m0:m0 + MAX_M], y[m0:m0 + MAX_M]
             blocks, splits = launch_grid(xs, w, cfg, bias, ys)
             bound = mixed_gemm_kernel.bind(*_kernel_args(xs, w, bias, ys, cfg, splits > 1, kcfg, pf),
-                                           grid=(blocks, splits), block=(cfg.threads,), pdl=pdl)
+                                           grid=(blocks, splits), block=(cfg.threads,), pdl=pdl,
+                                           max_ctas_per_sm=pdl_ctas_per_sm(blocks * splits, _sm_count(x)) if pdl else None)
             slices.append((m0, bound, splits > 1))
         whole = len(slices) == 1
 
@@ -641,6 +665,15 @@ def stage_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int
     groups = cfg.chunk // fmt.group_size if fmt.group_size is not None else 0
     per_lane = 16 * (cfg.chunk // k_block(fmt.bits)) * cfg.tiles + 4 * groups * cfg.tiles * (1 + fmt.zero_point)
     return (32 * per_lane + 2 * x_rows(M) * (cfg.chunk + _X_PAD)) * cfg.warps * cfg.stages
+
+
+def pdl_ctas_per_sm(ctas: int, sms: int) -> int:
+    """The occupancy cap of a programmatic dependent launch of `ctas` CTAs: as many per SM as one wave spreads
+    evenly, ceil(ctas / sms). Its CTAs are placed while the previous kernel still runs, on whatever SM has
+    room; uncapped, they filled the SMs that kernel left free and stayed lopsided from kernel to kernel
+    (W4A16 M = 1, N = K = 8192 on an H100: 1 to 6 CTAs per SM, the last CTA ending 6.7 us after the median
+    one, against 3 to 4 and 1.2 us plainly launched; benchmarks/probe_pdl_timeline.py)."""
+    return -(-ctas // sms)
 
 
 def _pick_splits(blocks: int, chunks: int, warps: int, slots: int) -> int:

@@ -178,6 +178,25 @@ class Kernel:
                 L.fn, b[0] * b[1] * b[2], smem), "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
         return self._occupancy[key]
 
+    def smem_for_occupancy(self, block: Any, smem: int, ctas_per_sm: int, device: int | None = None) -> int:
+        """The least dynamic shared memory, at least `smem` bytes, with which at most `ctas_per_sm` blocks of
+        `block` threads fit one SM (``max_active_blocks``): a launch asks for more shared memory than it
+        uses to cap its occupancy, e.g. so that the CTAs of a programmatic dependent launch, placed while the
+        previous kernel still runs, spread over the SMs instead of filling the ones it leaves free."""
+        from tilecraft.runtime.device import device_info
+
+        if not isinstance(ctas_per_sm, int) or isinstance(ctas_per_sm, bool) or ctas_per_sm < 1:
+            raise ValueError(f"ctas_per_sm must be a positive int, got {ctas_per_sm!r}")
+        dev = _device_or_current(device)
+        if self.max_active_blocks(block, smem, dev) <= ctas_per_sm:
+            return smem
+        static = self.resources.smem_bytes if self.resources is not None else 0
+        lo, hi = smem, device_info(dev).max_shared_memory_per_block_optin - static   # hi: one block per SM
+        while hi - lo > 128:                                                  # occupancy falls as smem grows
+            mid = (lo + hi) // 2 // 128 * 128
+            lo, hi = (lo, mid) if self.max_active_blocks(block, mid, dev) <= ctas_per_sm else (mid, hi)
+        return hi
+
     def _ready(self, grid: Any, block: Any, smem: int, cluster: Any, dev: int) -> tuple[_Launcher, _Config]:
         """A launcher and the normalized configuration, with device `dev` made able to run it (the
         occupancy queries' common start)."""
