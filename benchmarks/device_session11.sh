@@ -9,7 +9,7 @@ for part in ${*:-timeline}; do
   case $part in
   timeline)
     echo "== PDL timelines"
-    { timeout 200 python3 benchmarks/probe_pdl_timeline.py --formats "W4A16 g128" --ms "${MS:-1,8,16}" --splits "${SPLITS:-0}" \
+    { timeout 200 python3 benchmarks/probe_pdl_timeline.py --formats "W4A16 g128" --ms "${MS:-1,8,16}" --variants "${VARIANTS:-}" \
         --json "$OUT/timeline_w4.json"
       timeout 120 python3 benchmarks/probe_pdl_timeline.py --formats "W8A16 pc" --ms "${MS8:-1,4}" --json "$OUT/timeline_w8.json"
     } 2>&1 | tee "$OUT/timeline.log" ;;

@@ -3,7 +3,8 @@
 back to back, plainly and as programmatic dependent launches (issue 9, tenth session's open question: why
 PDL made W4 at M <= 8 slower).
 
-    PYTHONPATH=$PWD python3 benchmarks/probe_pdl_timeline.py [--ms 1,8,16] [--splits 0,1] [--calls 24] [--json F]
+    PYTHONPATH=$PWD python3 benchmarks/probe_pdl_timeline.py [--ms 1,8,16] [--variants 'tiles=2;warps=8']
+        [--modes plain,'pdl 2/16'] [--calls 24] [--json F]
 
 Each call gets its own int64 timeline (``mixed_gemm_kernel(timeline=...)``): thread 0 of every CTA records its
 SM and the global timer at entry, after ``griddep_wait`` (PDL) and at its end. ``--calls`` launches (weights
@@ -93,15 +94,16 @@ def summarize(tls: list) -> dict:
     return {k: st.mean(r[k] for r in rows) for k in rows[0]}
 
 
-def probe(label: str, M: int, calls: int, splits: int | None) -> list[dict]:
+def probe(label: str, M: int, calls: int, variant: dict, modes: list[str]) -> list[dict]:
     bits, group = FORMATS[label]
     K = N = 8192
     pws = BM._packed(K, N, bits, group, torch.bfloat16)
     x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
-    cfg = replace(mixed.pick_mixed_config(pws[0].format, M, K, N), splits=splits)
-    spin = int(5.0 * _calibrate_sleep())                                  # 5 ms: the host queues every call
+    cfg = replace(mixed.pick_mixed_config(pws[0].format, M, K, N), **variant)
+    cfg.validate(pws[0].format, K, N, M)
+    spin = int(20.0 * _calibrate_sleep())                                 # 20 ms: the host queues every call
     out = []
-    for mode, pdl, capped in MODES:
+    for mode, pdl, capped in (m for m in MODES if m[0] in modes):
         runs, ys, tls = launches(pws, x, cfg, pdl, capped, calls)
         for bound, args in runs[:2]:                                      # compile, warm
             bound(*args)
@@ -126,7 +128,9 @@ def main() -> int:
     ap.add_argument("--ms", default="1,8,16")
     ap.add_argument("--formats", default="W4A16 g128,W8A16 pc")
     ap.add_argument("--calls", type=int, default=24)
-    ap.add_argument("--splits", default="0", help="comma-separated split-K counts to probe (0: the launch's choice)")
+    ap.add_argument("--variants", default="", help="semicolon-separated MixedConfig overrides to probe beside "
+                    "tc.gemm's pick, e.g. 'tiles=2;tiles=2,warps=8;splits=2'")
+    ap.add_argument("--modes", default=",".join(m[0] for m in MODES), help="comma-separated modes to time")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     if not torch.cuda.is_available():
@@ -136,7 +140,9 @@ def main() -> int:
     rows, out, bad = [], [], 0
     for label in args.formats.split(","):
         for M in (int(m) for m in args.ms.split(",")):
-            for r in (r for sp in args.splits.split(",") for r in probe(label, M, args.calls, int(sp) or None)):
+            variants = [{}] + [{k: int(v) for k, v in (kv.split("=") for kv in var.split(","))}
+                               for var in args.variants.split(";") if var]
+            for r in (r for var in variants for r in probe(label, M, args.calls, var, args.modes.split(","))):
                 out.append(r)
                 ok = r["err"] <= TOL
                 bad += not ok

@@ -197,6 +197,23 @@ def test_emulated_every_format(emulated: None, bits: int, group: int | None, zp:
     assert float(ws.abs().sum()) == 0 and int(cnt.abs().sum()) == 0       # left zeroed for the next call
 
 
+def test_default_shared_memory_stages_keep_one_wave() -> None:
+    """At N = K = 8192 the heuristic's shared-memory stages let ceil(CTAs / 132) CTAs share an H100 SM (227 KB,
+    1 KB reserved per CTA), so the grid runs in one wave: W8 at M = 16 takes three stages (34 KB each), not four;
+    where no count keeps one wave (32 SMs), four."""
+    for bits, group in ((4, 128), (8, None), (4, 32), (8, 64)):
+        fmt = Q.PackedFormat(bits, group, False, "bfloat16")
+        for M in (1, 4, 8, 16):
+            cfg = pick_mixed_config(fmt, M, 8192, 8192)
+            if cfg.async_copy:
+                per_sm = -(-(8192 // (16 * cfg.tiles)) // 132)
+                red = 16 * cfg.tiles * 8 * (-(-M // 8)) * cfg.warps * 4               # the warps' meeting place
+                assert per_sm * (mixed.stage_smem_bytes(cfg, fmt, M) + red + 1024) <= 233472, (bits, group, M, cfg)
+    w8 = Q.PackedFormat(8, None, False, "bfloat16")
+    assert pick_mixed_config(w8, 16, 8192, 8192).stages == 3 and pick_mixed_config(w8, 1, 8192, 8192).stages == 4
+    assert pick_mixed_config(w8, 16, 8192, 8192, sms=32).stages == 4                 # two waves whatever the stages
+
+
 def test_emulated_default_decoding_config(emulated: None) -> None:
     """The heuristic's configuration at M = 1 (shared-memory stages) on a split-K problem whose warps have
     uneven chunk counts."""

@@ -61,6 +61,8 @@ __all__ = ["MixedConfig", "MixedGemm", "mixed_gemm", "mixed_gemm_kernel", "pick_
 MAX_M = 32
 #: shared memory a CTA may hold for its async_copy stages: an H100's 227 KB less the split-K reduction's
 SMEM_MAX = 200 * 1024
+#: an H100's (and H200's) shared memory per SM, and what the driver reserves of it per CTA
+_SM_SMEM, _CTA_RESERVED_SMEM = 233472, 1024
 #: programmatic dependent launches (sm_90): the sixteenths of its k-range whose weights a CTA asks L2 for
 #: while the previous kernel of the stream finishes (0: none; the launch overlap alone); MixedGemm's default
 PDL_PREFETCH = 2
@@ -479,7 +481,7 @@ def _sm_count(x: Any) -> int:
     return _device_facts(x.device)[0] if x.is_cuda else 132
 
 
-def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int) -> MixedConfig:
+def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132) -> MixedConfig:
     """The tiling for a problem (splits left to the launch, which knows the kernel's occupancy), as the
     H100 sweeps (``benchmarks/bench_mixed.py --sweep``, N = K = 8192) ranked them: 4 warps; 128-value
     chunks where K allows (64 for groups of 32, whose per-group scales and zero points then stay in
@@ -487,7 +489,9 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int) -> MixedConfig:
     tile per CTA, two past M = 4. W4 g128, M = 1: 17.0 us against 19.0 for three register buffers, two
     tiles and L2 prefetch (more stages were slower: 18.3 with six, 22.5 with twelve); M = 8: 18.3 with
     two tiles, 19.5 with one. W8 per-channel M = 1: 26.9 against 27.2; M = 8: 27.7 with two tiles, 31.1
-    with one; M = 16: 29.3 against 29.9. Otherwise register buffers: two tiles up to M = 16 (int4, three
+    with one; M = 16: two stages (a stream of PDL launches, eleventh session: 26.0 against 30.7 with four,
+    whose 34 KB stages leave one CTA per SM and two waves): the stages are the most, up to four, that keep
+    the grid in one wave on `sms` SMs of an H100's shared memory. Otherwise register buffers: two tiles up to M = 16 (int4, three
     buffers), one past that (the accumulators take the registers)."""
     mb = -(-min(M, MAX_M) // 8)
     kb = k_block(fmt.bits)
@@ -496,7 +500,14 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int) -> MixedConfig:
                  and (fmt.group_size is None or c % fmt.group_size == 0))
     if mb == 1 or (mb == 2 and fmt.bits == 8):
         tiles = 2 if M > 4 and N % 32 == 0 else 1
-        return MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=4, async_copy=True)
+        # up to four stages, as many as let the row blocks run in one wave on `sms` SMs: at M = 9..16 the
+        # chunk's 16 rows of x make an int8 stage 34 KB, and four of them left one CTA per SM and two waves
+        # (H100, a stream of PDL launches: 30.7 us against 26.0 with two stages)
+        # (four where no count does)
+        per_sm = -(-(N // (16 * tiles)) // sms)
+        cfgs = [MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=p, async_copy=True) for p in (4, 3, 2)]
+        return next((c for c in cfgs if per_sm * (stage_smem_bytes(c, fmt, M) + _reduction_bytes(c, M)
+                                                  + _CTA_RESERVED_SMEM) <= _SM_SMEM), cfgs[0])
     tiles = 2 if mb <= 2 else 1
     while N % (16 * tiles):
         tiles //= 2
@@ -555,7 +566,7 @@ class MixedGemm:
         x2 = x2.clone(memory_format=torch.contiguous_format) if clone else x2
         M, dev, out_shape = x2.shape[0], x.device, (*x.shape[:-1], N)
         y = torch.empty(M, N, dtype=want, device=dev)
-        cfg = self.config or pick_mixed_config(fmt, M, K, N)
+        cfg = self.config or pick_mixed_config(fmt, M, K, N, _sm_count(x))
         cfg.validate(fmt, K, N, min(M, MAX_M))
         kcfg = replace(cfg, splits=None)                                   # splits are the grid's, not the code's
         if self.pdl not in (None, True, False):
@@ -654,6 +665,11 @@ def x_rows(M: int) -> int:
     """The rows of x an async_copy stage holds for M rows (up to MAX_M): M rounded up to a power of two,
     so that a handful of kernels serve every M."""
     return 1 << (min(M, MAX_M) - 1).bit_length()
+
+
+def _reduction_bytes(cfg: MixedConfig, M: int) -> int:
+    """The shared memory where a CTA's warps meet at the end (fp32, BN x 8 m-blocks x warps)."""
+    return 16 * cfg.tiles * 8 * (-(-min(M, MAX_M) // 8)) * cfg.warps * 4
 
 
 def stage_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int:
