@@ -289,7 +289,7 @@ class Kernel:
         spec = self._specialization(key)
         self._check_block(spec, block)
         k = self._compile(key, None)
-        smem = spec.smem_bytes if max_ctas_per_sm is None else k.smem_for_occupancy(block, spec.smem_bytes, max_ctas_per_sm)
+        smem = _launch_smem(k, spec, block, max_ctas_per_sm)
         k(*[_leaf_value(leaves[i]) for i in spec.used], grid=grid, block=block, smem=smem, stream=stream,
           cluster=cluster, pdl=pdl)
 
@@ -311,9 +311,8 @@ class Kernel:
         if any(s is not None and s[1][0] >= len(args) for s in sources):
             raise TypeError(f"{self.__name__}.bind: pass every runtime argument positionally")
         k = self._compile(key, None)
-        smem = spec.smem_bytes if max_ctas_per_sm is None else k.smem_for_occupancy(block, spec.smem_bytes, max_ctas_per_sm)
         return BoundLaunch(self, key, k, spec, [leaves[i] for i in spec.used], sources, grid, block, cluster, pdl,
-                           smem)
+                           _launch_smem(k, spec, block, max_ctas_per_sm))
 
     def _check_block(self, spec: Specialization, block: Any) -> None:
         if spec.max_threads is not None:
@@ -393,6 +392,13 @@ class BoundLaunch:
     def __call__(self, *args: Any, stream: Any = None) -> None:
         self.kernel(*self.values(args), grid=self.grid, block=self.block, smem=self.smem, stream=stream,
                     cluster=self.cluster, pdl=self.pdl)
+
+
+def _launch_smem(k: Any, spec: Specialization, block: Any, max_ctas_per_sm: int | None) -> int:
+    """The dynamic shared memory of a launch: the specialization's, or more where it must cap the CTAs per SM."""
+    if max_ctas_per_sm is None:
+        return spec.smem_bytes
+    return k.smem_for_occupancy(block, spec.smem_bytes, max_ctas_per_sm)
 
 
 def _leaf_value(x: Any) -> Any:

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterator
 from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Var, _div_of, make, render, user_line, var_expr
 
 __all__ = ["Trace", "current", "range", "if_", "else_", "syncthreads", "syncwarp", "launch_bounds", "threadIdx", "blockIdx",
-           "blockDim", "gridDim", "emit", "declare", "assume"]
+           "blockDim", "gridDim", "emit", "declare", "assume", "smid", "globaltimer"]
 
 _CPP_RESERVED = set(keyword.kwlist) | {
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",

@@ -181,7 +181,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     asks L2 for before it waits for the stream's previous kernel (None: not a programmatic dependent launch).
     timeline: None, or an int64 (gridDim.y * gridDim.x, 4) tensor where thread 0 of each CTA records its SM and
     the global timer (ns) at entry, after the wait for the previous kernel (entry again without PDL) and at
-    its end (benchmarks/probe_pdl_timeline.py)."""
+    its end (benchmarks/probe_pdl_timeline.py); one per launch, since it is written before the wait."""
     dsl.launch_bounds(cfg.threads, cfg.min_ctas)
     current().includes.add("tilecraft/mixed.cuh")                       # the conversion and split-K helpers
     dtype, atom = _ELEM[fmt.dtype]
@@ -489,10 +489,11 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132)
     tile per CTA, two past M = 4. W4 g128, M = 1: 17.0 us against 19.0 for three register buffers, two
     tiles and L2 prefetch (more stages were slower: 18.3 with six, 22.5 with twelve); M = 8: 18.3 with
     two tiles, 19.5 with one. W8 per-channel M = 1: 26.9 against 27.2; M = 8: 27.7 with two tiles, 31.1
-    with one; M = 16: two stages (a stream of PDL launches, eleventh session: 26.0 against 30.7 with four,
-    whose 34 KB stages leave one CTA per SM and two waves): the stages are the most, up to four, that keep
-    the grid in one wave on `sms` SMs of an H100's shared memory. Otherwise register buffers: two tiles up to M = 16 (int4, three
-    buffers), one past that (the accumulators take the registers)."""
+    with one; M = 16: three stages. The stages are the most, up to four, that keep the grid in one wave on
+    `sms` SMs (an H100's shared memory): four 34 KB int8 stages at M = 16 left one CTA per SM and two waves
+    (a stream of PDL launches, eleventh session: 30.7 us, against 26.2 with three and 26.0 with two).
+    Otherwise register buffers: two tiles up to M = 16 (int4, three buffers), one past that (the
+    accumulators take the registers)."""
     mb = -(-min(M, MAX_M) // 8)
     kb = k_block(fmt.bits)
     first = 64 if fmt.group_size == 32 else 128
@@ -500,10 +501,8 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132)
                  and (fmt.group_size is None or c % fmt.group_size == 0))
     if mb == 1 or (mb == 2 and fmt.bits == 8):
         tiles = 2 if M > 4 and N % 32 == 0 else 1
-        # up to four stages, as many as let the row blocks run in one wave on `sms` SMs: at M = 9..16 the
-        # chunk's 16 rows of x make an int8 stage 34 KB, and four of them left one CTA per SM and two waves
-        # (H100, a stream of PDL launches: 30.7 us against 26.0 with two stages)
-        # (four where no count does)
+        # the most stages, up to four, that let the row blocks run in one wave on `sms` SMs (four where no
+        # count does): at M = 9..16 the chunk's 16 rows of x make an int8 stage 34 KB
         per_sm = -(-(N // (16 * tiles)) // sms)
         cfgs = [MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=p, async_copy=True) for p in (4, 3, 2)]
         return next((c for c in cfgs if per_sm * (stage_smem_bytes(c, fmt, M) + _reduction_bytes(c, M)
@@ -581,9 +580,9 @@ class MixedGemm:
         for m0 in range(0, M, MAX_M):
             xs, ys = x2[m0:m0 + MAX_M], y[m0:m0 + MAX_M]
             blocks, splits = launch_grid(xs, w, cfg, bias, ys)
+            cap = pdl_ctas_per_sm(blocks * splits, _sm_count(x)) if pdl else None
             bound = mixed_gemm_kernel.bind(*_kernel_args(xs, w, bias, ys, cfg, splits > 1, kcfg, pf),
-                                           grid=(blocks, splits), block=(cfg.threads,), pdl=pdl,
-                                           max_ctas_per_sm=pdl_ctas_per_sm(blocks * splits, _sm_count(x)) if pdl else None)
+                                           grid=(blocks, splits), block=(cfg.threads,), pdl=pdl, max_ctas_per_sm=cap)
             slices.append((m0, bound, splits > 1))
         whole = len(slices) == 1
 
