@@ -54,8 +54,7 @@ def launches(pws: list, x: Any, cfg: Any, pdl: int | None, capped: bool, calls: 
     `capped` at MixedGemm's occupancy (``mixed.pdl_ctas_per_sm``) or not."""
     blocks, splits = mixed.launch_grid(x, pws[0], cfg)
     kcfg = replace(cfg, splits=None)
-    sms = torch.cuda.get_device_properties(x.device).multi_processor_count
-    cap = mixed.pdl_ctas_per_sm(blocks * splits, sms) if pdl is not None and capped else None
+    cap = mixed.pdl_ctas_per_sm(blocks * splits, mixed._sm_count(x)) if pdl is not None and capped else None
     runs, ys, tls = [], [], []
     for i in range(calls):
         pw = pws[i % len(pws)]
@@ -108,7 +107,7 @@ def probe(label: str, M: int, calls: int, variant: dict, modes: list[str]) -> li
         for bound, args in runs[:2]:                                      # compile, warm
             bound(*args)
         torch.cuda.synchronize()
-        for rep in range(3):                                              # the last repetition is kept
+        for _rep in range(3):                                             # the last repetition is kept
             torch.cuda._sleep(spin)
             for bound, args in runs:
                 bound(*args)
