@@ -89,6 +89,7 @@ class Trace:
         self.last_closed_if: Stmt | None = None
         self.special: dict[str, IntExpr] = {}  # threadIdx.x etc., one leaf each
         self.includes: set[str] = set()  # headers beyond atoms.cuh (e.g. tilecraft/sm90.cuh)
+        self.loops = 0  # tc.range loops open (break_ needs one)
 
     # -- names
     def new_var(self, hint: str, temp: bool = True) -> Var:
@@ -333,6 +334,15 @@ def emit(text: str) -> None:
     current().emit(text)
 
 
+def break_() -> None:
+    """``break;``: leave the innermost ``tc.range`` loop, e.g. under ``tc.if_`` where a loop of unknown trip
+    count (a work queue's) finds its end."""
+    t = current()
+    if not t.loops:
+        raise TraceError("break_() outside a tc.range loop")
+    t.emit("break;")
+
+
 def syncthreads() -> None:
     """``__syncthreads()``: wait until every thread of the block reaches this point and its smem writes are visible."""
     current().emit("__syncthreads();")
@@ -439,7 +449,9 @@ class range:  # noqa: A001 - the kernel language's loop, named like Python's
         s = t.emit(pragma)
         t.open(s, f"for (int {v.ph} = {render(self.start)}; {v.ph} < {render(self.stop)}; {step})")
         depth = len(t.stack)
+        t.loops += 1
         yield i
+        t.loops -= 1
         if len(t.stack) != depth:
             raise TraceError("a runtime block opened inside this tc.range body was not closed")
         t.close(frame)

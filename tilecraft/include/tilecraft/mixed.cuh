@@ -120,5 +120,28 @@ TC_DEVICE bool splitk_arrive_last(int* counter, int splits) {
     return last != 0;
 }
 
+// Work stealing (MixedConfig.steal): a queue of units every warp takes from. Lane 0 asks for the next
+// ticket (atom.inc wraps the count to 0 after `limit`, so a launch that takes exactly limit + 1 tickets
+// leaves the queue as it found it: no reset, no memset); the other lanes get 0. The ticket is read
+// (warp_bcast) a unit later, so the atomic's round trip hides behind the loads of the current unit.
+TC_DEVICE unsigned queue_ticket(unsigned* queue, unsigned limit) {
+    unsigned old = 0;
+    if ((threadIdx.x & 31) == 0)
+        asm volatile("atom.relaxed.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(queue), "r"(limit) : "memory");
+    return old;
+}
+TC_DEVICE unsigned warp_bcast(unsigned v) { return __shfl_sync(0xffffffffu, v, 0); }
+// A warp's splitk_arrive_last: every lane calls it after its red.adds; true in every lane of the warp
+// that arrived last of `count`. The warp barrier orders the lanes' red.adds before lane 0's acq_rel
+// atomic (cumulative release), whose acquire orders the count before the last warp's loads of the
+// sums; atom.inc wraps the counter back to 0 on the last arrival.
+TC_DEVICE bool warp_arrive_last(unsigned* counter, unsigned count) {
+    __syncwarp();
+    unsigned old = 0;
+    if ((threadIdx.x & 31) == 0)
+        asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(count - 1) : "memory");
+    return __shfl_sync(0xffffffffu, old, 0) == count - 1;
+}
+
 }  // namespace mixed
 }  // namespace tc
