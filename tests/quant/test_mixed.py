@@ -184,11 +184,13 @@ EMULATED = [
     (4, 64, True, torch.bfloat16, 5, 1088, 32, MixedConfig(2, 2, 64, splits=2, stages=8, prefetch=1, async_copy=True)),
     (8, None, True, torch.float16, 12, 640, 32, MixedConfig(2, 2, 64, stages=3, async_copy=True)),
     (8, 32, False, torch.bfloat16, 20, 384, 16, MixedConfig(1, 1, 32, splits=3, stages=12, async_copy=True)),
-    # work stealing: queued units of one chunk and of several, dealt shares of unequal length and empty ones
-    # (2 dealt chunks, 8 warps), per-channel scales and zero points in the stages, a second m-block
-    (4, 128, False, torch.float16, 1, 1024, 64, MixedConfig(2, 1, 128, stages=4, async_copy=True, steal=4)),
+    # work stealing: queued units of one chunk and of several, queues shared by 2, 1 and 1 CTAs (4 CTAs, 3
+    # queues) and by all, dealt shares of unequal length and empty ones (2 dealt chunks, 8 warps), per-channel
+    # scales and zero points in the stages, a second m-block
+    (4, 128, False, torch.float16, 1, 1024, 64, MixedConfig(2, 1, 128, stages=4, async_copy=True, steal=4,
+                                                            steal_queues=3)),
     (8, None, True, torch.bfloat16, 9, 640, 32, MixedConfig(2, 2, 64, splits=2, stages=3, async_copy=True, steal=8,
-                                                            steal_unit=5)),
+                                                            steal_unit=5, steal_queues=1)),
     (4, 32, True, torch.bfloat16, 3, 512, 32, MixedConfig(4, 1, 64, splits=2, stages=2, async_copy=True, steal=12,
                                                           steal_unit=2)),
     (4, None, True, torch.float16, 16, 256, 32, MixedConfig(2, 1, 64, stages=3, async_copy=True, steal=8)),

@@ -66,6 +66,8 @@ _SM_SMEM, _CTA_RESERVED_SMEM = 233472, 1024
 #: programmatic dependent launches (sm_90): the sixteenths of its k-range whose weights a CTA asks L2 for
 #: while the previous kernel of the stream finishes (0: none; the launch overlap alone); MixedGemm's default
 PDL_PREFETCH = 2
+#: work stealing (MixedConfig.steal): the most queues (and the default) a launch's CTAs take units from
+STEAL_QUEUES = 64
 _ELEM = {"float16": (dsl.float16, SM80_16x8x16_F32F16F16F32_TN), "bfloat16": (dsl.bfloat16, SM80_16x8x16_F32BF16BF16F32_TN)}
 #: halves padding each row of x in an async_copy stage: rows 136 halves apart put the 8-byte reads of
 #: lanes (g, q) (row g, halves 4q + 16j) in 32 distinct banks
@@ -87,7 +89,8 @@ class MixedConfig:
     shared memory filled by ``cp.async`` (up to 12; no registers held while the bytes travel), read into
     one register buffer just before the chunk is converted. ``steal`` (async_copy only): the sixteenths
     (0..15) of every row block's chunks that are not dealt to its warps up front but queued, in units of
-    ``steal_unit`` chunks, for whichever warp of the grid runs out of work first (work stealing)."""
+    ``steal_unit`` chunks, for whichever warp runs out of work first (work stealing), in up to
+    ``steal_queues`` (1..64) queues, each shared by a spread of CTAs."""
 
     warps: int = 4
     tiles: int = 4
@@ -99,6 +102,7 @@ class MixedConfig:
     async_copy: bool = False
     steal: int = 0
     steal_unit: int = 1
+    steal_queues: int = STEAL_QUEUES
 
     @property
     def threads(self) -> int:
@@ -111,7 +115,9 @@ class MixedConfig:
         s += f"_o{self.min_ctas}" if self.min_ctas else ""
         s += f"_f{self.prefetch}" if self.prefetch else ""
         s += "_a" if self.async_copy else ""
-        s += f"_d{self.steal}" + (f"u{self.steal_unit}" if self.steal_unit != 1 else "") if self.steal else ""
+        if self.steal:
+            s += f"_d{self.steal}" + (f"u{self.steal_unit}" if self.steal_unit != 1 else "")
+            s += f"q{self.steal_queues}" if self.steal_queues != STEAL_QUEUES else ""
         return s + (f"_s{self.splits}" if self.splits else "")
 
     def validate(self, fmt: PackedFormat, K: int, N: int, M: int = MAX_M) -> None:
@@ -145,8 +151,9 @@ class MixedConfig:
         if self.steal:
             if not self.async_copy:
                 raise ValueError(f"{self.name}: work stealing (steal) needs async_copy stages")
-            if not 0 < self.steal < 16 or self.steal_unit < 1:
-                raise ValueError(f"{self.name}: steal must be in 0..15 sixteenths and steal_unit >= 1 chunk")
+            if not 0 < self.steal < 16 or self.steal_unit < 1 or not 1 <= self.steal_queues <= STEAL_QUEUES:
+                raise ValueError(f"{self.name}: steal must be in 0..15 sixteenths, steal_unit >= 1 chunk and "
+                                 f"steal_queues in 1..{STEAL_QUEUES}")
             stolen = K // self.chunk * self.steal
             if stolen % 16 or stolen // 16 % self.steal_unit:
                 raise ValueError(f"{self.name}: steal/16 of the K/chunk = {K // self.chunk} chunks must be a whole "
@@ -189,8 +196,8 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     """y (M,N) = x (M,K) @ dequant(qw, scales, zeros) (+ bias); see the module docstring.
 
     qw (N/16, K/KB, 32, 4) int32, scales / zeros (N/16, K/G, 8, 2) (zeros None when symmetric), bias (N)
-    or None; ws (M,N) fp32 and counters (N / 16 tiles, one more with work stealing: the queue) int32, zeroed,
-    or None without split-K (grid.y = 1) and stealing;
+    or None; ws (M,N) fp32 and counters (N / 16 tiles, with work stealing 32 STEAL_QUEUES more: the queues)
+    int32, zeroed, or None without split-K (grid.y = 1) and stealing;
     mb = ceil(M / 8) m-blocks of 8 columns; xrows (async_copy) the rows of x a stage holds, >= M.
     prefetch_pdl (sm_90, a launch with ``pdl=True``): the sixteenths (0..16) of its k-range whose weights the CTA
     asks L2 for before it waits for the stream's previous kernel (None: not a programmatic dependent launch).
@@ -497,11 +504,14 @@ def _steal_loop(load: Any, stage_in: Any, compute: Any, acc: list, store: Any, *
     ``compute(stage)`` convert and multiply it into ``acc``, ``store(n, m, v)`` writes y (+ bias).
 
     Warp w of split y first takes its share of its row block's TS dealt chunks, contiguous: chunks
-    (y W + w) TS / (S W) .. (S splits). Then it takes tickets from a queue the grid shares (the word after
-    the row-block counters): ticket v is the unit of U = steal_unit chunks TS + U (v // blocks) .. of row
-    block v % blocks, until a ticket past the last unit comes. The warp asks for each ticket two units
-    ahead, so the atomic's round trip hides behind its loads, and so a launch takes every unit's ticket
-    and two missing ones per warp: atom.inc wraps the queue back to zero (``queue_ticket``).
+    (y W + w) TS / (S W) .. (S splits). Then it takes tickets from one of Q = min(steal_queues, CTAs)
+    queues (after the row-block counters, 128 bytes apart), queue c % Q for CTA c: ticket v of queue qi is
+    unit u = qi + Q v, U = steal_unit chunks TS + U (u // blocks) .. of row block u % blocks, until a ticket
+    past the queue's last unit comes. (One queue for the grid serialized its tickets: at W4 M = 1, N = K =
+    8192, 12k tickets on one address took 28.7 us a call against 15.9 without stealing.) The warp asks for
+    each ticket two units ahead, so the atomic's round trip hides behind its loads, and so a launch takes
+    every unit's ticket and two missing ones per warp: atom.inc wraps the queue back to zero
+    (``queue_ticket``).
 
     Each unit (the dealt share counts as one) ends with the warp's partial sums added to the workspace
     (red.add, already scaled) and the warp counted in at its row block (``warp_arrive_last``); the last of
@@ -518,10 +528,15 @@ def _steal_loop(load: Any, stage_in: Any, compute: Any, acc: list, store: Any, *
     g, q = lane // 4, lane % 4
     SW = gridDim.y * W                                                    # warps sharing a row block's dealt chunks
     sw = blockIdx.y * W + warp
-    tickets = units + 2 * gridDim.x * SW                                  # a launch's: every unit, two misses a warp
     arrivals = imin(TS, SW) + TD // U                                     # partial sums per row block
+    # Q queues, CTA c taking from queue c % Q, whose units are qi + Q v (ticket v); one 128-byte line each
+    C = gridDim.x * gridDim.y
+    Q = imin(cfg.steal_queues, C)
+    qi = (blockIdx.y * gridDim.x + blockIdx.x) % Q
+    units_q = (units - qi + Q - 1) // Q
+    tickets = units_q + 2 * W * ((C - qi + Q - 1) // Q)                   # a launch's: every unit, two misses a warp
     counters.engine.root.written = True
-    queue = f"reinterpret_cast<unsigned*>({_addr(counters, blocks)})"
+    queue = f"reinterpret_cast<unsigned*>({_addr(counters, blocks + 32 * qi)})"
 
     def ticket() -> Any:
         return make("raw", (f"tc::mixed::queue_ticket({queue}, {render(tickets - 1)})",), "unsigned")
@@ -542,10 +557,11 @@ def _steal_loop(load: Any, stage_in: Any, compute: Any, acc: list, store: Any, *
         with dsl.if_(dsl.eq(lc, lend) & (lrb >= 0)):
             v = dsl.declare(make("raw", (f"static_cast<int>(tc::mixed::warp_bcast({render(t1)}))",), "int"), "v")
             dsl.assign(t1, t2)
-            with dsl.if_(v < units):
+            with dsl.if_(v < units_q):
+                u = dsl.declare(qi + Q * v, "u")
                 dsl.assign(t2, ticket())
-                dsl.assign(lrb, v % blocks)
-                dsl.assign(lc, TS + v // blocks * U)
+                dsl.assign(lrb, u % blocks)
+                dsl.assign(lc, TS + u // blocks * U)
                 dsl.assign(lend, lc + U)
             with dsl.else_():
                 dsl.assign(lrb, -1)
@@ -865,7 +881,7 @@ def _kernel_args(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig, s
         y = torch.empty(M, N, dtype=x.dtype, device=x.device)
     blocks = N // (16 * cfg.tiles)
     split_k = split_k or cfg.steal > 0                                     # stolen units add to the workspace
-    blocks += cfg.steal > 0                                               # ... and the queue's ticket counter
+    blocks += 32 * STEAL_QUEUES if cfg.steal else 0                       # ... and the queues' ticket counters
     ws, cnt = _workspace(x, M * N, blocks) if split_k else (None, None)
     kcfg = kcfg or replace(cfg, splits=None)                              # splits are the grid's, not the code's
     return (x, w.qweight, w.scales, w.zeros, bias, y, ws[:M * N].view(M, N) if split_k else None,
