@@ -99,7 +99,11 @@ def probe(label: str, M: int, calls: int, variant: dict, modes: list[str]) -> li
     pws = BM._packed(K, N, bits, group, torch.bfloat16)
     x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
     cfg = replace(mixed.pick_mixed_config(pws[0].format, M, K, N), **variant)
-    cfg.validate(pws[0].format, K, N, M)
+    try:
+        cfg.validate(pws[0].format, K, N, M)
+    except ValueError as e:
+        print(f"skipped at M = {M}: {e}")
+        return []
     spin = int(20.0 * _calibrate_sleep())                                 # 20 ms: the host queues every call
     out = []
     for mode, pdl, capped in (m for m in MODES if m[0] in modes):

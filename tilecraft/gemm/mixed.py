@@ -124,8 +124,8 @@ class MixedConfig:
         """Raise ValueError naming the condition this tiling breaks for a (K, N) weight of format fmt and
         up to M rows of x."""
         kb = k_block(fmt.bits)
-        if self.warps not in (1, 2, 4, 8) or self.tiles not in (1, 2, 4, 8):
-            raise ValueError(f"{self.name}: warps and tiles must be 1, 2, 4 or 8")
+        if self.warps not in (1, 2, 4, 8, 16) or self.tiles not in (1, 2, 4, 8):
+            raise ValueError(f"{self.name}: warps must be 1, 2, 4, 8 or 16 and tiles 1, 2, 4 or 8")
         most = 12 if self.async_copy else 4
         if not 2 <= self.stages <= most:
             raise ValueError(f"{self.name}: stages must be in 2..{most}"
