@@ -194,6 +194,10 @@ EMULATED = [
     (4, 32, True, torch.bfloat16, 3, 512, 32, MixedConfig(4, 1, 64, splits=2, stages=2, async_copy=True, steal=12,
                                                           steal_unit=2)),
     (4, None, True, torch.float16, 16, 256, 32, MixedConfig(2, 1, 64, stages=3, async_copy=True, steal=8)),
+    # the first CTA's one warp takes all 60 queued units (the emulator runs CTAs one after another): more
+    # than mixed.STEAL_DEFER, so the later ones are counted in at once
+    (4, 128, False, torch.float16, 2, 4096, 32, MixedConfig(1, 1, 128, stages=2, async_copy=True, steal=15,
+                                                            steal_queues=1)),
 ]
 
 

@@ -79,6 +79,16 @@ inline unsigned warp_bcast(unsigned v) {
     __syncwarp();  // every lane has read the slot before lane 0 writes it again
     return r;
 }
+inline void warp_release() {
+    __syncwarp();
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+inline bool warp_count_in(unsigned* counter, unsigned count) {
+    const unsigned old = threadIdx.x % 32 == 0 ? atomic_inc_wrap(counter, count - 1) : 0u;
+    const bool last = warp_bcast(old) == count - 1;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return last;
+}
 inline bool warp_arrive_last(unsigned* counter, unsigned count) {
     __syncwarp();
     const unsigned old = threadIdx.x % 32 == 0 ? atomic_inc_wrap(counter, count - 1) : 0u;
