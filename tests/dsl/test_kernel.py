@@ -131,6 +131,40 @@ def loop_break(x, n):
 
 
 @dsl.kernel
+def count_until_negative(x, out, n):
+    c = dsl.declare(0, "c", const=False)
+    for k in dsl.range(n):
+        with dsl.if_(x[k] < 0.0):
+            dsl.break_()
+        dsl.assign(c, c + 1)
+    out[0] = c
+
+
+@dsl.kernel
+def break_outside_a_loop(x):
+    with dsl.if_(x[0] < 0.0):
+        dsl.break_()
+
+
+def test_break_leaves_the_runtime_loop():
+    """dsl.break_() is C++'s break in the innermost tc.range (Python's own break is refused: it would end the
+    trace, not the loop); outside a tc.range it is an error. Run in the emulator where g++ exists."""
+    x, out = torch.tensor([1.0, 2.0, -1.0, 3.0]), torch.zeros(1, dtype=torch.int32)
+    src = count_until_negative.source(x, out, 4)
+    assert re.search(r"for \(int \w+ = 0; [^{]*\{[^}]*if \(\w+ < 0\.0f\) \{\s*break;\s*\}\s*c = c \+ 1;", src), src
+    with pytest.raises(TraceError, match="outside a tc.range"):
+        break_outside_a_loop.source(x)
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gemm"))
+    import emulate
+    if not emulate.available():
+        pytest.skip("no g++ for the emulator")
+    emulate.launch(count_until_negative, (1,), (1,), x, out, 4)
+    assert int(out[0]) == 2
+
+
+@dsl.kernel
 def runtime_register_index(x, n):
     r = dsl.make_rmem_tensor(dsl.float32, 8)
     dsl.clear(r)

@@ -184,20 +184,8 @@ EMULATED = [
     (4, 64, True, torch.bfloat16, 5, 1088, 32, MixedConfig(2, 2, 64, splits=2, stages=8, prefetch=1, async_copy=True)),
     (8, None, True, torch.float16, 12, 640, 32, MixedConfig(2, 2, 64, stages=3, async_copy=True)),
     (8, 32, False, torch.bfloat16, 20, 384, 16, MixedConfig(1, 1, 32, splits=3, stages=12, async_copy=True)),
-    # work stealing: queued units of one chunk and of several, queues shared by 2, 1 and 1 CTAs (4 CTAs, 3
-    # queues) and by all, dealt shares of unequal length and empty ones (2 dealt chunks, 8 warps), per-channel
-    # scales and zero points in the stages, a second m-block
-    (4, 128, False, torch.float16, 1, 1024, 64, MixedConfig(2, 1, 128, stages=4, async_copy=True, steal=4,
-                                                            steal_queues=3)),
-    (8, None, True, torch.bfloat16, 9, 640, 32, MixedConfig(2, 2, 64, splits=2, stages=3, async_copy=True, steal=8,
-                                                            steal_unit=5, steal_queues=1)),
-    (4, 32, True, torch.bfloat16, 3, 512, 32, MixedConfig(4, 1, 64, splits=2, stages=2, async_copy=True, steal=12,
-                                                          steal_unit=2)),
-    (4, None, True, torch.float16, 16, 256, 32, MixedConfig(2, 1, 64, stages=3, async_copy=True, steal=8)),
-    # the first CTA's one warp takes all 60 queued units (the emulator runs CTAs one after another): more
-    # than mixed.STEAL_DEFER, so the later ones are counted in at once
-    (4, 128, False, torch.float16, 2, 4096, 32, MixedConfig(1, 1, 128, stages=2, async_copy=True, steal=15,
-                                                            steal_queues=1)),
+    # 16 warps (512 threads), one CTA of four tiles: a chunk each
+    (4, 128, False, torch.float16, 1, 2048, 64, MixedConfig(16, 4, 128, stages=2, async_copy=True)),
 ]
 
 
@@ -207,7 +195,7 @@ def test_emulated_every_format(emulated: None, bits: int, group: int | None, zp:
     x, pw, b = _problem(bits, group, zp, dtype, M, K, N, seed=M + K)
     y = Q.gemm(x, pw, b, config=cfg)
     _check(y, x, pw, b)
-    ws, cnt = mixed._WORKSPACES[("cpu", 0)]
+    ws, cnt = mixed._WORKSPACES.get(("cpu", 0), (torch.zeros(1), torch.zeros(1)))   # none made without split-K
     assert float(ws.abs().sum()) == 0 and int(cnt.abs().sum()) == 0       # left zeroed for the next call
 
 
@@ -575,38 +563,6 @@ def test_gpu_dependent_chain_with_programmatic_launches(bits: int, group: int | 
             for i in range(24):
                 xin = xs[i] / xs[i].abs().amax().clamp(min=1e-3) if i % 4 == 3 else xs[i]
                 _check(xs[i + 1], xin, pws[i % 3], None)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("bits,group,zp,dtype", [(4, 128, False, torch.bfloat16), (4, None, True, torch.float16),
-                                                 (4, 64, False, torch.float16), (8, None, False, torch.float16),
-                                                 (8, 32, True, torch.bfloat16)])
-def test_gpu_work_stealing(bits: int, group: int | None, zp: bool, dtype: Any) -> None:
-    """Work stealing (MixedConfig.steal) on five formats against float64: random shapes with queues of one-
-    and two-chunk units, then a dependent chain of 12 programmatic launches (each launch's tickets must leave
-    the queue at zero for the next, whose CTAs start during it)."""
-    rng = random.Random(f"{bits}-{group}-{zp}-{dtype}-steal")
-    for M, steal, unit in ((1, 4, 1), (rng.randint(2, 8), 8, 2), (rng.randint(9, 16), 12, 1)):
-        K = 128 * 16 * rng.randint(1, 6)
-        N = 16 * rng.randint(8, 300)
-        cfg = MixedConfig(4, 1, 128, stages=4, async_copy=True, steal=steal, steal_unit=unit)
-        x, pw, b = _problem(bits, group, zp, dtype, M, K, N, seed=M, device="cuda", bias=rng.random() < 0.5)
-        y = Q.gemm(x, pw, b, config=cfg)
-        torch.cuda.synchronize()
-        _check(y, x, pw, b)
-    if torch.cuda.get_device_capability() < (9, 0):
-        return
-    K = 4096
-    pws = [_problem(bits, group, zp, dtype, 1, K, K, seed=s, device="cuda", bias=False)[1] for s in range(2)]
-    run = mixed.MixedGemm(pws[0].format, MixedConfig(4, 1, 128, stages=4, async_copy=True, steal=4), pdl=True)
-    xs = [torch.randn(3, K, device="cuda").to(dtype)]
-    for i in range(12):
-        xs.append(run(xs[-1] / xs[-1].abs().amax().clamp(min=1e-3), pws[i % 2]))
-    torch.cuda.synchronize()
-    for i in range(12):
-        _check(xs[i + 1], xs[i] / xs[i].abs().amax().clamp(min=1e-3), pws[i % 2], None)
-    ws, cnt = mixed._WORKSPACES[(str(xs[0].device), torch.cuda.current_stream().cuda_stream)]
-    assert float(ws.abs().sum()) == 0 and int(cnt.abs().sum()) == 0
 
 
 @pytest.mark.gpu

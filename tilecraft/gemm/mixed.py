@@ -66,9 +66,6 @@ _SM_SMEM, _CTA_RESERVED_SMEM = 233472, 1024
 #: programmatic dependent launches (sm_90): the sixteenths of its k-range whose weights a CTA asks L2 for
 #: while the previous kernel of the stream finishes (0: none; the launch overlap alone); MixedGemm's default
 PDL_PREFETCH = 2
-#: work stealing (MixedConfig.steal): the most queues (and the default) a launch's CTAs take units from, and
-#: the units whose partial sums a warp counts in at its end (later ones at once, through a fence)
-STEAL_QUEUES, STEAL_DEFER = 64, 16
 _ELEM = {"float16": (dsl.float16, SM80_16x8x16_F32F16F16F32_TN), "bfloat16": (dsl.bfloat16, SM80_16x8x16_F32BF16BF16F32_TN)}
 #: halves padding each row of x in an async_copy stage: rows 136 halves apart put the 8-byte reads of
 #: lanes (g, q) (row g, halves 4q + 16j) in 32 distinct banks
@@ -88,10 +85,7 @@ class MixedConfig:
     buffers each warp asks L2 to fetch from HBM ahead of its loads (no registers held), ``splits`` slices
     of K (grid.y; None: chosen per problem). ``async_copy``: the ``stages`` buffers are per-lane slots in
     shared memory filled by ``cp.async`` (up to 12; no registers held while the bytes travel), read into
-    one register buffer just before the chunk is converted. ``steal`` (async_copy only): the sixteenths
-    (0..15) of every row block's chunks that are not dealt to its warps up front but queued, in units of
-    ``steal_unit`` chunks, for whichever warp runs out of work first (work stealing), in up to
-    ``steal_queues`` (1..64) queues, each shared by a spread of CTAs."""
+    one register buffer just before the chunk is converted."""
 
     warps: int = 4
     tiles: int = 4
@@ -101,9 +95,6 @@ class MixedConfig:
     min_ctas: int | None = None
     prefetch: int = 0
     async_copy: bool = False
-    steal: int = 0
-    steal_unit: int = 1
-    steal_queues: int = STEAL_QUEUES
 
     @property
     def threads(self) -> int:
@@ -116,9 +107,6 @@ class MixedConfig:
         s += f"_o{self.min_ctas}" if self.min_ctas else ""
         s += f"_f{self.prefetch}" if self.prefetch else ""
         s += "_a" if self.async_copy else ""
-        if self.steal:
-            s += f"_d{self.steal}" + (f"u{self.steal_unit}" if self.steal_unit != 1 else "")
-            s += f"q{self.steal_queues}" if self.steal_queues != STEAL_QUEUES else ""
         return s + (f"_s{self.splits}" if self.splits else "")
 
     def validate(self, fmt: PackedFormat, K: int, N: int, M: int = MAX_M) -> None:
@@ -149,16 +137,6 @@ class MixedConfig:
                              f"or tiles")
         if self.splits is not None and not 1 <= self.splits <= K // self.chunk:
             raise ValueError(f"{self.name}: splits must be in 1..K/chunk = {K // self.chunk}")
-        if self.steal:
-            if not self.async_copy:
-                raise ValueError(f"{self.name}: work stealing (steal) needs async_copy stages")
-            if not 0 < self.steal < 16 or self.steal_unit < 1 or not 1 <= self.steal_queues <= STEAL_QUEUES:
-                raise ValueError(f"{self.name}: steal must be in 0..15 sixteenths, steal_unit >= 1 chunk and "
-                                 f"steal_queues in 1..{STEAL_QUEUES}")
-            stolen = K // self.chunk * self.steal
-            if stolen % 16 or stolen // 16 % self.steal_unit:
-                raise ValueError(f"{self.name}: steal/16 of the K/chunk = {K // self.chunk} chunks must be a whole "
-                                 f"number of units of {self.steal_unit} chunks")
 
 
 def _word(frag: Tensor, *coord: Any) -> str:
@@ -197,8 +175,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     """y (M,N) = x (M,K) @ dequant(qw, scales, zeros) (+ bias); see the module docstring.
 
     qw (N/16, K/KB, 32, 4) int32, scales / zeros (N/16, K/G, 8, 2) (zeros None when symmetric), bias (N)
-    or None; ws (M,N) fp32 and counters (N / 16 tiles, with work stealing 32 STEAL_QUEUES more: the queues)
-    int32, zeroed, or None without split-K (grid.y = 1) and stealing;
+    or None; ws (M,N) fp32 and counters (N / 16 tiles) int32, zeroed, or None without split-K (grid.y = 1);
     mb = ceil(M / 8) m-blocks of 8 columns; xrows (async_copy) the rows of x a stage holds, >= M.
     prefetch_pdl (sm_90, a launch with ``pdl=True``): the sixteenths (0..16) of its k-range whose weights the CTA
     asks L2 for before it waits for the stream's previous kernel (None: not a programmatic dependent launch).
@@ -217,9 +194,6 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     GPC = CK // G                                                         # groups per chunk
     K16 = CK // 16                                                        # mma k-blocks per chunk
     split_k = ws is not None
-    dyn = cfg.steal > 0                                                   # work stealing: a queue of units
-    staged = grouped or dyn                                               # scales travel with each chunk's stage
-    dsl.assume(not dyn or split_k, "work stealing adds partial sums to the workspace: pass ws and counters")
     N = y.shape[1]
     # the packed tensors are contiguous (the host checks): their layouts, with the static inner modes
     mW = Tensor(qw.engine, tc.make_layout((N // 16, K // KB, 32, 4), ((K // KB) * 128, 128, 4, 1)))
@@ -233,10 +207,8 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     q = lane % 4                                                          # k 4q..4q+3 of each k-block
     rb = blockIdx.x                                                       # row block: columns BN rb .. of y
     T = K // CK                                                           # chunks along K
-    TD = T * cfg.steal // 16                                              # chunks of a row block in the queue
-    TS = T - TD                                                           # ... and dealt up front
-    c_begin = blockIdx.y * TS // gridDim.y                                # this split's chunks
-    c_end = (blockIdx.y + 1) * TS // gridDim.y
+    c_begin = blockIdx.y * T // gridDim.y                                 # this split's chunks
+    c_end = (blockIdx.y + 1) * T // gridDim.y
     n_w = (c_end - c_begin - warp + W - 1) // W                           # chunks of this warp: c_begin + warp + W j
 
     def record(*fields: int) -> None:
@@ -281,8 +253,8 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     # lane of a row) and read at the start of the chunk's compute
     x_ahead = mb <= 2 and not AC
     xbuf = [dsl.make_rmem_tensor(dtype, (4, mb, K16)) for _b in range(P if x_ahead else 1)]  # (MMA_B,M8,K16)
-    sbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(R)] if staged else None  # (ROW,GRP,TILE)
-    zbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(R)] if staged and fmt.zero_point else None
+    sbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(R)] if grouped else None  # (ROW,GRP,TILE)
+    zbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(R)] if grouped and fmt.zero_point else None
     if AC:
         # the stages in shared memory: every lane's 16-byte weight loads (4-byte scale / zero pairs) land in
         # slots of its own, lanes adjacent (a quarter warp's accesses cover 128 contiguous bytes: no bank
@@ -291,7 +263,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
         cpw = cp_async(16, 32, cache="global")                            # weights: L2 -> smem, not L1
         cps = cp_async(4, 16)
         sW = dsl.smem_tensor(dsl.int32, tc.make_layout((4, 32, CK // KB, NT, W, P)))  # (WORD,LANE,KBLK,TILE,WARP,STAGE)
-        sS = dsl.smem_tensor(dtype, tc.make_layout((2, 32, GPC, NT, W, P))) if staged else None
+        sS = dsl.smem_tensor(dtype, tc.make_layout((2, 32, GPC, NT, W, P))) if grouped else None
         sZ = dsl.smem_tensor(dtype, tc.make_layout((2, 32, GPC, NT, W, P))) if zbuf is not None else None
         # x's rows of the chunk (16-byte cp.async pieces), read by lane (g, q) 8 bytes at a time
         XR, XS = xrows or 8 * mb, CK + _X_PAD
@@ -300,7 +272,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     acc = [dsl.make_rmem_tensor(dsl.float32, (4, 1, mb)) for _t in range(NT)]    # (MMA_C,1,M8) per tile
     for t in range(NT):
         dsl.clear(acc[t])
-    tmp = dsl.make_rmem_tensor(dsl.float32, (4, 1, mb)) if staged else None     # (MMA_C,1,M8) one group
+    tmp = dsl.make_rmem_tensor(dsl.float32, (4, 1, mb)) if grouped else None     # (MMA_C,1,M8) one group
     a_frag = dsl.make_rmem_tensor(dtype, (8, 1))                                  # (MMA_A,1) one A operand
 
     def load_x(xb: Tensor, c: Any, stage: int | None = None) -> None:
@@ -314,12 +286,12 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                 else:
                     dsl.copy(tc.local_tile(sX(_, _, warp, stage), (1, 4), (row, 4 * j + q)), xb(_, m, j))
 
-    def load(b: int, c: Any, rbx: Any = rb) -> None:
-        """Chunk c (absolute) of row block rbx's tiles -> buffer (stage) b: 128-bit weight loads (and x, scales,
+    def load(b: int, c: Any) -> None:
+        """Chunk c (absolute) of this CTA's tiles -> buffer (stage) b: 128-bit weight loads (and x, scales,
         zeros), into registers, or with async_copy, cp.async into the lane's shared-memory slots of stage b."""
         for t in range(NT):
             for kb in range(CK // KB):
-                src = mW(rbx * NT + t, c * (CK // KB) + kb, lane, _)
+                src = mW(rb * NT + t, c * (CK // KB) + kb, lane, _)
                 if AC:
                     dsl.copy(cpw, src, sW(_, lane, kb, t, warp, b))
                 else:
@@ -334,12 +306,12 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                 with dsl.if_(row < M):                                    # rows past M are never read
                     dsl.copy(cpx, tc.local_tile(x(row, _), (8,), (c * per_row + pc,)),
                              tc.local_tile(sX(row, _, warp, b), (8,), (pc,)))
-        for t in range(NT if staged else 0):
+        for t in range(NT if grouped else 0):
             for gi in range(GPC):
                 for mT, buf, sT in ((mS, sbuf, sS if AC else None), (mZ, zbuf, sZ if AC else None)):
                     if buf is None:
                         continue
-                    src = mT(rbx * NT + t, c * GPC + gi if grouped else 0, g, _)
+                    src = mT(rb * NT + t, c * GPC + gi, g, _)
                     if AC:
                         dsl.copy(cps, src, sT(_, lane, gi, t, warp, b))
                     else:
@@ -367,7 +339,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     def zero_word(b: int, t: int, gi: int) -> str:
         if not fmt.zero_point:
             return f"{_SYMMETRIC_ZERO[(fmt.dtype, fmt.bits)]:#x}u"
-        return _word(zbuf[b], 0, gi, t) if staged else _word(zpc, 0, t)
+        return _word(zbuf[b], 0, gi, t) if grouped else _word(zpc, 0, t)
 
     def compute(b: int, c: Any, stage: int | None = None) -> None:
         """acc += chunk c from buffer b: per group and tile, convert each k-block's A operand and multiply
@@ -377,8 +349,8 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
             load_x(xb, c, stage)
         for gi in range(GPC):
             for t in range(NT):
-                dst = tmp if staged else acc[t]
-                if staged:
+                dst = tmp if grouped else acc[t]
+                if grouped:
                     dsl.clear(tmp)
                 for j in range(gi * (G // 16), (gi + 1) * (G // 16)):
                     kb, jj = divmod(j, KB // 16)
@@ -390,13 +362,13 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                               _word(wbuf[b], 2 * jj, kb, t), _word(wbuf[b], 2 * jj + 1, kb, t), zero_word(b, t, gi),
                               _regs(a_frag))
                     dsl.gemm(mma, a_frag, xb(_, _, j), dst)          # (MMA_C,1,M8) += A_j x_j
-                if staged:
+                if grouped:
                     s_g = dsl.convert(sbuf[b](0, gi, t), dsl.float32)      # scale of row g
                     s_h = dsl.convert(sbuf[b](1, gi, t), dsl.float32)      # scale of row g+8
                     for i in range(4 * mb):
                         acc[t][i] = acc[t](i) + tmp(i) * (s_h if i % 4 >= 2 else s_g)
 
-    if not staged and fmt.zero_point:
+    if not grouped and fmt.zero_point:
         zpc = dsl.make_rmem_tensor(dtype, (2, NT))                        # (ROW,TILE) per-channel zero points
         for t in range(NT):
             dsl.copy(mZ(rb * NT + t, 0, g, _), zpc(_, t))
@@ -412,15 +384,6 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     # are copied by some lanes and read by all, so every lane's copies of chunk j must be complete
     # before any lane reads them, and every lane must be done with chunk j - 1 (read at step j - 1)
     # before the stage it used is refilled, next, with chunk j + P - 1.
-    def store(n: Any, m: Any, v: Any) -> None:
-        y[m, n] = v + bias(n) if bias is not None else v
-
-    if dyn:
-        _steal_loop(load, stage_in, lambda s: compute(0, None, s), acc, store, x=x, ws=ws, counters=counters,
-                    cfg=cfg, mb=mb, TS=TS, TD=TD)
-        record(3)
-        return
-
     D = cfg.prefetch
     for s in range(P - 1 + D):
         with dsl.if_(s < n_w):
@@ -449,7 +412,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                     stage_in(s)
                 compute(0 if AC else s, c_begin + warp + W * j, s if AC else None)
 
-    if not staged:
+    if not grouped:
         # per-channel: one scale per row, applied once to the whole sum
         spc = dsl.make_rmem_tensor(dtype, (2, NT))                        # (ROW,TILE)
         for t in range(NT):
@@ -472,6 +435,9 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     for e0 in range(0, elems, cfg.threads):
         e = e0 + threadIdx.x
         owned.append((rb * BN + e % BN, e // BN, e % BN))
+
+    def store(n: Any, m: Any, v: Any) -> None:
+        y[m, n] = v + bias(n) if bias is not None else v
 
     for n, m, n_l in owned:
         with dsl.if_(m < M):                                              # m < M <= 8 mb: inside sRed
@@ -496,136 +462,6 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                 ws[m, n] = 0.0
                 store(n, m, v)
     record(3)
-
-
-def _steal_loop(load: Any, stage_in: Any, compute: Any, acc: list, store: Any, *, x: Tensor, ws: Tensor,
-                counters: Tensor, cfg: MixedConfig, mb: int, TS: int, TD: int) -> None:
-    """The main loop and epilogue of mixed_gemm_kernel with work stealing (``cfg.steal``), traced inside it:
-    ``load(stage, chunk, row block)`` issues a chunk's cp.async copies, ``stage_in(stage)`` and
-    ``compute(stage)`` convert and multiply it into ``acc``, ``store(n, m, v)`` writes y (+ bias).
-
-    Warp w of split y first takes its share of its row block's TS dealt chunks, contiguous: chunks
-    (y W + w) TS / (S W) .. (S splits). Then it takes tickets from one of Q = min(steal_queues, CTAs)
-    queues (after the row-block counters, 128 bytes apart), queue c % Q for CTA c: ticket v of queue qi is
-    unit u = qi + Q v, U = steal_unit chunks TS + U (u // blocks) .. of row block u % blocks, until a ticket
-    past the queue's last unit comes. (One queue for the grid serialized its tickets: at W4 M = 1, N = K =
-    8192, 12k tickets on one address took 28.7 us a call against 15.9 without stealing.) The warp asks for
-    each ticket two units ahead, so the atomic's round trip hides behind its loads, and so a launch takes
-    every unit's ticket and two missing ones per warp: atom.inc wraps the queue back to zero
-    (``queue_ticket``).
-
-    Each unit (the dealt share counts as one) ends with the warp's partial sums added to the workspace
-    (red.add, already scaled); once its loop ends, the warp counts itself in at each unit's row block
-    (one fence, then ``warp_count_in``); the last of the row block's min(TS, S W) dealt shares and TD / U
-    units reads the sums, writes y and zeroes the workspace. Stage b carries its chunk's row block (-1: none, where the loop ends) and whether the
-    chunk ends its unit, since the loads run P - 1 chunks ahead of the compute."""
-    M = x.shape[0]
-    NT, W, P, U = cfg.tiles, cfg.warps, cfg.stages, cfg.steal_unit
-    BN = 16 * NT
-    N = ws.shape[1]
-    blocks = N // BN
-    units = blocks * (TD // U)                                            # queued units
-    lane, warp = threadIdx.x % 32, threadIdx.x // 32
-    g, q = lane // 4, lane % 4
-    SW = gridDim.y * W                                                    # warps sharing a row block's dealt chunks
-    sw = blockIdx.y * W + warp
-    arrivals = imin(TS, SW) + TD // U                                     # partial sums per row block
-    # Q queues, CTA c taking from queue c % Q, whose units are qi + Q v (ticket v); one 128-byte line each
-    C = gridDim.x * gridDim.y
-    Q = imin(cfg.steal_queues, C)
-    qi = (blockIdx.y * gridDim.x + blockIdx.x) % Q
-    units_q = (units - qi + Q - 1) // Q
-    tickets = units_q + 2 * W * ((C - qi + Q - 1) // Q)                   # a launch's: every unit, two misses a warp
-    counters.engine.root.written = True
-    queue = f"reinterpret_cast<unsigned*>({_addr(counters, blocks + 32 * qi)})"
-
-    def ticket() -> Any:
-        return make("raw", (f"tc::mixed::queue_ticket({queue}, {render(tickets - 1)})",), "unsigned")
-
-    t1 = dsl.declare(ticket(), "tk", const=False)                         # lane 0's next two tickets
-    t2 = dsl.declare(ticket(), "tk", const=False)
-    lrb = dsl.declare(0, "lrb", const=False)                              # the loads' row block (-1: done)
-    lc = dsl.declare(0, "lc", const=False)                                # ... next chunk
-    lend = dsl.declare(0, "lend", const=False)                            # ... and the end of its unit
-    dsl.assign(lrb, blockIdx.x)
-    dsl.assign(lc, sw * TS // SW)
-    dsl.assign(lend, (sw + 1) * TS // SW)
-    srb = [dsl.declare(-1, "srb", const=False) for _s in range(P)]        # per stage: its chunk's row block
-    slast = [dsl.declare(0, "slast", const=False) for _s in range(P)]     # ... 1 where the chunk ends a unit
-
-    def load_next(b: int) -> None:
-        """The warp's next chunk -> stage b (a new ticket first where the unit is done)."""
-        with dsl.if_(dsl.eq(lc, lend) & (lrb >= 0)):
-            v = dsl.declare(make("raw", (f"static_cast<int>(tc::mixed::warp_bcast({render(t1)}))",), "int"), "v")
-            dsl.assign(t1, t2)
-            with dsl.if_(v < units_q):
-                u = dsl.declare(qi + Q * v, "u")
-                dsl.assign(t2, ticket())
-                dsl.assign(lrb, u % blocks)
-                dsl.assign(lc, TS + u // blocks * U)
-                dsl.assign(lend, lc + U)
-            with dsl.else_():
-                dsl.assign(lrb, -1)
-        dsl.assign(srb[b], lrb)
-        with dsl.if_(lrb >= 0):
-            load(b, lc, lrb)
-            dsl.assign(slast[b], dsl.where(dsl.eq(lc + 1, lend), 1, 0))
-            dsl.assign(lc, lc + 1)
-
-    def count_in(rbv: Any, helper: str) -> None:
-        """Count this warp's partial sums of row block rbv in; the last of the row block writes y."""
-        cnt = f"reinterpret_cast<unsigned*>({_addr(counters, rbv)})"
-        last = dsl.declare(make("raw", (f"tc::mixed::{helper}({cnt}, {render(arrivals)})",), "bool"), "last")
-        with dsl.if_(last):
-            for e0 in range(0, BN * 8 * mb, 32):
-                e = e0 + lane
-                n, m = rbv * BN + e % BN, e // BN
-                with dsl.if_(m < M):
-                    v = dsl.declare(make("raw", (f"tc::mixed::ld_cg_f32({_addr(ws, (m, n))})",), "float"), "sum")
-                    ws[m, n] = 0.0
-                    store(n, m, v)
-
-    # the row blocks of the warp's units, counted in after its last one: a fence waits for the warp's cp.async
-    # loads in flight too, so counting in at each unit's end drained the pipeline (W4 M = 1, N = K = 8192:
-    # 20.4 us a call with 1/8 of the chunks stolen, against 15.8 without); past STEAL_DEFER units, at once
-    defer = dsl.smem_tensor(dsl.int32, tc.make_layout((STEAL_DEFER, W)))
-    n_def = dsl.declare(0, "ndef", const=False)
-
-    def flush(rbv: Any) -> None:
-        """The unit of row block rbv is done: its partial sums to the workspace, counted in now or later."""
-        for t in range(NT):
-            for i in range(4 * mb):                                       # C rows g, g+8 x columns 2q, 2q+1
-                n, m = rbv * BN + 16 * t + g + 8 * (i % 4 // 2), 8 * (i // 4) + 2 * q + i % 2
-                with dsl.if_(m < M):
-                    _call("red_add_f32", _addr(ws, (m, n)), render(acc[t](i)))
-            dsl.clear(acc[t])
-        with dsl.if_(n_def < STEAL_DEFER):
-            with dsl.if_(dsl.eq(lane, 0)):
-                defer[n_def, warp] = rbv
-            dsl.assign(n_def, n_def + 1)
-        with dsl.else_():
-            count_in(rbv, "warp_arrive_last")
-
-    for s in range(P - 1):
-        load_next(s)
-        dsl.cp_async_commit()
-    # a warp's chunks are at most its dealt share and every queued unit: the loop ends at the first empty stage
-    for _it in dsl.range((TS + units * U) // P + 2):
-        for s in range(P):
-            with dsl.if_(srb[s] < 0):
-                dsl.break_()
-            dsl.cp_async_wait(P - 2)
-            dsl.syncwarp()
-            load_next((s + P - 1) % P)
-            dsl.cp_async_commit()
-            stage_in(s)
-            compute(s)
-            with dsl.if_(dsl.ne(slast[s], 0)):
-                flush(srb[s])
-    dsl.syncwarp()                                                        # lane 0's entries of `defer`
-    _call("warp_release")
-    for i in dsl.range(n_def):
-        count_in(dsl.declare(defer(i, warp), "rbd"), "warp_count_in")
 
 
 # ----------------------------------------------------------------------------- host side
@@ -831,19 +667,17 @@ def x_rows(M: int) -> int:
 
 
 def _reduction_bytes(cfg: MixedConfig, M: int) -> int:
-    """The shared memory where a CTA's warps meet at the end (fp32, BN x 8 m-blocks x warps; none with work
-    stealing, where each warp adds its own partial sums to the workspace)."""
-    return 0 if cfg.steal else 16 * cfg.tiles * 8 * (-(-min(M, MAX_M) // 8)) * cfg.warps * 4
+    """The shared memory where a CTA's warps meet at the end (fp32, BN x 8 m-blocks x warps)."""
+    return 16 * cfg.tiles * 8 * (-(-min(M, MAX_M) // 8)) * cfg.warps * 4
 
 
 def stage_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int:
     """The shared memory of cfg's stages for M rows of x (async_copy; 0 for register buffers): per warp
     and stage, each lane's 16-byte weight slots and 4-byte scale (and zero point) slots, and the chunk's
-    x_rows(M) rows of x (padded by 16 bytes). With work stealing, per-channel scales (zero points) travel in
-    the stages too, since a warp's chunks come from many row blocks."""
+    x_rows(M) rows of x (padded by 16 bytes)."""
     if not cfg.async_copy:
         return 0
-    groups = cfg.chunk // fmt.group_size if fmt.group_size is not None else int(cfg.steal > 0)
+    groups = cfg.chunk // fmt.group_size if fmt.group_size is not None else 0
     per_lane = 16 * (cfg.chunk // k_block(fmt.bits)) * cfg.tiles + 4 * groups * cfg.tiles * (1 + fmt.zero_point)
     return (32 * per_lane + 2 * x_rows(M) * (cfg.chunk + _X_PAD)) * cfg.warps * cfg.stages
 
@@ -880,8 +714,7 @@ def launch_grid(x: Any, w: PackedWeight, cfg: MixedConfig, bias: Any = None, y: 
         import torch
         with torch.cuda.device(x.device):
             per_sm = mixed_gemm_kernel.max_active_blocks(*_kernel_args(x, w, bias, y, cfg), block=(cfg.threads,))
-    dealt = K // cfg.chunk * (16 - cfg.steal) // 16                       # the chunks the splits share out
-    return blocks, _pick_splits(blocks, dealt, cfg.warps, _sm_count(x) * per_sm)
+    return blocks, _pick_splits(blocks, K // cfg.chunk, cfg.warps, _sm_count(x) * per_sm)
 
 
 def _device_cc(x: Any) -> tuple[int, int]:
@@ -900,8 +733,6 @@ def _kernel_args(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig, s
     if y is None:
         y = torch.empty(M, N, dtype=x.dtype, device=x.device)
     blocks = N // (16 * cfg.tiles)
-    split_k = split_k or cfg.steal > 0                                     # stolen units add to the workspace
-    blocks += 32 * STEAL_QUEUES if cfg.steal else 0                       # ... and the queues' ticket counters
     ws, cnt = _workspace(x, M * N, blocks) if split_k else (None, None)
     kcfg = kcfg or replace(cfg, splits=None)                              # splits are the grid's, not the code's
     return (x, w.qweight, w.scales, w.zeros, bias, y, ws[:M * N].view(M, N) if split_k else None,

@@ -120,46 +120,5 @@ TC_DEVICE bool splitk_arrive_last(int* counter, int splits) {
     return last != 0;
 }
 
-// Work stealing (MixedConfig.steal): a queue of units every warp takes from. Lane 0 asks for the next
-// ticket (atom.inc wraps the count to 0 after `limit`, so a launch that takes exactly limit + 1 tickets
-// leaves the queue as it found it: no reset, no memset); the other lanes get 0. The ticket is read
-// (warp_bcast) a unit later, so the atomic's round trip hides behind the loads of the current unit.
-TC_DEVICE unsigned queue_ticket(unsigned* queue, unsigned limit) {
-    unsigned old = 0;
-    if ((threadIdx.x & 31) == 0)
-        asm volatile("atom.relaxed.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(queue), "r"(limit) : "memory");
-    return old;
-}
-TC_DEVICE unsigned warp_bcast(unsigned v) { return __shfl_sync(0xffffffffu, v, 0); }
-// Deferred counting (a warp's units, counted in once its loads are done): warp_release orders the lanes'
-// red.adds before lane 0's later relaxed count-ins (fence.acq_rel: cumulative); warp_count_in is true in
-// every lane of the warp that counted in last, after lane 0's acquire fence and the warp barrier order the
-// count before the lanes' loads of the sums. A fence waits for every memory operation the warp has in
-// flight, its cp.async loads too: this pair runs where the warp has none, unlike warp_arrive_last.
-TC_DEVICE void warp_release() {
-    __syncwarp();
-    if ((threadIdx.x & 31) == 0) asm volatile("fence.acq_rel.gpu;" ::: "memory");
-}
-TC_DEVICE bool warp_count_in(unsigned* counter, unsigned count) {
-    unsigned old = 0;
-    if ((threadIdx.x & 31) == 0)
-        asm volatile("atom.relaxed.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(count - 1) : "memory");
-    const bool last = __shfl_sync(0xffffffffu, old, 0) == count - 1;
-    if (last && (threadIdx.x & 31) == 0) asm volatile("fence.acq_rel.gpu;" ::: "memory");
-    __syncwarp();
-    return last;
-}
-// A warp's splitk_arrive_last: every lane calls it after its red.adds; true in every lane of the warp
-// that arrived last of `count`. The warp barrier orders the lanes' red.adds before lane 0's acq_rel
-// atomic (cumulative release), whose acquire orders the count before the last warp's loads of the
-// sums; atom.inc wraps the counter back to 0 on the last arrival.
-TC_DEVICE bool warp_arrive_last(unsigned* counter, unsigned count) {
-    __syncwarp();
-    unsigned old = 0;
-    if ((threadIdx.x & 31) == 0)
-        asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(count - 1) : "memory");
-    return __shfl_sync(0xffffffffu, old, 0) == count - 1;
-}
-
 }  // namespace mixed
 }  // namespace tc

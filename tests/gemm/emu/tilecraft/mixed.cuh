@@ -61,39 +61,5 @@ inline bool splitk_arrive_last(int* counter, int splits) {
     return r;
 }
 
-// work stealing: atom.inc (wrapping after limit) by lane 0; the broadcast goes through the warp's scratch
-inline unsigned atomic_inc_wrap(unsigned* p, unsigned limit) {
-    std::atomic_ref<unsigned> a(*p);
-    unsigned old = a.load();
-    while (!a.compare_exchange_weak(old, old >= limit ? 0u : old + 1)) {}
-    return old;
-}
-inline unsigned queue_ticket(unsigned* queue, unsigned limit) {
-    return threadIdx.x % 32 == 0 ? atomic_inc_wrap(queue, limit) : 0u;
-}
-inline unsigned warp_bcast(unsigned v) {
-    unsigned* slot = static_cast<unsigned*>(tc_warp_scratch());
-    if (threadIdx.x % 32 == 0) *slot = v;
-    __syncwarp();
-    const unsigned r = *slot;
-    __syncwarp();  // every lane has read the slot before lane 0 writes it again
-    return r;
-}
-inline void warp_release() {
-    __syncwarp();
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-}
-inline bool warp_count_in(unsigned* counter, unsigned count) {
-    const unsigned old = threadIdx.x % 32 == 0 ? atomic_inc_wrap(counter, count - 1) : 0u;
-    const bool last = warp_bcast(old) == count - 1;
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    return last;
-}
-inline bool warp_arrive_last(unsigned* counter, unsigned count) {
-    __syncwarp();
-    const unsigned old = threadIdx.x % 32 == 0 ? atomic_inc_wrap(counter, count - 1) : 0u;
-    return warp_bcast(old) == count - 1;
-}
-
 }  // namespace mixed
 }  // namespace tc
