@@ -470,8 +470,7 @@ def _check_device(x: Any) -> None:
     """x on a CUDA device of compute capability 8.0 or newer (mma.sync with bf16, cp.async-era loads)."""
     if not x.is_cuda:
         raise ValueError(f"the mixed-input GEMM runs on CUDA tensors, got x on {x.device}")
-    from tilecraft.gemm.op import _device_facts
-    cc = _device_facts(x.device)[1]
+    cc = _device_cc(x)
     if cc[0] < 8:
         raise ValueError(f"the mixed-input GEMM needs sm_80 or newer, this GPU is sm_{cc[0]}{cc[1]}")
 
@@ -565,13 +564,14 @@ class MixedGemm:
         x2 = x2.clone(memory_format=torch.contiguous_format) if clone else x2
         M, dev, out_shape = x2.shape[0], x.device, (*x.shape[:-1], N)
         y = torch.empty(M, N, dtype=want, device=dev)
-        cfg = self.config or pick_mixed_config(fmt, M, K, N, _sm_count(x))
+        sms, cc = _sm_count(x), _device_cc(x)
+        cfg = self.config or pick_mixed_config(fmt, M, K, N, sms)
         cfg.validate(fmt, K, N, min(M, MAX_M))
         kcfg = replace(cfg, splits=None)                                   # splits are the grid's, not the code's
         if self.pdl not in (None, True, False):
             raise TypeError(f"MixedGemm: pdl must be None, True or False, got {self.pdl!r}")
-        pdl = self.pdl if self.pdl is not None else _device_cc(x) >= (9, 0)
-        if pdl and _device_cc(x) < (9, 0):
+        pdl = self.pdl if self.pdl is not None else cc >= (9, 0)
+        if pdl and cc < (9, 0):
             raise ValueError("MixedGemm(pdl=True): programmatic dependent launches need an sm_90 or newer GPU")
         if not (isinstance(self.pdl_prefetch, int) and 0 <= self.pdl_prefetch <= 16):
             raise ValueError(f"MixedGemm: pdl_prefetch must be an int in 0..16 (sixteenths), got {self.pdl_prefetch!r}")
@@ -580,7 +580,7 @@ class MixedGemm:
         for m0 in range(0, M, MAX_M):
             xs, ys = x2[m0:m0 + MAX_M], y[m0:m0 + MAX_M]
             blocks, splits = launch_grid(xs, w, cfg, bias, ys)
-            cap = pdl_ctas_per_sm(blocks * splits, _sm_count(x)) if pdl else None
+            cap = pdl_ctas_per_sm(blocks * splits, sms) if pdl else None
             bound = mixed_gemm_kernel.bind(*_kernel_args(xs, w, bias, ys, cfg, splits > 1, kcfg, pf),
                                            grid=(blocks, splits), block=(cfg.threads,), pdl=pdl, max_ctas_per_sm=cap)
             slices.append((m0, bound, splits > 1))
