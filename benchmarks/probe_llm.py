@@ -7,7 +7,8 @@ few (M, N, K), in one process, float64-checked first, weights rotated past L2.
 Each call is timed with CUDA events (tilecraft.bench's Timer, operands rotated call by call) and no GPU sleep
 covers the host's enqueue time, so a slow host path shows here as it does to a caller in a loop (sixth session:
 every tilecraft call was host-bound); ``--gpu-only`` times the GPU alone; ``--picks`` compares, at issue 8's 40 LLM
-shapes, the heuristic's pick with the tile-count rule's where they differ. Candidates: tc.gemm's automatic pick, and the configurations in
+shapes, the heuristic's pick with the tile-count rule's where they differ; ``--streamk`` compares, at the 40 shapes (or ``--shapes``), the
+pick with every SM90_TABLE tile with and without stream-K. Candidates: tc.gemm's automatic pick, and the configurations in
 CANDIDATES (those that do not validate at a shape are skipped). One line per (shape, contender): µs,
 TFLOP/s, x cuBLAS, relative error.
 """
@@ -22,8 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from tilecraft.bench.timing import Timer  # noqa: E402
-from tilecraft.gemm import Sm90Config, gemm  # noqa: E402
-from tilecraft.gemm.op import _pick_sm90_by_tiles, pick_sm90_config  # noqa: E402
+from dataclasses import replace  # noqa: E402
+
+from tilecraft.gemm import SM90_TABLE, Sm90Config, gemm  # noqa: E402
+from tilecraft.gemm.op import _pick_sm90_by_tiles, _unclustered_if_few_m_tiles, pick_sm90_config  # noqa: E402
 
 LLM_NK = [(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336), (8192, 8192), (10240, 8192), (57344, 8192),
           (8192, 28672)]                                                  # bench_sm90.py's Llama-3-8B/70B (N, K)
@@ -46,7 +49,10 @@ def main() -> int:
                    "the kernels' GPU time alone")
     p.add_argument("--picks", action="store_true", help="issue 8's 40 LLM shapes, the heuristic against the "
                    "tile-count rule it replaced (_pick_sm90_by_tiles) instead of CANDIDATES")
+    p.add_argument("--streamk", action="store_true", help="every SM90_TABLE tile with and without stream-K")
     a = p.parse_args()
+    if a.streamk and "--shapes" not in sys.argv:
+        a.picks = True
     if a.picks:
         a.shapes = ",".join(f"{m}x{n}x{k}" for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK)
     timer = Timer(gpu_sleep=a.gpu_only, warmup_ms=5.0, reps=a.reps)     # without --gpu-only the host's time shows
@@ -66,7 +72,11 @@ def main() -> int:
         print(f"| {shape} | cuBLAS | {base:.1f} | {flop / base / 1e6:.1f} | 1.000x | |", flush=True)
         auto = pick_sm90_config(M, N, K, 1, sms)
         contenders = [("auto " + auto.name, None)] + [(c.name, c) for c in CANDIDATES]
-        if a.picks:
+        if a.streamk:
+            tiles = [_unclustered_if_few_m_tiles(c, M) for c in SM90_TABLE.values()]
+            variants = [v for c in tiles for v in (c, replace(c, stream_k=True))]
+            contenders = [("auto " + auto.name, auto)] + [(v.name, v) for v in variants if v != auto]
+        elif a.picks:
             rule = _pick_sm90_by_tiles(M, N, K, 1, sms)
             contenders = [("auto " + auto.name, auto)] + ([("tiles " + rule.name, rule)] if rule != auto else [])
         for name, cfg in contenders:

@@ -7,8 +7,8 @@ copy / gemm / axpby / clear / fill are CuTe's thread-level algorithms (algorithm
 Tracing never touches the GPU; launching goes through tilecraft.runtime.
 """
 from tilecraft.dsl.algorithms import (
-    axpby, clear, copy, copy_if, cp_async_commit, cp_async_wait, fill, gemm, read_if, semaphore_release, semaphore_wait,
-    vector_width,
+    axpby, clear, copy, copy_if, cp_async_commit, cp_async_wait, fill, flag_release, flag_wait, gemm, read_if,
+    semaphore_release, semaphore_wait, vector_width,
 )
 from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Value, eq, ne, where
 from tilecraft.dsl.kernel import Constexpr, Kernel, Specialization, kernel
@@ -23,8 +23,8 @@ from tilecraft.dsl.trace import (
 )
 
 __all__ = [
-    "axpby", "clear", "copy", "copy_if", "cp_async_commit", "cp_async_wait", "fill", "gemm", "read_if", "semaphore_release", "semaphore_wait",
-    "vector_width",
+    "axpby", "clear", "copy", "copy_if", "cp_async_commit", "cp_async_wait", "fill", "flag_release", "flag_wait", "gemm",
+    "read_if", "semaphore_release", "semaphore_wait", "vector_width",
     "BoolExpr", "Expr", "IntExpr", "TraceError", "Value", "eq", "ne", "where",
     "Constexpr", "Kernel", "Specialization", "kernel",
     "DType", "as_dtype", "bfloat16", "bool_", "convert", "elem_less", "float16", "float32", "float64", "int8", "int32", "int64", "make_gmem_ptr",

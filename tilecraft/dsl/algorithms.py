@@ -22,7 +22,7 @@ from tilecraft.layout.inttuple import _add
 from tilecraft.tensor import Tensor
 
 __all__ = ["copy", "copy_if", "gemm", "axpby", "clear", "fill", "vector_width", "cp_async_commit", "cp_async_wait",
-           "semaphore_wait", "semaphore_release"]
+           "semaphore_wait", "semaphore_release", "flag_wait", "flag_release"]
 
 _VEC_TYPES = {2: "unsigned short", 4: "unsigned", 8: "uint2", 16: "uint4"}
 
@@ -324,22 +324,39 @@ def cp_async_wait(n: int) -> None:
 def semaphore_wait(flags: Tensor, coord: Any, value: Any) -> None:
     """Block until the int flag flags(coord) equals value (thread 0 polls with acquire loads, then the
     CTA meets at a barrier): CUTLASS's Semaphore::wait, for in-order (serial) split-K."""
-    eng = flags.engine
-    if not isinstance(eng, PointerEngine) or eng.space != "gmem" or eng.dtype.bits != 32:
-        raise TraceError(f"semaphore_wait needs a global int32 tensor, got {flags!r}")
-    current().emit(f"tc::semaphore_wait({eng.address(_add(flags.offset, flags.layout(coord)))}, {render(value, 'int')});")
+    current().emit(f"tc::semaphore_wait({_flag_address(flags, coord, 'semaphore_wait')}, {render(value, 'int')});")
 
 
 def semaphore_release(flags: Tensor, coord: Any, value: Any) -> None:
     """After a barrier (every thread's writes issued), thread 0 stores value to flags(coord) with release
     semantics: the next waiter sees this CTA's writes."""
+    address = _flag_address(flags, coord, "semaphore_release")
+    if flags.engine.root is not None:
+        flags.engine.root.written = True
+    current().emit(f"tc::semaphore_release({address}, {render(value, 'int')});")
+
+
+def _flag_address(flags: Tensor, coord: Any, what: str) -> str:
     eng = flags.engine
     if not isinstance(eng, PointerEngine) or eng.space != "gmem" or eng.dtype.bits != 32:
-        raise TraceError(f"semaphore_release needs a global int32 tensor, got {flags!r}")
-    if eng.root is not None:
-        eng.root.written = True
-    current().emit(f"tc::semaphore_release({eng.address(_add(flags.offset, flags.layout(coord)))}, "
-                   f"{render(value, 'int')});")
+        raise TraceError(f"{what} needs a global int32 tensor, got {flags!r}")
+    return eng.address(_add(flags.offset, flags.layout(coord)))
+
+
+def flag_wait(flags: Tensor, coord: Any, value: Any) -> None:
+    """The calling thread spins until the int flag flags(coord) equals value (acquire loads at GPU scope).
+    For a group smaller than the CTA: one thread waits, then the group meets at its barrier, after which
+    every thread of it sees what the releasing side wrote (``semaphore_wait`` is the whole-CTA form)."""
+    current().emit(f"tc::flag_wait({_flag_address(flags, coord, 'flag_wait')}, {render(value, 'int')});")
+
+
+def flag_release(flags: Tensor, coord: Any, value: Any) -> None:
+    """The calling thread stores value to flags(coord) with release semantics at GPU scope: after its group's
+    barrier, a waiter that sees value sees every write the group made before the barrier."""
+    address = _flag_address(flags, coord, "flag_release")
+    if flags.engine.root is not None:
+        flags.engine.root.written = True
+    current().emit(f"tc::flag_release({address}, {render(value, 'int')});")
 
 
 def _mma_gemm(mma: Any, A: Tensor, B: Tensor, C: Tensor) -> None:

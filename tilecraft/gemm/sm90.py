@@ -50,7 +50,8 @@ from tilecraft import _, dsl
 from tilecraft.atoms import gmma_layout_atom, make_tiled_mma, wgmma_atom
 from tilecraft.atoms.sm90_codegen import HEADER_N
 from tilecraft.dsl import Constexpr, blockIdx, gridDim, hopper, threadIdx
-from tilecraft.layout.inttuple import imin
+from tilecraft.layout.inttuple import imax, imin
+from tilecraft.tensor import Tensor
 
 __all__ = ["Sm90Config", "sm90_gemm_kernel", "smem_layout", "ELEMENTS"]
 
@@ -84,6 +85,7 @@ class Sm90Config:
     cluster_m: int = 1
     splits: int = 1
     tma_store: bool = True
+    stream_k: bool = False
 
     @property
     def threads(self) -> int:
@@ -104,7 +106,9 @@ class Sm90Config:
     @property
     def name(self) -> str:
         return (f"sm90_{self.blk_m}x{self.blk_n}x{self.blk_k}_s{self.stages}_c{self.consumers}"
-                + (f"_r{self.raster}" if self.raster != 8 else "") + (f"_cl{self.cluster_m}x1" if self.cluster_m > 1 else "") + (f"_sk{self.splits}" if self.splits > 1 else "") + ("" if self.tma_store else "_direct"))
+                + (f"_r{self.raster}" if self.raster != 8 else "") + (f"_cl{self.cluster_m}x1" if self.cluster_m > 1 else "")
+                + (f"_sk{self.splits}" if self.splits > 1 else "") + ("_streamk" if self.stream_k else "")
+                + ("" if self.tma_store else "_direct"))
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
         """Shared memory of the stages, the epilogue's D buffers (two 128-byte-wide column chunks of each
@@ -135,6 +139,8 @@ class Sm90Config:
                 raise ValueError(f"{self.name}: register counts must be multiples of 8 in [24, 256]")
         if self.splits < 1:
             raise ValueError(f"{self.name}: splits must be >= 1")
+        if self.stream_k and self.splits > 1:
+            raise ValueError(f"{self.name}: stream-K and split-K are two ways to divide K; choose one")
         if self.cluster_m not in (1, 2):
             raise ValueError(f"{self.name}: cluster_m must be 1 or 2 (CTAs of a cluster along M sharing B)")
         if self.cluster_m > 1 and (self.blk_n // self.cluster_m) * self.blk_k * elem_bytes % 1024:
@@ -180,6 +186,58 @@ def _unit_coords(cfg: Sm90Config, unit: Any, units_m: Any, tiles_n: Any, batched
             imin(per_split, k_tiles - k_begin))
 
 
+def _same(value: Any, _hint: str) -> Any:
+    return value
+
+
+def stream_k_share(units: Any, k_tiles: Any, clusters: Any, c: Any, name: Any = _same) -> tuple[Any, Any, Any, Any]:
+    """Stream-K's division of the work (Osama et al., "Stream-K", 2023, in its data-parallel hybrid): when
+    the units do not make whole rounds over the clusters, the last partial round and one whole round before
+    it (every unit, when there are fewer units than clusters) are sk_units x k_tiles k-iterations shared
+    evenly, cluster c taking iterations [begin, end) in unit-major order; the other units stay whole.
+    With fewer iterations than clusters, the first `sharers` clusters take one each (no range is empty
+    among the sharers: a unit's finisher waits on every cluster between its own and the last peer).
+    Returns (sk_units, sharers, begin, end); ints or runtime values alike (`name` gives runtime ones a C++ name).
+    """
+    rem = units % clusters
+    sk_units = name(dsl.where(dsl.eq(rem, 0), 0, imin(units, rem + clusters)), "sk_units")
+    sk_iters = name(sk_units * k_tiles, "sk_iters")
+    sharers = name(imax(imin(clusters, sk_iters), 1), "sharers")
+    return (sk_units, sharers, name(imin(c, sharers) * sk_iters // sharers, "sk_begin"),
+            name(imin(c + 1, sharers) * sk_iters // sharers, "sk_end"))
+
+
+def stream_k_items(share: tuple[Any, Any, Any, Any], units: Any, k_tiles: Any, clusters: Any,
+                   name: Any = _same) -> tuple[Any, Any]:
+    """(items, segments): how many pieces of work the cluster with `share` (``stream_k_share``) does, of
+    which the first `segments` are its stream-K segments (one per unit its iterations touch) and the rest
+    whole units."""
+    sk_units, _sharers, begin, end = share
+    segments = name(dsl.where(begin < end, (end - 1) // k_tiles - begin // k_tiles + 1, 0), "segments")
+    return name(segments + (units - sk_units) // clusters, "items"), segments
+
+
+def stream_k_item(item: Any, share: tuple[Any, Any, Any, Any], segments: Any, k_tiles: Any, clusters: Any,
+                  c: Any, name: Any = _same) -> tuple[Any, Any, Any]:
+    """(unit, first k-tile, k-tiles) of cluster c's item-th piece of work: its stream-K segments in order,
+    then the whole units sk_units + c, sk_units + c + clusters, ..."""
+    sk_units, _sharers, begin, end = share
+    is_sk = name(item < segments, "in_stream_k")
+    unit = name(dsl.where(is_sk, begin // k_tiles + item, sk_units + c + (item - segments) * clusters), "unit")
+    base = unit * k_tiles
+    k_begin = dsl.where(is_sk, imax(begin - base, 0), 0)
+    k_end = dsl.where(is_sk, imin(end - base, k_tiles), k_tiles)
+    return unit, k_begin, k_end - k_begin
+
+
+def stream_k_last_peer(unit: Any, share: tuple[Any, Any, Any, Any], k_tiles: Any) -> Any:
+    """The last cluster whose stream-K iterations reach into `unit` (the owner of its last k-iteration).
+    The cluster that owns the unit's first k-iteration finishes it: it adds the partial tiles of the
+    clusters after it, up to this one, each of which computed a later slice of the unit's K."""
+    sk_units, sharers = share[:2]
+    return ((unit + 1) * k_tiles * sharers - 1) // (sk_units * k_tiles)
+
+
 def _release(empty_bar: Any, stage: Any, cluster: int) -> None:
     """A consumer warpgroup frees `stage` for the producer of every CTA that writes into it."""
     if cluster == 1:
@@ -216,16 +274,42 @@ class _Schedule:
         self.rank = name(hopper.cluster_rank(), "rank") if CL > 1 else 0  # this CTA's m-tile in its cluster
         self.unit0, self.unit_step = (blockIdx.x // CL, gridDim.x // CL) if CL > 1 else (blockIdx.x, gridDim.x)
         self.cfg = cfg
+        if cfg.stream_k:                                                  # this cluster's stream-K items
+            self.cluster = name(self.unit0, "cluster") if CL > 1 else blockIdx.x
+            self.clusters = name(self.unit_step, "clusters") if CL > 1 else gridDim.x
+            self.share = stream_k_share(self.tile_units, self.k_tiles, self.clusters, self.cluster, name)
+            # items: the segments of its share of the iterations, then whole units
+            self.items, self.segments = stream_k_items(self.share, self.tile_units, self.k_tiles, self.clusters, name)
 
     def units(self) -> Any:
-        """The loop over this CTA's work units."""
+        """The loop over this CTA's work: units (tiles of whole clusters, k-slices of them with split-K),
+        or with stream-K, items (``stream_k_item``)."""
+        if self.cfg.stream_k:
+            return dsl.range(self.items)
         return dsl.range(self.unit0, self.num_units, self.unit_step)
 
-    def coords(self, unit: Any) -> tuple[Any, Any, Any, Any, Any]:
-        """(m_tile, n_tile, batch, first k-tile, k-tiles) of `unit` for this CTA."""
-        m_unit, n_tile, l_idx, k_begin, k_count = _unit_coords(self.cfg, unit, self.units_m, self.tiles_n, self.batched,
-                                                               self.tile_units, self.per_split, self.k_tiles)
+    def unit(self, item: Any) -> tuple[Any, Any, Any]:
+        """Stream-K: (unit, first k-tile, k-tiles) of a loop index of ``units()``."""
+        return stream_k_item(item, self.share, self.segments, self.k_tiles, self.clusters, self.cluster, dsl.declare)
+
+    def coords(self, item: Any) -> tuple[Any, Any, Any, Any, Any]:
+        """(m_tile, n_tile, batch, first k-tile, k-tiles) of a loop index of ``units()`` for this CTA."""
+        if self.cfg.stream_k:
+            unit, k_begin, k_count = self.unit(item)
+            m_unit, n_tile, l_idx = _tile_coords(self.cfg, unit, self.units_m, self.tiles_n, self.batched)
+        else:
+            m_unit, n_tile, l_idx, k_begin, k_count = _unit_coords(self.cfg, item, self.units_m, self.tiles_n,
+                                                                   self.batched, self.tile_units, self.per_split,
+                                                                   self.k_tiles)
         return m_unit * self.CL + self.rank, n_tile, l_idx, k_begin, k_count
+
+    def peers(self, item: Any) -> tuple[Any, Any]:
+        """Stream-K: the CTAs (first, last) whose partial tiles this CTA adds to finish the item's unit
+        (none when first > last): the same cluster rank in the clusters after this one that computed
+        later slices of the unit's K."""
+        unit = self.unit(item)[0]
+        last = stream_k_last_peer(unit, self.share, self.k_tiles)
+        return (self.cluster + 1) * self.CL + self.rank, last * self.CL + self.rank
 
 
 @dsl.inline
@@ -278,12 +362,15 @@ def tma_producer(sch: _Schedule, full_bar: Any, empty_bar: Any, stage_bytes: Any
 @dsl.inline
 def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full: Any, sch: _Schedule, sA: Any, sB: Any,
              full_bar: Any, empty_bar: Any, C: Any, D: Any, W: Any, bias: Any, alpha: Any, beta: Any,
-             tmD: Any = None, sD: Any = None) -> None:
+             tmD: Any = None, sD: Any = None, flags: Any = None) -> None:
     """A consumer warpgroup's whole life: wgmma from the stages into fp32 accumulators, tile after tile,
     each followed by the epilogue of its (ROWS, BLK_N) part (or, with split-K, the fp32 partial). With a
     TMA map of D (tmD) and the epilogue buffers sD (ROWS, CHUNK, 2 * consumers) the tile leaves through
-    shared memory and TMA stores (see ``_store_through_smem``); otherwise straight from the registers."""
-    from tilecraft.gemm.tensorop import _epilogue, _store
+    shared memory and TMA stores (see ``_store_through_smem``); otherwise straight from the registers.
+    With stream-K, a unit's slices of K end in one tile: the CTAs that computed a later slice leave their
+    accumulators in the workspace W and raise their flag (``_publish``), the CTA of the first slice adds them
+    and runs the epilogue (``_collect``)."""
+    from tilecraft.gemm.tensorop import _store
 
     hopper.setmaxnreg(cfg.consumer_regs, inc=True)
     dtype, wg_type = ELEMENTS[elem]
@@ -299,7 +386,7 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
     stage = dsl.declare(0, "stage", const=False)
     phase = dsl.declare(0, "phase", const=False)
     for unit in sch.units():
-        m_tile, n_tile, l_idx, _k_begin, k_count = sch.coords(unit)
+        m_tile, n_tile, l_idx, k_begin, k_count = sch.coords(unit)
         for k_tile in dsl.range(k_count):
             full_bar.wait(stage, phase)                                   # the stage's bytes landed
             hopper.wgmma_fence()
@@ -333,18 +420,79 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
         if ep.read_c:
             gC = tc.local_tile(tc.local_tile(C(l_idx, _, _), tiler, coord), (cfg.rows, bN), (cw, 0))
             tCgC = thr_mma.partition_C(gC)                                # (V,MMA_M,1)
-        if tmD is not None:
-            _store_through_smem(cfg, wg_type, tCrC, tCgC, tCgD, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep,
-                                (m_tile * bM + cw * cfg.rows, n_tile * bN, l_idx), M, N, full)
+        origin = (m_tile * bM + cw * cfg.rows, n_tile * bN, l_idx)
+        if not cfg.stream_k:
+            _tile_epilogue(cfg, wg_type, tCrC, tCgC, tCgD, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep, origin,
+                           M, N, full)
             continue
-        for mb in range(tc.size(tCrC, 1)):
-            for j in range(bN // 8):                                      # one n8 block at a time: few live
-                blk = ((_, _, j), mb, 0)                                  # registers beyond the accumulators
-                _epilogue(tCrC(blk), tCgC(blk) if ep.read_c else None, tCgD(blk), tCcD(blk), bias, alpha, beta,
-                          ep, M, N, full)
+        with dsl.if_(k_begin > 0):                                        # a later slice of K: hand it over
+            _publish(cfg, tCrC, W, flags, cw, leader)
+        with dsl.else_():
+            with dsl.if_(k_begin + k_count < sch.k_tiles):                # the first slice: add the others'
+                _collect(cfg, sch, unit, tCrC, W, flags, cw, leader)
+            _tile_epilogue(cfg, wg_type, tCrC, tCgC, tCgD, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep, origin,
+                           M, N, full)
     if tmD is not None:
         with dsl.if_(leader):
             hopper.tma_store_wait(0, read=False)                          # every store done before the CTA exits
+
+
+@dsl.inline
+def _tile_epilogue(cfg: Sm90Config, wg_type: str, tCrC: Any, tCgC: Any, tCgD: Any, tCcD: Any, tmD: Any, sD: Any,
+                   cw: Any, leader: Any, bias: Any, alpha: Any, beta: Any, ep: Any, origin: tuple[Any, Any, Any],
+                   M: Any, N: Any, full: Any) -> None:
+    """D of this consumer's (ROWS, BLK_N) part of a finished tile: through shared memory and TMA stores when
+    there is a map of D, else straight from the accumulators, one n8 block at a time (few live registers
+    beyond the accumulators)."""
+    from tilecraft.gemm.tensorop import _epilogue
+
+    if tmD is not None:
+        _store_through_smem(cfg, wg_type, tCrC, tCgC, tCgD, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep, origin,
+                            M, N, full)
+        return
+    for mb in range(tc.size(tCrC, 1)):
+        for j in range(cfg.blk_n // 8):
+            blk = ((_, _, j), mb, 0)
+            _epilogue(tCrC(blk), tCgC(blk) if ep.read_c else None, tCgD(blk), tCcD(blk), bias, alpha, beta, ep, M, N,
+                      full)
+
+
+def _partial(cfg: Sm90Config, W: Any, cta: Any, cw: Any, n: int) -> Any:
+    """This thread's n accumulators in CTA `cta`'s stream-K partial tile (the flat fp32 workspace W holds one
+    per CTA and consumer warpgroup), in fragment order: 16 bytes per thread in turn, so that a warp's
+    vector stores and loads cover whole 512-byte runs."""
+    offset = ((cta * cfg.consumers + cw) * (n // 4) * 128 + threadIdx.x % 128) * 4
+    return Tensor(W.engine, tc.make_layout((4, n // 4), (1, 512)), offset)
+
+
+@dsl.inline
+def _publish(cfg: Sm90Config, tCrC: Any, W: Any, flags: Any, cw: Any, leader: Any) -> None:
+    """Stream-K, a later slice of a unit's K: store the accumulators as this CTA's partial tile, then (every
+    thread of the warpgroup past its barrier) raise the warpgroup's flag with release semantics."""
+    dsl.copy(tCrC, _partial(cfg, W, blockIdx.x, cw, tc.size(tCrC)))
+    hopper.named_barrier(1 + cw, 128)
+    with dsl.if_(leader):
+        dsl.flag_release(flags, blockIdx.x * cfg.consumers + cw, 1)
+
+
+@dsl.inline
+def _collect(cfg: Sm90Config, sch: _Schedule, item: Any, tCrC: Any, W: Any, flags: Any, cw: Any, leader: Any) -> None:
+    """Stream-K, the first slice of a unit's K: add the partial tiles of the CTAs that computed the later
+    slices, in CTA order (a sum in a fixed order: the result does not depend on timing). Each flag is
+    waited for and put back to 0 for the next launch."""
+    n = tc.size(tCrC)
+    first, last = sch.peers(item)
+    for cta in dsl.range(first, last + 1, cfg.cluster_m):
+        with dsl.if_(leader):
+            dsl.flag_wait(flags, cta * cfg.consumers + cw, 1)
+            dsl.flag_release(flags, cta * cfg.consumers + cw, 0)
+        hopper.named_barrier(1 + cw, 128)                                 # the partial is visible to all 128
+        part = _partial(cfg, W, cta, cw, n)
+        for q in range(n // 4):
+            vals = dsl.make_rmem_tensor(dsl.float32, tc.make_layout(4))
+            dsl.copy(part(_, q), vals)
+            for i in range(4):
+                tCrC[q * 4 + i] = tCrC(q * 4 + i) + vals(i)
 
 
 @dsl.inline
@@ -385,17 +533,20 @@ def _store_through_smem(cfg: Sm90Config, wg_type: str, tCrC: Any, tCgC: Any, tCg
 
 @dsl.kernel
 def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, elem: Constexpr, majors: Constexpr,
-                     ep: Constexpr, full: Constexpr, tmD=None):
+                     ep: Constexpr, full: Constexpr, tmD=None, flags=None):
     """D (L,M,N) = epilogue(alpha * A @ B^T, C, bias) with A and B given as TMA maps of (M,K,L) and
     (N,K,L) views; see the module docstring. With split-K, W is the fp32 workspace (S,L,M,N) of the
     splits' partial tiles (D then only gives the extents) and splitk_reduce_kernel finishes. tmD, a TMA
-    map of D's (M,N,L) view (``d_map``), makes the epilogue store through shared memory."""
+    map of D's (M,N,L) view (``d_map``), makes the epilogue store through shared memory. With stream-K, W is
+    the flat fp32 workspace of one partial tile per CTA (``streamk_workspace``) and flags its int32 flags, one
+    per CTA and consumer warpgroup, 0 before the launch and after it."""
     dsl.launch_bounds(cfg.threads, 1)
     dtype, _wg_type = ELEMENTS[elem]
     bM, bN, bK = cfg.blk_m, cfg.blk_n, cfg.blk_k
     dsl.assume(bK * dtype.bits == 1024, f"blk_k={bK} is not 128 bytes of {elem}")
     dsl.assume(dtype.bits == 16 or majors == ("K", "K"),
                f"{elem} wgmma operands must both be K-major (only 16-bit types have the transpose bits)")
+    dsl.assume(not cfg.stream_k or (W is not None and flags is not None), "stream-K needs the workspace W and flags")
     L, M, N = D.shape
     sch = _Schedule(cfg, (L, M, N), K)
     CL = sch.CL
@@ -423,7 +574,8 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
 
             tma_producer(sch, full_bar, empty_bar, stage_bytes, load)
     with dsl.else_():
-        consumer(cfg, elem, majors, ep, full, sch, sA, sB, full_bar, empty_bar, C, D, W, bias, alpha, beta, tmD, sD)
+        consumer(cfg, elem, majors, ep, full, sch, sA, sB, full_bar, empty_bar, C, D, W, bias, alpha, beta, tmD, sD,
+                 flags)
     if CL > 1:
         hopper.cluster_sync()           # no CTA leaves while a peer may still multicast into it or arrive on it
 
@@ -567,7 +719,9 @@ class Launch:
     the epilogue says, with everything but their addresses resolved once (split count, grid, the bound
     kernels, which maps to make). A caller that keys its Launches on the operands' dtypes, shapes, strides,
     16-byte alignment and device (tc.gemm does) runs later operands of that signature with ``launch(...)``:
-    three cached TMA maps and one or two driver launches. alpha and beta are floats read at each call."""
+    three cached TMA maps and one or two driver launches. alpha and beta are floats read at each call.
+    Stream-K launches one CTA per SM (in whole clusters) and gives each call a fresh workspace of partial
+    tiles; its flags return to 0 by the end of a launch, so each stream keeps one zeroed set."""
 
     def __init__(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, cfg: Sm90Config,
                  elem: str, ep: Any, sms: int):
@@ -577,6 +731,8 @@ class Launch:
         L, M, N = D3.shape
         self.K = K = A3.shape[2]
         self.cfg = cfg = replace(cfg, splits=effective_splits(K, cfg))
+        if cfg.stream_k and 2 * sms * sms * -(-K // cfg.blk_k) >= 2 ** 31:
+            self.cfg = cfg = replace(cfg, stream_k=False)                 # the kernel's int32 iteration arithmetic
         self.elem, self.ep = elem, ep
         self.majors = operand_majors(A3, Bt)
         CL, S = cfg.cluster_m, cfg.splits
@@ -587,7 +743,12 @@ class Launch:
         self._maps: tuple[dict, dict, dict] = ({}, {}, {})
         self._ep0 = EpilogueSpec()                                        # the split-K main kernel's epilogue
         W = D3.new_empty((S, L, M, N), dtype=torch.float32) if S > 1 else None
-        args = self._args(A3, Bt, C3, D3, bias, alpha, beta, W)
+        self._flags: dict[int, Any] = {}                                  # stream -> stream-K flags
+        self._flag_count = sms * cfg.consumers                            # one per CTA and consumer, grid <= SMs
+        flags = None
+        if cfg.stream_k:
+            W, flags = streamk_workspace(D3, sms, cfg), self.stream_flags(D3)
+        args = self._args(A3, Bt, C3, D3, bias, alpha, beta, W, flags)
         resident = sms // CL
         if CL > 1:
             key = (cfg, elem, sms)
@@ -597,26 +758,50 @@ class Launch:
             resident = max(1, min(resident, _RESIDENT_CLUSTERS[key]))
         rounds = -(-units // resident)                                    # work units per cluster, at most
         self.grid = -(-units // rounds) * CL                              # as few clusters as keep that count
+        if cfg.stream_k:
+            self.grid = resident * CL                                     # every SM takes a share of the iterations
         self.main = sm90_gemm_kernel.bind(*args, grid=(self.grid,), block=(cfg.threads,),
                                           cluster=(CL, 1, 1) if CL > 1 else None)
         self.reduce = SplitReduce(W, C3, D3, bias, alpha, beta, ep) if S > 1 else None
 
-    def _args(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, W: Any) -> tuple:
+    def _args(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, W: Any, flags: Any) -> tuple:
         cfg, elem = self.cfg, self.elem
         tmA = by_address(self._maps[0], A3, lambda x: _map(x.permute(1, 2, 0), elem, self.majors[0], cfg.blk_m, cfg.blk_k,
                                               cfg.stages, 1))
         tmB = by_address(self._maps[1], Bt, lambda x: _map(x.permute(1, 2, 0), elem, self.majors[1], cfg.blk_n, cfg.blk_k,
                                               cfg.stages, cfg.cluster_m))
-        if W is not None:
+        if cfg.splits > 1:
             return (tmA, tmB, None, D3, None, alpha, beta, self.K, W, cfg, elem, self.majors, self._ep0, self.full)
         tmD = by_address(self._maps[2], D3, lambda x: d_map(x, cfg)) if self.store else None
-        return (tmA, tmB, C3, D3, bias, alpha, beta, self.K, None, cfg, elem, self.majors, self.ep, self.full, tmD)
+        return (tmA, tmB, C3, D3, bias, alpha, beta, self.K, W, cfg, elem, self.majors, self.ep, self.full, tmD, flags)
 
     def __call__(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any) -> None:
-        W = self.reduce.workspace(D3) if self.reduce is not None else None
-        self.main(*self._args(A3, Bt, C3, D3, bias, alpha, beta, W))
-        if W is not None:
+        W = flags = None
+        if self.reduce is not None:
+            W = self.reduce.workspace(D3)
+        elif self.cfg.stream_k:
+            W, flags = streamk_workspace(D3, self.grid, self.cfg), self.stream_flags(D3)
+        self.main(*self._args(A3, Bt, C3, D3, bias, alpha, beta, W, flags))
+        if self.reduce is not None:
             self.reduce(W, C3, D3, bias, alpha, beta)
+
+    def stream_flags(self, D3: Any) -> Any:
+        """Stream-K's flags for the current stream (launches on one stream run in turn; two streams must not
+        share flags): zeros made once, left at 0 by every launch."""
+        import torch
+
+        stream = torch.cuda.current_stream(D3.device).cuda_stream
+        flags = self._flags.get(stream)
+        if flags is None:
+            flags = self._flags[stream] = torch.zeros(self._flag_count, dtype=torch.int32, device=D3.device)
+        return flags
+
+
+def streamk_workspace(D3: Any, grid: int, cfg: Sm90Config) -> Any:
+    """The stream-K partial tiles of one launch: an fp32 (BLK_M x BLK_N) tile per CTA, flat."""
+    import torch
+
+    return D3.new_empty((grid * cfg.blk_m * cfg.blk_n,), dtype=torch.float32)
 
 
 def by_address(cache: dict[int, Any], x: Any, make: Any) -> Any:

@@ -186,6 +186,18 @@ TC_DEVICE void semaphore_release(int* flag, int value) {
     }
 }
 
+// One thread's halves of the same hand-off, for groups smaller than the CTA (a warpgroup meets at its
+// own named barrier around them): spin until *flag == value with acquire loads; store value with release.
+TC_DEVICE void flag_wait(const int* flag, int value) {
+    int v;
+    do {
+        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+    } while (v != value);
+}
+TC_DEVICE void flag_release(int* flag, int value) {
+    asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
+}
+
 // ------------------------------------------------------------------ wgmma ordering (sm90a)
 // The warpgroup MMAs themselves come with issue 8; these order them against register and
 // shared-memory traffic: fence before the first wgmma that reads registers written since, commit

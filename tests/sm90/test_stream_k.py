@@ -1,0 +1,211 @@
+"""Stream-K in the Hopper GEMM (tilecraft/gemm/sm90.py): the division of k-iterations over the clusters covers
+every (unit, k-tile) once and gives every split unit one finisher that waits for exactly the clusters that
+published a partial of it (the same functions the kernel traces, run on ints); every stream-K configuration
+compiles for sm_90a without spills; on an H100/H200 the results match float64 (ragged, batched, clustered,
+every epilogue), repeat bit for bit and leave the flags at 0."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tilecraft.runtime as rt  # noqa: E402
+from tilecraft.gemm import GemmOp, Sm90Config  # noqa: E402
+from tilecraft.gemm import sm90  # noqa: E402
+from tilecraft.gemm.sm90 import stream_k_item, stream_k_items, stream_k_last_peer, stream_k_share  # noqa: E402
+from tilecraft.gemm.tensorop import EpilogueSpec  # noqa: E402
+
+
+def _walk(units, k_tiles, clusters):
+    """Every cluster's items as the kernel walks them: {(unit, k): cluster}, {cluster: unit it publishes},
+    {unit: (finisher, peers it waits for)}."""
+    owner, published, finished = {}, {}, {}
+    for c in range(clusters):
+        share = stream_k_share(units, k_tiles, clusters, c)
+        items, segments = stream_k_items(share, units, k_tiles, clusters)
+        for item in range(items):
+            unit, k_begin, k_count = stream_k_item(item, share, segments, k_tiles, clusters, c)
+            assert 0 <= unit < units and k_count >= 1 and k_begin + k_count <= k_tiles
+            for k in range(k_begin, k_begin + k_count):
+                assert (unit, k) not in owner, f"({unit}, {k}) computed twice"
+                owner[unit, k] = c
+            if k_begin > 0:
+                assert c not in published, f"cluster {c} publishes two partial tiles"
+                published[c] = unit
+            elif k_count < k_tiles:
+                finished[unit] = (c, list(range(c + 1, stream_k_last_peer(unit, share, k_tiles) + 1)))
+    return owner, published, finished
+
+
+@pytest.mark.parametrize("clusters", [1, 2, 3, 7, 66, 132])
+def test_every_iteration_once_and_every_finisher_waits_for_its_publishers(clusters):
+    few = range(1, 3 * clusters + 3)
+    for units in few if clusters < 20 else (1, 40, 65, 66, 67, 80, 131, 132, 133, 160, 200, 264, 300, 448):
+        for k_tiles in (1, 2, 3, 5, 64, 128):
+            owner, published, finished = _walk(units, k_tiles, clusters)
+            assert len(owner) == units * k_tiles
+            split = {u for (u, _k), c in owner.items() if owner[u, 0] != c}
+            assert set(finished) == split
+            for unit, (c, peers) in finished.items():
+                assert owner[unit, 0] == c
+                assert sorted(p for p, u in published.items() if u == unit) == peers
+
+
+def test_stream_k_takes_the_partial_round_and_one_whole_round():
+    # 288 tiles over 132 SMs: 24 left over, so 156 units (the 24 and one round) are shared as 156 x 128
+    # k-iterations (151 each, 0.18 units more than a whole unit), and 132 units stay whole
+    sk_units, sharers, begin, end = stream_k_share(288, 128, 132, 0)
+    assert (sk_units, sharers, begin, end) == (156, 132, 0, 151)
+    # cluster 5 takes iterations [756, 907): the end of unit 5, all of unit 6, the start of unit 7, then one
+    # whole unit (156 + 5)
+    share = stream_k_share(288, 128, 132, 5)
+    assert share[2:] == (756, 907) and stream_k_items(share, 288, 128, 132) == (4, 3)
+    assert [stream_k_item(i, share, 3, 128, 132, 5) for i in range(4)] == [(5, 116, 12), (6, 0, 128), (7, 0, 11),
+                                                                          (161, 0, 128)]
+    assert stream_k_share(264, 128, 132, 7)[0] == 0                     # whole rounds: no stream-K
+    assert stream_k_share(80, 128, 132, 131)[:2] == (80, 132)           # fewer units than SMs: all shared
+    assert stream_k_share(2, 3, 132, 9)[1:] == (6, 6, 6)                # 6 iterations: 6 sharers, 9 idles
+
+
+def _compile(cfg, elem="bfloat16", ep=EpilogueSpec(), full=True, out=None):
+    dt = getattr(torch, elem)
+    A, Bt = torch.empty(1, 512, 512, dtype=dt), torch.empty(1, 512, 512, dtype=dt)
+    D = torch.empty(1, 512, 512, dtype=out or (dt if dt.itemsize == 2 else torch.bfloat16))
+    C = torch.empty(1, 512, 512, dtype=D.dtype) if ep.read_c else None
+    bias = torch.empty(512, dtype=D.dtype) if ep.bias != "none" else None
+    tmA, tmB = sm90.make_maps(A, Bt, cfg, elem)
+    W = sm90.streamk_workspace(D, 132, cfg)
+    flags = torch.zeros(132 * cfg.consumers, dtype=torch.int32)
+    return (tmA, tmB, C, D, bias, np.float32(1), np.float32(0), 512, W, cfg, elem, ("K", "K"), ep, full,
+            sm90.d_map(D, cfg), flags)
+
+
+@pytest.mark.parametrize("cfg", [Sm90Config(stages=4, stream_k=True), Sm90Config(stages=3, cluster_m=2, stream_k=True),
+                                 Sm90Config(128, 128, 64, 6, cluster_m=2, stream_k=True),
+                                 Sm90Config(64, 128, 64, 8, consumers=1, stream_k=True)], ids=lambda c: c.name)
+def test_stream_k_compiles_without_spills(cfg):
+    args = _compile(cfg)
+    k = sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a")
+    assert k.resources.spill_store_bytes == 0 and k.resources.stack_frame_bytes == 0, k.resources
+    assert "serialized" not in k.module.log
+    src = sm90.sm90_gemm_kernel.source(*args)
+    # the hand-off: 16-byte stores of the partial, a release per warpgroup, acquire-waits and resets
+    assert "tc::flag_release(flags + int(blockIdx.x)" in src and "tc::flag_wait(flags + cta" in src
+    assert src.count("tc::flag_release(") == 2 and "uint4" in src
+    if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm"):
+        text = rt.sass(k.module.cubin)
+        assert "HGMMA" in text and "STG.E.128" in text and "LDG.E.128" in text
+
+
+def test_stream_k_compiles_for_fp8_and_the_register_epilogue():
+    ep = EpilogueSpec(read_c=True, unit_alpha=False, bias="n", activation="gelu")
+    for cfg, elem, out in ((Sm90Config(128, 256, 128, stages=4, stream_k=True), "float8_e4m3fn", None),
+                           (Sm90Config(stream_k=True), "float16", torch.float32)):
+        k = sm90.sm90_gemm_kernel.compile(*_compile(cfg, elem, ep, full=False, out=out), arch="sm_90a")
+        assert k.resources.spill_store_bytes == 0, (cfg.name, k.resources)
+
+
+def test_stream_k_config_rules():
+    assert Sm90Config(stream_k=True).name.endswith("_streamk")
+    with pytest.raises(ValueError, match="choose one"):
+        Sm90Config(splits=2, stream_k=True).validate()
+    with pytest.raises(Exception, match="workspace W and flags"):
+        cfg = Sm90Config(stream_k=True)
+        args = list(_compile(cfg))
+        args[-1] = None
+        sm90.sm90_gemm_kernel.source(*args)
+
+
+# ----------------------------------------------------------------------------------------- GPU
+
+def _hopper():
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+
+
+SK = Sm90Config(stages=4, stream_k=True)
+SK_CL = Sm90Config(stages=3, cluster_m=2, stream_k=True)
+CASES = [
+    dict(M=256, N=2560, K=8192, cfg=SK),                                     # 20 tiles over the SMs: all shared
+    dict(M=256, N=2560, K=8192, cfg=SK_CL),                                  # in clusters of 2 (10 units)
+    dict(M=4096, N=2304, K=520, cfg=SK),                                     # 288 tiles: hybrid, ragged K
+    dict(M=4000, N=2300, K=1000, C=True, beta=-0.5, bias="n", act="gelu", cfg=SK_CL),  # ragged M, N, epilogue
+    dict(M=300, N=700, K=3000, L=3, cfg=Sm90Config(128, 128, 64, 6, stream_k=True)),   # batched, 18 tiles
+    dict(M=200, N=1000, K=5000, out="float32", cfg=Sm90Config(64, 128, 64, 8, consumers=1, stream_k=True)),
+    dict(M=64, N=64, K=64, cfg=SK),                                           # one k-tile: one sharer
+    dict(M=130, N=260, K=200, cfg=SK_CL),                                     # 3 k-tiles over 2 units
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(f"{k}{v}" for k, v in c.items() if k != "cfg") + "-"
+                         + c["cfg"].name)
+def test_stream_k_matches_float64_and_repeats_exactly(case):
+    if not _hopper():
+        pytest.skip("needs sm_90")
+    torch.manual_seed(0)
+    M, N, K, L = case["M"], case["N"], case["K"], case.get("L")
+    lead = () if L is None else (L,)
+    A = torch.randn(*lead, M, K, device="cuda").to(torch.bfloat16)
+    B = torch.randn(*lead, K, N, device="cuda").to(torch.bfloat16)
+    C = torch.randn(*lead, M, N, device="cuda").to(torch.bfloat16) if case.get("C") else None
+    along = case.get("bias", "none")
+    bias = torch.randn(N, device="cuda").to(torch.bfloat16) if along != "none" else None
+    act, out = case.get("act", "none"), case.get("out")
+    alpha, beta = 1.0, case.get("beta", 0.0)
+    op = GemmOp("bfloat16", out, case["cfg"], act, along)
+    D = op(A, B, C, alpha=alpha, beta=beta, bias=bias)
+    x = A.double() @ B.double()
+    if C is not None:
+        x = x + beta * C.double()
+    if bias is not None:
+        x = x + bias.double()
+    ref = torch.nn.functional.gelu(x) if act == "gelu" else x
+    err = float((D.double() - ref).norm() / ref.norm())
+    assert err < (1e-4 if out == "float32" else 1.5e-2), err
+    for _ in range(3):                       # the partials are added in a fixed order: the same bits each time
+        assert torch.equal(op(A, B, C, alpha=alpha, beta=beta, bias=bias), D)
+
+
+@pytest.mark.gpu
+def test_flags_return_to_zero_and_the_grid_is_every_sm():
+    if not _hopper():
+        pytest.skip("needs sm_90")
+    torch.manual_seed(2)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    A3 = torch.randn(1, 256, 4096, device="cuda").to(torch.bfloat16)
+    Bt = torch.randn(1, 2560, 4096, device="cuda").to(torch.bfloat16)
+    D3 = torch.empty(1, 256, 2560, device="cuda", dtype=torch.bfloat16)
+    one, zero = np.float32(1), np.float32(0)
+    launch = sm90.Launch(A3, Bt, None, D3, None, one, zero, SK_CL, "bfloat16", EpilogueSpec(), sms)
+    assert launch.grid == sms // 2 * 2 and launch.cfg.stream_k
+    for _ in range(3):
+        launch(A3, Bt, None, D3, None, one, zero)
+    torch.cuda.synchronize()
+    (flags,) = launch._flags.values()
+    assert flags.numel() == sms * 2 and int(flags.abs().sum()) == 0
+    ref = A3[0].double() @ Bt[0].double().t()
+    assert float((D3[0].double() - ref).norm() / ref.norm()) < 1.5e-2
+
+
+@pytest.mark.gpu
+def test_stream_k_beside_data_parallel_on_two_streams():
+    """Two streams, one op: each stream keeps its own flags, so concurrent launches do not share them."""
+    if not _hopper():
+        pytest.skip("needs sm_90")
+    torch.manual_seed(1)
+    A = torch.randn(256, 8192, device="cuda").to(torch.bfloat16)
+    B = torch.randn(8192, 2560, device="cuda").to(torch.bfloat16)
+    op = GemmOp("bfloat16", None, SK)
+    want = op(A, B)
+    streams = [torch.cuda.Stream() for _ in range(2)]
+    outs = []
+    for s in streams:
+        with torch.cuda.stream(s):
+            outs.append([op(A, B) for _ in range(4)])
+    torch.cuda.synchronize()
+    assert all(torch.equal(o, want) for group in outs for o in group)
+    dp = GemmOp("bfloat16", None, replace(SK, stream_k=False))(A, B)
+    assert float((dp.double() - want.double()).norm() / want.double().norm()) < 1e-2
