@@ -149,7 +149,7 @@ def test_stream_k_matches_float64_and_repeats_exactly(case):
     M, N, K, L = case["M"], case["N"], case["K"], case.get("L")
     lead = () if L is None else (L,)
     A = torch.randn(*lead, M, K, device="cuda").to(torch.bfloat16)
-    B = torch.randn(*lead, K, N, device="cuda").to(torch.bfloat16)
+    B = torch.randn(*lead, N, K, device="cuda").to(torch.bfloat16).transpose(-1, -2)   # K-major: TMA-ready at any N
     C = torch.randn(*lead, M, N, device="cuda").to(torch.bfloat16) if case.get("C") else None
     along = case.get("bias", "none")
     bias = torch.randn(N, device="cuda").to(torch.bfloat16) if along != "none" else None
