@@ -49,7 +49,7 @@ def main() -> int:
                    "the kernels' GPU time alone")
     p.add_argument("--picks", action="store_true", help="issue 8's 40 LLM shapes, the heuristic against the "
                    "tile-count rule it replaced (_pick_sm90_by_tiles) instead of CANDIDATES")
-    p.add_argument("--streamk", action="store_true", help="every SM90_TABLE tile with and without stream-K")
+    p.add_argument("--streamk", action="store_true", help="every SM90_TABLE tile without and with stream-K (modes 1 and 2)")
     a = p.parse_args()
     if a.streamk and "--shapes" not in sys.argv:
         a.picks = True
@@ -74,7 +74,7 @@ def main() -> int:
         contenders = [("auto " + auto.name, None)] + [(c.name, c) for c in CANDIDATES]
         if a.streamk:
             tiles = [_unclustered_if_few_m_tiles(c, M) for c in SM90_TABLE.values()]
-            variants = [v for c in tiles for v in (c, replace(c, stream_k=True))]
+            variants = [v for c in tiles for v in (c, replace(c, stream_k=1), replace(c, stream_k=2))]
             contenders = [("auto " + auto.name, auto)] + [(v.name, v) for v in variants if v != auto]
         elif a.picks:
             rule = _pick_sm90_by_tiles(M, N, K, 1, sms)

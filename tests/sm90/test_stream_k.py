@@ -19,12 +19,12 @@ from tilecraft.gemm.sm90 import stream_k_item, stream_k_items, stream_k_last_pee
 from tilecraft.gemm.tensorop import EpilogueSpec  # noqa: E402
 
 
-def _walk(units, k_tiles, clusters):
+def _walk(units, k_tiles, clusters, mode):
     """Every cluster's items as the kernel walks them: {(unit, k): cluster}, {cluster: unit it publishes},
     {unit: (finisher, peers it waits for)}."""
     owner, published, finished = {}, {}, {}
     for c in range(clusters):
-        share = stream_k_share(units, k_tiles, clusters, c)
+        share = stream_k_share(units, k_tiles, clusters, c, mode=mode)
         items, segments = stream_k_items(share, units, k_tiles, clusters)
         for item in range(items):
             unit, k_begin, k_count = stream_k_item(item, share, segments, k_tiles, clusters, c)
@@ -40,12 +40,13 @@ def _walk(units, k_tiles, clusters):
     return owner, published, finished
 
 
+@pytest.mark.parametrize("mode", [1, 2])
 @pytest.mark.parametrize("clusters", [1, 2, 3, 7, 66, 132])
-def test_every_iteration_once_and_every_finisher_waits_for_its_publishers(clusters):
+def test_every_iteration_once_and_every_finisher_waits_for_its_publishers(clusters, mode):
     few = range(1, 3 * clusters + 3)
     for units in few if clusters < 20 else (1, 40, 65, 66, 67, 80, 131, 132, 133, 160, 200, 264, 300, 448):
         for k_tiles in (1, 2, 3, 5, 64, 128):
-            owner, published, finished = _walk(units, k_tiles, clusters)
+            owner, published, finished = _walk(units, k_tiles, clusters, mode)
             assert len(owner) == units * k_tiles
             split = {u for (u, _k), c in owner.items() if owner[u, 0] != c}
             assert set(finished) == split
@@ -55,19 +56,23 @@ def test_every_iteration_once_and_every_finisher_waits_for_its_publishers(cluste
 
 
 def test_stream_k_takes_the_partial_round_and_one_whole_round():
-    # 288 tiles over 132 SMs: 24 left over, so 156 units (the 24 and one round) are shared as 156 x 128
-    # k-iterations (151 each, 0.18 units more than a whole unit), and 132 units stay whole
-    sk_units, sharers, begin, end = stream_k_share(288, 128, 132, 0)
+    # 288 tiles over 132 SMs: 24 left over. Mode 1 shares those 24 as 24 x 128 k-iterations (23 each) after
+    # two whole rounds; mode 2 shares 156 units (the 24 and one round: 151 iterations each, 0.18 units more
+    # than a whole unit), and 132 units stay whole
+    assert stream_k_share(288, 128, 132, 0, mode=1) == (24, 132, 0, 23)
+    assert stream_k_items(stream_k_share(288, 128, 132, 0, mode=1), 288, 128, 132) == (3, 1)
+    sk_units, sharers, begin, end = stream_k_share(288, 128, 132, 0, mode=2)
     assert (sk_units, sharers, begin, end) == (156, 132, 0, 151)
     # cluster 5 takes iterations [756, 907): the end of unit 5, all of unit 6, the start of unit 7, then one
     # whole unit (156 + 5)
-    share = stream_k_share(288, 128, 132, 5)
+    share = stream_k_share(288, 128, 132, 5, mode=2)
     assert share[2:] == (756, 907) and stream_k_items(share, 288, 128, 132) == (4, 3)
     assert [stream_k_item(i, share, 3, 128, 132, 5) for i in range(4)] == [(5, 116, 12), (6, 0, 128), (7, 0, 11),
                                                                           (161, 0, 128)]
-    assert stream_k_share(264, 128, 132, 7)[0] == 0                     # whole rounds: no stream-K
-    assert stream_k_share(80, 128, 132, 131)[:2] == (80, 132)           # fewer units than SMs: all shared
-    assert stream_k_share(2, 3, 132, 9)[1:] == (6, 6, 6)                # 6 iterations: 6 sharers, 9 idles
+    for mode in (1, 2):
+        assert stream_k_share(264, 128, 132, 7, mode=mode)[0] == 0       # whole rounds: no stream-K
+        assert stream_k_share(80, 128, 132, 131, mode=mode)[:2] == (80, 132)  # fewer units than SMs: all shared
+        assert stream_k_share(2, 3, 132, 9, mode=mode)[1:] == (6, 6, 6)  # 6 iterations: 6 sharers, 9 idle
 
 
 def _compile(cfg, elem="bfloat16", ep=EpilogueSpec(), full=True, out=None):
@@ -83,9 +88,9 @@ def _compile(cfg, elem="bfloat16", ep=EpilogueSpec(), full=True, out=None):
             sm90.d_map(D, cfg), flags)
 
 
-@pytest.mark.parametrize("cfg", [Sm90Config(stages=4, stream_k=True), Sm90Config(stages=3, cluster_m=2, stream_k=True),
-                                 Sm90Config(128, 128, 64, 6, cluster_m=2, stream_k=True),
-                                 Sm90Config(64, 128, 64, 8, consumers=1, stream_k=True)], ids=lambda c: c.name)
+@pytest.mark.parametrize("cfg", [Sm90Config(stages=4, stream_k=2), Sm90Config(stages=3, cluster_m=2, stream_k=2),
+                                 Sm90Config(128, 128, 64, 6, cluster_m=2, stream_k=2),
+                                 Sm90Config(64, 128, 64, 8, consumers=1, stream_k=2)], ids=lambda c: c.name)
 def test_stream_k_compiles_without_spills(cfg):
     args = _compile(cfg)
     k = sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a")
@@ -102,18 +107,20 @@ def test_stream_k_compiles_without_spills(cfg):
 
 def test_stream_k_compiles_for_fp8_and_the_register_epilogue():
     ep = EpilogueSpec(read_c=True, unit_alpha=False, bias="n", activation="gelu")
-    for cfg, elem, out in ((Sm90Config(128, 256, 128, stages=4, stream_k=True), "float8_e4m3fn", None),
-                           (Sm90Config(stream_k=True), "float16", torch.float32)):
+    for cfg, elem, out in ((Sm90Config(128, 256, 128, stages=4, stream_k=2), "float8_e4m3fn", None),
+                           (Sm90Config(stream_k=2), "float16", torch.float32)):
         k = sm90.sm90_gemm_kernel.compile(*_compile(cfg, elem, ep, full=False, out=out), arch="sm_90a")
         assert k.resources.spill_store_bytes == 0, (cfg.name, k.resources)
 
 
 def test_stream_k_config_rules():
-    assert Sm90Config(stream_k=True).name.endswith("_streamk")
+    assert Sm90Config(stream_k=2).name.endswith("_streamk2")
+    with pytest.raises(ValueError, match="stream_k is 0"):
+        Sm90Config(stream_k=3).validate()
     with pytest.raises(ValueError, match="choose one"):
-        Sm90Config(splits=2, stream_k=True).validate()
+        Sm90Config(splits=2, stream_k=2).validate()
     with pytest.raises(Exception, match="workspace W and flags"):
-        cfg = Sm90Config(stream_k=True)
+        cfg = Sm90Config(stream_k=2)
         args = list(_compile(cfg))
         args[-1] = None
         sm90.sm90_gemm_kernel.source(*args)
@@ -125,15 +132,18 @@ def _hopper():
     return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
 
-SK = Sm90Config(stages=4, stream_k=True)
-SK_CL = Sm90Config(stages=3, cluster_m=2, stream_k=True)
+SK = Sm90Config(stages=4, stream_k=2)
+SK1 = Sm90Config(stages=4, stream_k=1)
+SK_CL = Sm90Config(stages=3, cluster_m=2, stream_k=2)
 CASES = [
     dict(M=256, N=2560, K=8192, cfg=SK),                                     # 20 tiles over the SMs: all shared
     dict(M=256, N=2560, K=8192, cfg=SK_CL),                                  # in clusters of 2 (10 units)
     dict(M=4096, N=2304, K=520, cfg=SK),                                     # 288 tiles: hybrid, ragged K
+    dict(M=4096, N=2304, K=1000, cfg=SK1),                                   # 2 rounds, then 24 tiles shared
+    dict(M=1000, N=2000, K=3000, bias="n", cfg=replace(SK_CL, stream_k=1)),  # 32 units over 66 clusters
     dict(M=4000, N=2300, K=1000, C=True, beta=-0.5, bias="n", act="gelu", cfg=SK_CL),  # ragged M, N, epilogue
-    dict(M=300, N=700, K=3000, L=3, cfg=Sm90Config(128, 128, 64, 6, stream_k=True)),   # batched, 18 tiles
-    dict(M=200, N=1000, K=5000, out="float32", cfg=Sm90Config(64, 128, 64, 8, consumers=1, stream_k=True)),
+    dict(M=300, N=700, K=3000, L=3, cfg=Sm90Config(128, 128, 64, 6, stream_k=2)),   # batched, 18 tiles
+    dict(M=200, N=1000, K=5000, out="float32", cfg=Sm90Config(64, 128, 64, 8, consumers=1, stream_k=2)),
     dict(M=64, N=64, K=64, cfg=SK),                                           # one k-tile: one sharer
     dict(M=130, N=260, K=200, cfg=SK_CL),                                     # 3 k-tiles over 2 units
 ]
@@ -207,5 +217,5 @@ def test_stream_k_beside_data_parallel_on_two_streams():
             outs.append([op(A, B) for _ in range(4)])
     torch.cuda.synchronize()
     assert all(torch.equal(o, want) for group in outs for o in group)
-    dp = GemmOp("bfloat16", None, replace(SK, stream_k=False))(A, B)
+    dp = GemmOp("bfloat16", None, replace(SK, stream_k=0))(A, B)
     assert float((dp.double() - want.double()).norm() / want.double().norm()) < 1e-2

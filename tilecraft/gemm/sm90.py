@@ -85,7 +85,7 @@ class Sm90Config:
     cluster_m: int = 1
     splits: int = 1
     tma_store: bool = True
-    stream_k: bool = False
+    stream_k: int = 0
 
     @property
     def threads(self) -> int:
@@ -107,7 +107,7 @@ class Sm90Config:
     def name(self) -> str:
         return (f"sm90_{self.blk_m}x{self.blk_n}x{self.blk_k}_s{self.stages}_c{self.consumers}"
                 + (f"_r{self.raster}" if self.raster != 8 else "") + (f"_cl{self.cluster_m}x1" if self.cluster_m > 1 else "")
-                + (f"_sk{self.splits}" if self.splits > 1 else "") + ("_streamk" if self.stream_k else "")
+                + (f"_sk{self.splits}" if self.splits > 1 else "") + (f"_streamk{self.stream_k}" if self.stream_k else "")
                 + ("" if self.tma_store else "_direct"))
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
@@ -139,6 +139,8 @@ class Sm90Config:
                 raise ValueError(f"{self.name}: register counts must be multiples of 8 in [24, 256]")
         if self.splits < 1:
             raise ValueError(f"{self.name}: splits must be >= 1")
+        if self.stream_k not in (0, 1, 2):
+            raise ValueError(f"{self.name}: stream_k is 0 (off), 1 (the partial round) or 2 (it and one whole round)")
         if self.stream_k and self.splits > 1:
             raise ValueError(f"{self.name}: stream-K and split-K are two ways to divide K; choose one")
         if self.cluster_m not in (1, 2):
@@ -190,17 +192,19 @@ def _same(value: Any, _hint: str) -> Any:
     return value
 
 
-def stream_k_share(units: Any, k_tiles: Any, clusters: Any, c: Any, name: Any = _same) -> tuple[Any, Any, Any, Any]:
-    """Stream-K's division of the work (Osama et al., "Stream-K", 2023, in its data-parallel hybrid): when
-    the units do not make whole rounds over the clusters, the last partial round and one whole round before
-    it (every unit, when there are fewer units than clusters) are sk_units x k_tiles k-iterations shared
-    evenly, cluster c taking iterations [begin, end) in unit-major order; the other units stay whole.
+def stream_k_share(units: Any, k_tiles: Any, clusters: Any, c: Any, name: Any = _same,
+                   mode: int = 1) -> tuple[Any, Any, Any, Any]:
+    """Stream-K's division of the work (Osama et al., "Stream-K", 2023, in its data-parallel hybrids): when
+    the units do not make whole rounds over the clusters, the last partial round (`mode` 1; with `mode` 2
+    also one whole round before it, so that no cluster's share is a small part of a unit) is sk_units x
+    k_tiles k-iterations shared evenly, cluster c taking iterations [begin, end) in unit-major order; the
+    other units stay whole.
     With fewer iterations than clusters, the first `sharers` clusters take one each (no range is empty
     among the sharers: a unit's finisher waits on every cluster between its own and the last peer).
     Returns (sk_units, sharers, begin, end); ints or runtime values alike (`name` gives runtime ones a C++ name).
     """
     rem = units % clusters
-    sk_units = name(dsl.where(dsl.eq(rem, 0), 0, imin(units, rem + clusters)), "sk_units")
+    sk_units = name(rem if mode == 1 else dsl.where(dsl.eq(rem, 0), 0, imin(units, rem + clusters)), "sk_units")
     sk_iters = name(sk_units * k_tiles, "sk_iters")
     sharers = name(imax(imin(clusters, sk_iters), 1), "sharers")
     return (sk_units, sharers, name(imin(c, sharers) * sk_iters // sharers, "sk_begin"),
@@ -277,7 +281,7 @@ class _Schedule:
         if cfg.stream_k:                                                  # this cluster's stream-K items
             self.cluster = name(self.unit0, "cluster") if CL > 1 else blockIdx.x
             self.clusters = name(self.unit_step, "clusters") if CL > 1 else gridDim.x
-            self.share = stream_k_share(self.tile_units, self.k_tiles, self.clusters, self.cluster, name)
+            self.share = stream_k_share(self.tile_units, self.k_tiles, self.clusters, self.cluster, name, cfg.stream_k)
             # items: the segments of its share of the iterations, then whole units
             self.items, self.segments = stream_k_items(self.share, self.tile_units, self.k_tiles, self.clusters, name)
 
@@ -732,7 +736,7 @@ class Launch:
         self.K = K = A3.shape[2]
         self.cfg = cfg = replace(cfg, splits=effective_splits(K, cfg))
         if cfg.stream_k and 2 * sms * sms * -(-K // cfg.blk_k) >= 2 ** 31:
-            self.cfg = cfg = replace(cfg, stream_k=False)                 # the kernel's int32 iteration arithmetic
+            self.cfg = cfg = replace(cfg, stream_k=0)                     # the kernel's int32 iteration arithmetic
         self.elem, self.ep = elem, ep
         self.majors = operand_majors(A3, Bt)
         CL, S = cfg.cluster_m, cfg.splits
