@@ -75,6 +75,7 @@ def main() -> int:
         if a.streamk:
             tiles = [_unclustered_if_few_m_tiles(c, M) for c in SM90_TABLE.values()]
             variants = [v for c in tiles for v in (c, replace(c, stream_k=1), replace(c, stream_k=2))]
+            variants += [Sm90Config(128, 128, 64, stages=6, splits=S) for S in (4, 8)]   # split-K beside it
             contenders = [("auto " + auto.name, auto)] + [(v.name, v) for v in variants if v != auto]
         elif a.picks:
             rule = _pick_sm90_by_tiles(M, N, K, 1, sms)
