@@ -116,13 +116,6 @@ def pick_config(M: int, N: int, K: int, L: int, elem: str, sms: int) -> TensorOp
 _SM90_RATE = {"128x256": 3300.0, "128x128": 3000.0, "64x128": 2300.0, "64x64": 1600.0}
 _HBM_BYTES_PER_NS = 3000.0      # the operands' bytes stream at about 3 TB/s (H100 read floor; bench_stream.py)
 _SPLIT_REDUCE_NS = 10000.0      # split-K's extra kernel and partial-tile traffic, beyond its bytes (probe_llm)
-#: Stream-K (thirteenth session, probe_llm.py --streamk, H100): a shared k-iteration ran about 1.25x the time
-#: of one in a whole-tile round (the clusters sharing iterations are at different k, so concurrently running
-#: tiles no longer read the same A and B k-tiles: less L2 reuse), and memory-bound shapes streamed their
-#: operands about 1.2x slower (scattered rather than lock-step reads); the hand-off of partial tiles costs ~2 us.
-_STREAM_K_SLOWDOWN = 1.25
-_STREAM_K_STREAM = 1.2
-_STREAM_K_FIXUP_NS = 2000.0
 
 
 def _sm90_estimate(c: Sm90Config, M: int, N: int, K: int, L: int, sms: int, elem_bytes: int) -> float:
@@ -132,17 +125,9 @@ def _sm90_estimate(c: Sm90Config, M: int, N: int, K: int, L: int, sms: int, elem
     S = c.splits
     tiles = math.ceil(M / c.blk_m) * math.ceil(N / c.blk_n) * L * S
     rounds = math.ceil(tiles / (sms // c.cluster_m * c.cluster_m))
+    compute = rounds * c.blk_m * c.blk_n * math.ceil(K / S) / _SM90_RATE[f"{c.blk_m}x{c.blk_n}"]
     stream = elem_bytes * L * (M * K + K * N) / _HBM_BYTES_PER_NS
     reduce = (8 * S * L * M * N / _HBM_BYTES_PER_NS + _SPLIT_REDUCE_NS) if S > 1 else 0.0
-    if c.stream_k:                                                 # whole rounds, then the shared units' iterations
-        units = math.ceil(math.ceil(M / c.blk_m) / c.cluster_m) * math.ceil(N / c.blk_n) * L
-        clusters = sms // c.cluster_m
-        rem = units % clusters
-        shared = 0 if rem == 0 else rem if c.stream_k == 1 else min(units, rem + clusters)
-        rounds = (units - shared) / clusters + shared / clusters * _STREAM_K_SLOWDOWN
-        stream *= 1 + (_STREAM_K_STREAM - 1) * shared / units
-        reduce = _STREAM_K_FIXUP_NS if shared else 0.0
-    compute = rounds * c.blk_m * c.blk_n * math.ceil(K / S) / _SM90_RATE[f"{c.blk_m}x{c.blk_n}"]
     return (compute ** 4 + stream ** 4) ** 0.25 + reduce          # the larger, softened: both cost near the floor
 
 
@@ -158,14 +143,24 @@ def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int, elem_bytes: int =
     mid_tiles = math.ceil(M / mid.blk_m) * math.ceil(N / mid.blk_n) * L
     # split-K (clusters measured slower there: 442 vs 532 TFLOP/s at 512x512x65536), >= 4 k-tiles per split
     candidates += [replace(mid, splits=S, cluster_m=1) for S in range(2, min(sms // mid_tiles, k_tiles // 4, 32) + 1)]
-    best = min(candidates, key=lambda c: _sm90_estimate(c, M, N, K, L, sms, elem_bytes))
-    # stream-K of the two-warpgroup tiles (the one-warpgroup tiles ran it at half speed or worse), where it
-    # is estimated 5% faster: below that, the measured differences were run-to-run noise
-    shared = [replace(c, stream_k=mode) for c in candidates[:2] for mode in (1, 2)]
-    sk = min(shared, key=lambda c: _sm90_estimate(c, M, N, K, L, sms, elem_bytes))
-    if _sm90_estimate(sk, M, N, K, L, sms, elem_bytes) < 0.95 * _sm90_estimate(best, M, N, K, L, sms, elem_bytes):
-        return sk
-    return best
+    if _stream_k_wins(mid, M, N, L, sms):
+        return replace(mid, stream_k=2)
+    return min(candidates, key=lambda c: _sm90_estimate(c, M, N, K, L, sms, elem_bytes))
+
+
+def _stream_k_wins(mid: Sm90Config, M: int, N: int, L: int, sms: int) -> bool:
+    """Where stream-K measured faster than every whole-tile configuration (thirteenth session, probe_llm.py
+    --streamk, H100, three runs): the 128x128 tile in 2x1 clusters with one m-unit (128 < M <= 256), when
+    its units need a second round that is at most half full (256x10240x8192: 80 units on 66 clusters, all
+    shared: 81-82 us against 84-90 for whole tiles, 90 for the estimate's pick; cuBLAS 69-78). Elsewhere stream-K lost: the
+    clusters that share iterations work at different k, so tiles computed at the same time no longer read
+    the same A and B k-tiles, and where several m-units share each B k-tile that reuse was the kernel's
+    speed (1024x1024x8192, 64x128 tiles: 60 us against 30 with the same k-iterations per CTA, with or
+    without the hand-off of partials); at M = 128 memory-bound shapes streamed B ~1.2x slower."""
+    if not 128 < M <= 256 or mid.cluster_m != 2:
+        return False
+    units, clusters = math.ceil(N / mid.blk_n) * L, sms // 2
+    return clusters < units <= 1.5 * clusters
 
 
 def _pick_sm90_by_tiles(M: int, N: int, K: int, L: int, sms: int) -> Sm90Config:
