@@ -119,6 +119,11 @@ def test_stream_k_config_rules():
         Sm90Config(stream_k=3).validate()
     with pytest.raises(ValueError, match="choose one"):
         Sm90Config(splits=2, stream_k=2).validate()
+    from tilecraft.gemm.sm90_mixed import Sm90MixedConfig
+    from tilecraft.quant.pack import PackedFormat
+    mixed = Sm90MixedConfig()
+    with pytest.raises(ValueError, match="stream-K is not wired"):
+        replace(mixed, tile=replace(mixed.tile, stream_k=2)).validate(PackedFormat(4, 128, False, "bfloat16"))
     with pytest.raises(Exception, match="workspace W and flags"):
         cfg = Sm90Config(stream_k=2)
         args = list(_compile(cfg))

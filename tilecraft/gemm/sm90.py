@@ -725,7 +725,10 @@ class Launch:
     16-byte alignment and device (tc.gemm does) runs later operands of that signature with ``launch(...)``:
     three cached TMA maps and one or two driver launches. alpha and beta are floats read at each call.
     Stream-K launches one CTA per SM (in whole clusters) and gives each call a fresh workspace of partial
-    tiles; its flags return to 0 by the end of a launch, so each stream keeps one zeroed set."""
+    tiles; its flags return to 0 by the end of a launch, so each stream keeps one zeroed set. Like CUTLASS's
+    stream-K it needs every CTA of the grid resident at once (a CTA that finishes a unit waits for later
+    CTAs' partials): a GPU shared with kernels that hold SMs for good (or an MPS share of the SMs) can
+    stall it."""
 
     def __init__(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, cfg: Sm90Config,
                  elem: str, ep: Any, sms: int):
