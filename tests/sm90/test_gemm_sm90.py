@@ -142,6 +142,7 @@ def test_heuristic():
     assert pick_sm90_config(384, 65536, 4096, 1, 132) == replace(big, cluster_m=1)  # 3 m-tiles: one pair idles
     # stream-K where it measured faster: one m-unit and a second round of units at most half full
     assert pick_sm90_config(256, 10240, 8192, 1, 132) == replace(mid, stream_k=2)
+    assert not pick_sm90_config(256, 10240, 8192, 1, 132, elem_bytes=1).stream_k   # measured for 16-bit only
     assert not any(pick_sm90_config(M, N, 8192, 1, 132).stream_k
                    for M, N in ((128, 10240), (1024, 10240), (256, 8192), (256, 57344), (256, 14336)))
     assert big.cluster_m == mid.cluster_m == 2 and big.tma_store and mid.tma_store

@@ -143,20 +143,21 @@ def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int, elem_bytes: int =
     mid_tiles = math.ceil(M / mid.blk_m) * math.ceil(N / mid.blk_n) * L
     # split-K (clusters measured slower there: 442 vs 532 TFLOP/s at 512x512x65536), >= 4 k-tiles per split
     candidates += [replace(mid, splits=S, cluster_m=1) for S in range(2, min(sms // mid_tiles, k_tiles // 4, 32) + 1)]
-    if _stream_k_wins(mid, M, N, L, sms):
+    if elem_bytes == 2 and _stream_k_wins(mid, M, N, L, sms):
         return replace(mid, stream_k=2)
     return min(candidates, key=lambda c: _sm90_estimate(c, M, N, K, L, sms, elem_bytes))
 
 
 def _stream_k_wins(mid: Sm90Config, M: int, N: int, L: int, sms: int) -> bool:
-    """Where stream-K measured faster than every whole-tile configuration (thirteenth session, probe_llm.py
-    --streamk, H100, three runs): the 128x128 tile in 2x1 clusters with one m-unit (128 < M <= 256), when
-    its units need a second round that is at most half full (256x10240x8192: 80 units on 66 clusters, all
-    shared: 81-82 us against 84-90 for whole tiles, 90 for the estimate's pick; cuBLAS 69-78). Elsewhere stream-K lost: the
-    clusters that share iterations work at different k, so tiles computed at the same time no longer read
-    the same A and B k-tiles, and where several m-units share each B k-tile that reuse was the kernel's
-    speed (1024x1024x8192, 64x128 tiles: 60 us against 30 with the same k-iterations per CTA, with or
-    without the hand-off of partials); at M = 128 memory-bound shapes streamed B ~1.2x slower."""
+    """Where stream-K measured faster than every whole-tile configuration (thirteenth session, bf16,
+    probe_llm.py --streamk, H100, three runs): the 128x128 tile in 2x1 clusters with one m-unit
+    (128 < M <= 256), when its units need a second round that is at most half full (256x10240x8192: 80
+    units on 66 clusters, all shared: 81-82 us against 84-90 for whole tiles, 90 for the estimate's pick;
+    cuBLAS 69-78). Elsewhere stream-K lost: the clusters that share iterations work at different k, so
+    tiles computed at the same time no longer read the same A and B k-tiles, and where several m-units
+    share each B k-tile that reuse was the kernel's speed (1024x1024x8192, 64x128 tiles: 60 us against 30
+    with the same k-iterations per CTA, with or without the hand-off of partials); at M = 128
+    memory-bound shapes streamed B ~1.2x slower."""
     if not 128 < M <= 256 or mid.cluster_m != 2:
         return False
     units, clusters = math.ceil(N / mid.blk_n) * L, sms // 2
