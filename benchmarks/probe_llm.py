@@ -51,9 +51,7 @@ def main() -> int:
                    "tile-count rule it replaced (_pick_sm90_by_tiles) instead of CANDIDATES")
     p.add_argument("--streamk", action="store_true", help="every SM90_TABLE tile without and with stream-K (modes 1 and 2)")
     a = p.parse_args()
-    if a.streamk and "--shapes" not in sys.argv:
-        a.picks = True
-    if a.picks:
+    if a.picks or (a.streamk and "--shapes" not in sys.argv):          # issue 8's 40 LLM shapes
         a.shapes = ",".join(f"{m}x{n}x{k}" for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK)
     timer = Timer(gpu_sleep=a.gpu_only, warmup_ms=5.0, reps=a.reps)     # without --gpu-only the host's time shows
     dt = getattr(torch, a.dtype)
