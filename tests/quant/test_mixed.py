@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ import tilecraft as tc  # noqa: E402
 import tilecraft.quant as Q  # noqa: E402
 from tilecraft.gemm import mixed  # noqa: E402
 from tilecraft.gemm.mixed import MixedConfig, mixed_gemm_kernel, pick_mixed_config  # noqa: E402
+from tilecraft.runtime.disasm import find_tool, sass  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gemm"))
 import emulate  # noqa: E402
@@ -254,6 +256,19 @@ def test_every_format_compiles_without_spills(arch: str) -> None:
         assert r.spills == 0 and r.stack_frame_bytes == 0 and r.registers <= 255, (arch, fmt, r)
 
 
+@pytest.mark.skipif(find_tool("cuobjdump") is None, reason="no cuobjdump")
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_int4_conversion_keeps_its_constants_in_registers(dtype: Any) -> None:
+    """The int4 conversion's magic number comes through tc::mixed::kept, so ptxas holds it in a register
+    instead of rematerializing a constant with an IMAD.MOV before nearly every LOP3 (W4 g128, M = 1,
+    sm_90a, NVRTC 13: 101 such moves before, 3 after; the main loop lost 12-15% of its instructions)."""
+    k = mixed_gemm_kernel.compile(*_compile_args(4, 128, False, dtype, 1), arch="sm_90a")
+    text = sass(k.module.cubin)
+    moves = len(re.findall(r"IMAD\.MOV\.U32 R\d+, RZ, RZ, 0x", text))
+    assert moves <= 8, moves
+    assert len(re.findall(r"\bHMMA\.16816", text)) >= 8                   # the conversion feeds the mma
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 @pytest.mark.parametrize("M", [16, 32])
@@ -311,7 +326,6 @@ def test_programmatic_dependent_launch_compiles() -> None:
     """prefetch_pdl (sm_90a): one thread asks L2 for each tile's first chunks (UBLKPF.L2: weights, and scales
     and zero points when grouped), every thread waits for the previous kernel (ACQBULK) and then lets the
     next one launch (PREEXIT) before anything else touches global memory; registers as without it."""
-    from tilecraft.runtime.disasm import sass
     for fmt, M in (((4, 128, False, torch.float16), 1), ((8, None, False, torch.bfloat16), 16),
                    ((4, 32, True, torch.bfloat16), 1)):
         args = _compile_args(*fmt, M)
@@ -333,7 +347,6 @@ def test_programmatic_dependent_launch_compiles() -> None:
 def test_pdl_prefetch_fraction() -> None:
     """prefetch_pdl = 0: a programmatic dependent launch with no prefetch (the wait and the trigger only);
     tc.gemm's default is a valid fraction."""
-    from tilecraft.runtime.disasm import sass
     args = _compile_args(4, 128, False, torch.float16, 1)
     ops = sass(mixed_gemm_kernel.compile(*args, 0, arch="sm_90a").module.cubin)
     assert "ACQBULK" in ops and "PREEXIT" in ops and "UBLKPF" not in ops
