@@ -356,7 +356,7 @@ def test_pdl_prefetch_fraction() -> None:
 def test_timeline_records_four_fields_without_costing_registers() -> None:
     """timeline= (benchmarks/probe_pdl_timeline.py): thread 0 writes the SM and the global timer at entry,
     after the wait and at the end (split-K: after the last CTA's stores), reading %smid / %globaltimer at
-    those points; the PDL kernel keeps its shared memory and (within 4) its registers."""
+    those points; the PDL kernel keeps its registers and shared memory."""
     args = _compile_args(4, 128, False, torch.float16, 1, 8192, 8192)
     tl = torch.empty(512, 4, dtype=torch.int64)
     src = mixed_gemm_kernel.source(*args, 2, tl)
@@ -367,8 +367,7 @@ def test_timeline_records_four_fields_without_costing_registers() -> None:
     assert src.count("tc::globaltimer()") == 3 and src.count("tc::smid()") == 1
     base = mixed_gemm_kernel.compile(*args, 2, arch="sm_90a").resources
     timed = mixed_gemm_kernel.compile(*args, 2, tl, arch="sm_90a").resources
-    assert (timed.smem_bytes, timed.spill_store_bytes) == (base.smem_bytes, 0)
-    assert timed.registers <= base.registers + 4, (timed, base)              # ptxas's allocation moves a little
+    assert (timed.registers, timed.smem_bytes, timed.spill_store_bytes) == (base.registers, base.smem_bytes, 0)
     assert "globaltimer" not in mixed_gemm_kernel.source(*args, 2)
 
 

@@ -25,11 +25,7 @@ At M <= 16 the time is the time to stream W from HBM once; everything here serve
   Scales are applied to fp32 accumulators: per group, the k-blocks of a group accumulate into a
   temporary fragment that is added to the tile's accumulators times the two rows' scales (4 FFMA per
   lane per group and tile), or, per-channel, once at the end. The tensor cores thus multiply exact
-  integers by x. With shared-memory stages, int4 goes further (``_BIASED``): the operand is the magic
-  number's off + mul * q itself (4 LOP3 and 1-3 shifts per 8 values, no subtraction), and the group's
-  sum(x), one mma of a ones operand per k-block shared by the warp's tiles, takes (off + mul z) sum(x)
-  off the fp32 sum before the scale. That cancels ~140-1150 times sum(x) against the sum: fp32 keeps
-  the result to ~1e-5 relative, far inside a 16-bit output's rounding.
+  integers by x, and the result is as accurate as a float64 reference allows fp32 sums to be.
 * **k permutation.** A GEMM may permute k as long as A and B agree: slot s of a 16-k block holds
   k = 4q + 2 (s >= 8) + s % 2, so lane (g, q)'s B operand is x[g, 4q .. 4q+3], one 8-byte load.
 * **Split-K.** N = 8192 gives only N / (16 tiles) row blocks, too few CTAs for 132 SMs; grid.y = S
@@ -77,14 +73,6 @@ _X_PAD = 8
 #: a symmetric weight's zero pair (8 or 128 in both halves) as 16-bit float bits, by (dtype, bits)
 _SYMMETRIC_ZERO = {("float16", 4): 0x48004800, ("float16", 8): 0x58005800,
                    ("bfloat16", 4): 0x41004100, ("bfloat16", 8): 0x43004300}
-#: the biased int4 conversions (mixed.cuh ``dequant_u4_*_biased``), by dtype: the A operand of row g and of
-#: row g+8 holds off + mul * q as ((off, mul), (off, mul)). int8 keeps subtracting its zero point in the
-#: conversion: bf16 has too few significant bits for 128 + q, and fp16's biased form saved 4 of 12
-#: instructions per conversion but made ptxas spill at M = 16 with zero points (W8 runs at 85-94% of the
-#: copy bandwidth already)
-_BIASED = {("float16", 4): ((1024, 1), (1024, 16)), ("bfloat16", 4): ((128, 1), (128, 1))}
-#: 1.0 in both halves of a 32-bit register, by dtype (the ones operand that sums x)
-_ONE_PAIR = {"float16": 0x3C003C00, "bfloat16": 0x3F803F80}
 
 
 @dataclass(frozen=True)
@@ -286,16 +274,6 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
         dsl.clear(acc[t])
     tmp = dsl.make_rmem_tensor(dsl.float32, (4, 1, mb)) if grouped else None     # (MMA_C,1,M8) one group
     a_frag = dsl.make_rmem_tensor(dtype, (8, 1))                                  # (MMA_A,1) one A operand
-    # shared-memory stages: the A operands hold off + mul * q (no zero point subtracted); sum(x) over a
-    # group (per-channel: over the CTA's k-range), the same for every row n, is one more mma per k-block
-    # of a ones operand, shared by the warp's tiles: C[n, m] = sum_k x[m, k]. Register buffers keep the
-    # subtracting conversion: they leave no room for the sum's 8-12 registers (ptxas spilled at M = 16)
-    biased = _BIASED.get((fmt.dtype, fmt.bits)) if AC else None
-    if biased:
-        ones = dsl.make_rmem_tensor(dtype, (8, 1))                                # (MMA_A,1) all 1.0
-        _call("fill_kept", f"{_ONE_PAIR[fmt.dtype]:#x}u", _regs(ones))
-        xsum = dsl.make_rmem_tensor(dsl.float32, (4, 1, mb))                      # (MMA_C,1,M8)
-        dsl.clear(xsum)
 
     def load_x(xb: Tensor, c: Any, stage: int | None = None) -> None:
         """The B fragments of chunk c: lane (g, q) loads x[8 m + g, 16 j + 4q ..+3] (8 bytes) per k-block j,
@@ -363,34 +341,6 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
             return f"{_SYMMETRIC_ZERO[(fmt.dtype, fmt.bits)]:#x}u"
         return _word(zbuf[b], 0, gi, t) if grouped else _word(zpc, 0, t)
 
-    def unbias(b: int, t: int, gi: int) -> tuple[Any, Any]:
-        """(row g, row g+8) of the biased sum's correction off + mul * z (a Python number when symmetric)."""
-        out = []
-        for r, (off, mul) in enumerate(biased):
-            if not fmt.zero_point:
-                out.append(off + mul * (1 << (fmt.bits - 1)))
-            else:
-                z = zbuf[b](r, gi, t) if grouped else zpc(r, t)
-                out.append(dsl.convert(z, dsl.float32) * mul + off)
-        return out[0], out[1]
-
-    def per_mul(s_g: Any, s_h: Any) -> tuple[Any, Any]:
-        """The rows' scales over their biased operands' mul (1 or 16: exact)."""
-        return tuple(sc if mul == 1 else sc * (1 / mul) for sc, (_off, mul) in zip((s_g, s_h), biased))
-
-    def dequant(b: int, t: int, gi: int, j: int) -> None:
-        """The A operand of k-block j of tile t (group gi of the chunk) from buffer b, into a_frag."""
-        kb, jj = divmod(j, KB // 16)
-        name = f"{'f16' if fmt.dtype == 'float16' else 'bf16'}"
-        if fmt.bits == 4:
-            words = (_word(wbuf[b], jj, kb, t),)
-        else:
-            words = (_word(wbuf[b], 2 * jj, kb, t), _word(wbuf[b], 2 * jj + 1, kb, t))
-        if biased:
-            _call(f"dequant_u{fmt.bits}_{name}_biased", *words, _regs(a_frag))
-        else:
-            _call(f"dequant_u{fmt.bits}_{name}", *words, zero_word(b, t, gi), _regs(a_frag))
-
     def compute(b: int, c: Any, stage: int | None = None) -> None:
         """acc += chunk c from buffer b: per group and tile, convert each k-block's A operand and multiply
         (async_copy: x from shared-memory stage `stage`)."""
@@ -398,30 +348,25 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
         if not x_ahead:
             load_x(xb, c, stage)
         for gi in range(GPC):
-            ks = range(gi * (G // 16), (gi + 1) * (G // 16))
-            if biased:
-                if grouped:
-                    dsl.clear(xsum)
-                for j in ks:
-                    dsl.gemm(mma, ones, xb(_, _, j), xsum)                # (MMA_C,1,M8) += sum_k x_j
             for t in range(NT):
                 dst = tmp if grouped else acc[t]
                 if grouped:
                     dsl.clear(tmp)
-                for j in ks:
-                    dequant(b, t, gi, j)
+                for j in range(gi * (G // 16), (gi + 1) * (G // 16)):
+                    kb, jj = divmod(j, KB // 16)
+                    if fmt.bits == 4:
+                        _call(f"dequant_u4_{'f16' if fmt.dtype == 'float16' else 'bf16'}", _word(wbuf[b], jj, kb, t),
+                              zero_word(b, t, gi), _regs(a_frag))
+                    else:
+                        _call(f"dequant_u8_{'f16' if fmt.dtype == 'float16' else 'bf16'}",
+                              _word(wbuf[b], 2 * jj, kb, t), _word(wbuf[b], 2 * jj + 1, kb, t), zero_word(b, t, gi),
+                              _regs(a_frag))
                     dsl.gemm(mma, a_frag, xb(_, _, j), dst)          # (MMA_C,1,M8) += A_j x_j
                 if grouped:
                     s_g = dsl.convert(sbuf[b](0, gi, t), dsl.float32)      # scale of row g
                     s_h = dsl.convert(sbuf[b](1, gi, t), dsl.float32)      # scale of row g+8
-                    if biased:
-                        # (sum(A x) - (off + mul z) sum(x)) * s / mul, per row
-                        c_g, c_h = unbias(b, t, gi)
-                        s_g, s_h = per_mul(s_g, s_h)
                     for i in range(4 * mb):
-                        h = i % 4 >= 2
-                        v = tmp(i) - (c_h if h else c_g) * xsum(i) if biased else tmp(i)
-                        acc[t][i] = acc[t](i) + v * (s_h if h else s_g)
+                        acc[t][i] = acc[t](i) + tmp(i) * (s_h if i % 4 >= 2 else s_g)
 
     if not grouped and fmt.zero_point:
         zpc = dsl.make_rmem_tensor(dtype, (2, NT))                        # (ROW,TILE) per-channel zero points
@@ -474,13 +419,8 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
             dsl.copy(mS(rb * NT + t, 0, g, _), spc(_, t))
             s_g = dsl.convert(spc(0, t), dsl.float32)
             s_h = dsl.convert(spc(1, t), dsl.float32)
-            if biased:
-                c_g, c_h = unbias(0, t, 0)
-                s_g, s_h = per_mul(s_g, s_h)
             for i in range(4 * mb):
-                h = i % 4 >= 2
-                v = acc[t](i) - (c_h if h else c_g) * xsum(i) if biased else acc[t](i)
-                acc[t][i] = v * (s_h if h else s_g)
+                acc[t][i] = acc[t](i) * (s_h if i % 4 >= 2 else s_g)
 
     #
     # The warps' partial sums meet in shared memory; each thread then owns elements (n, m) of the CTA tile

@@ -86,35 +86,6 @@ TC_DEVICE void dequant_u8_f16(u32 w0, u32 w1, u32 z, u32* a) {
     a[3] = hsub2(prmt(w1, 0x64646464u, 0x4342), ch);
 }
 
-// Biased conversions (the small-M kernel): the A operand holds off + mul * q, with no zero point and no
-// subtraction; the kernel takes (off + mul * z) * sum(x) off the fp32 accumulators per group instead
-// (sum(x) by one mma of a ones operand per k-block, shared by every tile of the warp) and divides by mul
-// in the scale. That leaves 4 LOP3 and 1 (fp16) or 3 (bf16) shifts per 8 int4 values.
-// int4 -> fp16: rows g (a[0], a[2]) 1024 + q, rows g+8 (a[1], a[3]) 1024 + 16 q (the nibble in place).
-TC_DEVICE void dequant_u4_f16_biased(u32 w, u32* a) {
-    const u32 w8 = w >> 8, e = kept(0x64006400u);
-    a[0] = (w & 0x000f000fu) | e;
-    a[1] = (w & 0x00f000f0u) | e;
-    a[2] = (w8 & 0x000f000fu) | e;
-    a[3] = (w8 & 0x00f000f0u) | e;
-}
-// int4 -> bf16: 128 + q in every row.
-TC_DEVICE void dequant_u4_bf16_biased(u32 w, u32* a) {
-    const u32 e = kept(0x43004300u);
-    a[0] = (w & 0x000f000fu) | e;
-    a[1] = ((w >> 4) & 0x000f000fu) | e;
-    a[2] = ((w >> 8) & 0x000f000fu) | e;
-    a[3] = ((w >> 12) & 0x000f000fu) | e;
-}
-// a[0..3] = c, kept in four registers for the kernel (the ones operand that sums x). Through one kept(c),
-// ptxas held c once and copied it into three registers of the operand before every mma; four values it
-// cannot prove equal (%nsmid >> 24..27: all 0) stay in place.
-TC_DEVICE void fill_kept(u32 c, u32* a) {
-    u32 n;
-    asm("mov.u32 %0, %%nsmid;" : "=r"(n));
-    for (int i = 0; i < 4; ++i) a[i] = c | (n >> (24 + i));
-}
-
 // int8 -> bf16 (8 significant bits: too few for 128 + v): through fp32, 2^23 + v minus 2^23 + z, then
 // the high halves of two floats (exact: |v - z| <= 255 fits bf16) form the pair.
 TC_DEVICE f32 u8_minus(u32 w, u32 sel, f32 c) { return __uint_as_float(prmt(w, 0x4b000000u, sel)) - c; }

@@ -44,27 +44,6 @@ inline void dequant_u8(u32 w0, u32 w1, u32 z, u32* a, bool bf) {
 inline void dequant_u8_f16(u32 w0, u32 w1, u32 z, u32* a) { dequant_u8(w0, w1, z, a, false); }
 inline void dequant_u8_bf16(u32 w0, u32 w1, u32 z, u32* a) { dequant_u8(w0, w1, z, a, true); }
 
-// the biased conversions: off + mul * q per row (device header: rows g, g+8 of int4 fp16 take mul 1, 16)
-inline void store_biased(const u32* vals, float off, float mul_g, float mul_h, bool bf, u32* a) {
-    for (int r = 0; r < 4; ++r) {
-        const float m = r % 2 ? mul_h : mul_g;
-        const u16 lo = f32_to_half_bits(off + m * static_cast<float>(vals[2 * r]), bf);
-        const u16 hi = f32_to_half_bits(off + m * static_cast<float>(vals[2 * r + 1]), bf);
-        a[r] = static_cast<u32>(lo) | (static_cast<u32>(hi) << 16);
-    }
-}
-inline void dequant_u4_f16_biased(u32 w, u32* a) {
-    u32 vals[8];
-    for (int v = 0; v < 8; ++v) vals[v] = (w >> (4 * (v / 2 + 4 * (v % 2)))) & 0xfu;
-    store_biased(vals, 1024.0f, 1.0f, 16.0f, false, a);
-}
-inline void dequant_u4_bf16_biased(u32 w, u32* a) {
-    u32 vals[8];
-    for (int v = 0; v < 8; ++v) vals[v] = (w >> (4 * (v / 2 + 4 * (v % 2)))) & 0xfu;
-    store_biased(vals, 128.0f, 1.0f, 1.0f, true, a);
-}
-inline void fill_kept(u32 c, u32* a) { a[0] = c; a[1] = c; a[2] = c; a[3] = c; }
-
 inline void prefetch_l2(const void*) {}
 inline void red_add_f32(f32* p, f32 v) { std::atomic_ref<f32>(*p).fetch_add(v); }
 inline f32 ld_cg_f32(const f32* p) { return std::atomic_ref<f32>(*const_cast<f32*>(p)).load(); }
