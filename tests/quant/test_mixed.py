@@ -218,6 +218,20 @@ def test_default_shared_memory_stages_keep_one_wave() -> None:
     assert pick_mixed_config(w8, 16, 8192, 8192, sms=32).stages == 4                 # two waves whatever the stages
 
 
+def test_int4_at_m_9_to_16_takes_four_tiles_in_eight_warps() -> None:
+    """int4 at M = 9..16 (where N allows four 16-row tiles): 8 warps, two shared-memory stages, a valid
+    tiling for every group size; M = 8 keeps its 4 warps, and N = 16 x odd falls back to register buffers."""
+    for group, M in itertools.product((None, 32, 64, 128), (9, 16)):
+        fmt = Q.PackedFormat(4, group, True, "float16")
+        cfg = pick_mixed_config(fmt, M, 4096, 8192)
+        assert (cfg.warps, cfg.tiles, cfg.stages, cfg.async_copy) == (8, 4, 2, True), (group, M, cfg)
+        cfg.validate(fmt, 4096, 8192, M)
+    fmt = Q.PackedFormat(4, 128, False, "bfloat16")
+    assert pick_mixed_config(fmt, 8, 8192, 8192).warps == 4
+    odd = pick_mixed_config(fmt, 16, 8192, 16 * 513)
+    assert not odd.async_copy and 16 * 513 % (16 * odd.tiles) == 0
+
+
 def test_emulated_default_decoding_config(emulated: None) -> None:
     """The heuristic's configuration at M = 1 (shared-memory stages) on a split-K problem whose warps have
     uneven chunk counts."""

@@ -491,6 +491,7 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132)
     with one; M = 16: three stages. The stages are the most, up to four, that keep the grid in one wave on
     `sms` SMs (an H100's shared memory): four 34 KB int8 stages at M = 16 left one CTA per SM and two waves
     (a stream of PDL launches, eleventh session: 30.7 us, against 26.2 with three and 26.0 with two).
+    int4 at M = 9..16: 8 warps, four tiles, two shared-memory stages (where N allows four tiles).
     Otherwise register buffers: two tiles up to M = 16 (int4, three buffers), one past that (the
     accumulators take the registers)."""
     mb = -(-min(M, MAX_M) // 8)
@@ -506,6 +507,12 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132)
         cfgs = [MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=p, async_copy=True) for p in (4, 3, 2)]
         return next((c for c in cfgs if per_sm * (stage_smem_bytes(c, fmt, M) + _reduction_bytes(c, M)
                                                   + _CTA_RESERVED_SMEM) <= _SM_SMEM), cfgs[0])
+    if fmt.bits == 4 and mb == 2 and N % 64 == 0:
+        # int4 at M = 9..16: 8 warps over four tiles in two shared-memory stages (one CTA per SM). Each CTA
+        # reads its k-range of x once, so four tiles halve the rows of x read from L2 per weight byte
+        # (at two tiles they were twice the weight bytes): 15.8 us against 18.1 for three register
+        # buffers of two tiles (H100, N = K = 8192, g128, PDL stream; fourteenth session)
+        return MixedConfig(warps=8, tiles=4, chunk=chunk, stages=2, async_copy=True)
     tiles = 2 if mb <= 2 else 1
     while N % (16 * tiles):
         tiles //= 2
