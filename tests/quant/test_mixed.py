@@ -232,6 +232,27 @@ def test_int4_at_m_9_to_16_takes_four_tiles_in_eight_warps() -> None:
     assert not odd.async_copy and 16 * 513 % (16 * odd.tiles) == 0
 
 
+def test_m_17_to_32_takes_two_tiles_in_shared_memory_stages_where_they_fit() -> None:
+    """M = 17..32: 8 warps (int4) or 4 (int8), two tiles, two shared-memory stages; every pick of every format
+    and M fits the GPU's shared memory per CTA (an H100's 227 KB, an A100's 163 KB, sm_89's 99 KB), falling
+    back to register buffers where the stages would not."""
+    for bits, M in ((4, 17), (4, 32), (8, 24), (8, 32)):
+        cfg = pick_mixed_config(Q.PackedFormat(bits, 128, False, "bfloat16"), M, 8192, 8192)
+        assert (cfg.warps, cfg.tiles, cfg.stages, cfg.async_copy) == (8 if bits == 4 else 4, 2, 2, True), (bits, M)
+    for smem in (232448, A100_SMEM, 101376):
+        for (bits, group, zp, dtype), M in itertools.product(FORMATS, (1, 5, 8, 12, 16, 24, 32)):
+            fmt = Q.PackedFormat(bits, group, zp, str(dtype).split(".")[1])
+            cfg = pick_mixed_config(fmt, M, 4096, 4096, smem=smem)
+            cfg.validate(fmt, 4096, 4096, M)
+            used = mixed.stage_smem_bytes(cfg, fmt, M) + mixed._reduction_bytes(cfg, M)
+            assert used <= smem, (smem, fmt, M, cfg, used)
+    assert not pick_mixed_config(Q.PackedFormat(4, 128, False, "bfloat16"), 16, 8192, 8192, smem=A100_SMEM).async_copy
+    # int8, 8 warps at M = 32: the stages alone fit (200 KB) but not with the warps' 32 KB reduction
+    with pytest.raises(ValueError, match="stages and the warps' reduction take 237568 bytes"):
+        MixedConfig(8, 2, 128, stages=2, async_copy=True).validate(Q.PackedFormat(8, None, False, "bfloat16"),
+                                                                   8192, 8192, 32)
+
+
 def test_emulated_default_decoding_config(emulated: None) -> None:
     """The heuristic's configuration at M = 1 (shared-memory stages) on a split-K problem whose warps have
     uneven chunk counts."""
@@ -250,16 +271,22 @@ def test_emulated_batched_x_and_m_past_64(emulated: None) -> None:
 
 # ----------------------------------------------------------------------------- NVRTC
 
-def _compile_args(bits: int, group: int | None, zp: bool, dtype: Any, M: int, K: int = 1024, N: int = 1024) -> tuple:
+#: an A100's opt-in shared memory per CTA (163 KB): sm_80 compiles take the tilings that GPU gets
+A100_SMEM = 166912
+
+
+def _compile_args(bits: int, group: int | None, zp: bool, dtype: Any, M: int, K: int = 1024, N: int = 1024,
+                  smem: int | None = None) -> tuple:
     pw = Q.pack(Q.quantize(torch.randn(K, N), bits, group, zp), dtype)
-    cfg = pick_mixed_config(pw.format, M, K, N)
+    cfg = pick_mixed_config(pw.format, M, K, N, **({"smem": smem} if smem else {}))
     return (torch.empty(M, K, dtype=dtype), pw.qweight, pw.scales, pw.zeros, torch.empty(N, dtype=dtype),
             torch.empty(M, N, dtype=dtype), torch.empty(M, N), torch.empty(N // 16, dtype=torch.int32), pw.format,
             cfg, -(-M // 8), mixed.x_rows(M) if cfg.async_copy else 0)
 
 
 def _resources(arch: str, fmt: tuple, M: int) -> Any:
-    return mixed_gemm_kernel.compile(*_compile_args(*fmt, M), arch=arch).resources
+    return mixed_gemm_kernel.compile(*_compile_args(*fmt, M, smem=A100_SMEM if arch == "sm_80" else None),
+                                     arch=arch).resources
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])

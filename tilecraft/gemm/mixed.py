@@ -135,6 +135,11 @@ class MixedConfig:
             raise ValueError(f"{self.name}: its shared-memory stages take {stage_smem_bytes(self, fmt, M)} bytes for "
                              f"int{fmt.bits} and M = {M}, more than a CTA may have ({SMEM_MAX}); use fewer stages "
                              f"or tiles")
+        total = stage_smem_bytes(self, fmt, M) + _reduction_bytes(self, M)
+        if total > _SM_SMEM - _CTA_RESERVED_SMEM:
+            raise ValueError(f"{self.name}: its shared-memory stages and the warps' reduction take {total} bytes for "
+                             f"int{fmt.bits} and M = {M}, more than a CTA may have ({_SM_SMEM - _CTA_RESERVED_SMEM}); "
+                             f"use fewer stages, warps or tiles")
         if self.splits is not None and not 1 <= self.splits <= K // self.chunk:
             raise ValueError(f"{self.name}: splits must be in 1..K/chunk = {K // self.chunk}")
 
@@ -475,12 +480,21 @@ def _check_device(x: Any) -> None:
         raise ValueError(f"the mixed-input GEMM needs sm_80 or newer, this GPU is sm_{cc[0]}{cc[1]}")
 
 
+def _smem_per_cta(x: Any) -> int:
+    """The most shared memory a CTA may have on x's GPU (its opt-in limit; an H100's off a GPU)."""
+    if not x.is_cuda:
+        return _SM_SMEM - _CTA_RESERVED_SMEM
+    from tilecraft.runtime.device import device_info
+    return device_info(x.device.index if x.device.index is not None else None).max_shared_memory_per_block_optin
+
+
 def _sm_count(x: Any) -> int:
     from tilecraft.gemm.op import _device_facts
     return _device_facts(x.device)[0] if x.is_cuda else 132
 
 
-def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132) -> MixedConfig:
+def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
+                      smem: int = _SM_SMEM - _CTA_RESERVED_SMEM) -> MixedConfig:
     """The tiling for a problem (splits left to the launch, which knows the kernel's occupancy), as the
     H100 sweeps (``benchmarks/bench_mixed.py --sweep``, N = K = 8192) ranked them: 4 warps; 128-value
     chunks where K allows (64 for groups of 32, whose per-group scales and zero points then stay in
@@ -491,10 +505,16 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132)
     with one; M = 16: three stages. The stages are the most, up to four, that keep the grid in one wave on
     `sms` SMs (an H100's shared memory): four 34 KB int8 stages at M = 16 left one CTA per SM and two waves
     (a stream of PDL launches, eleventh session: 30.7 us, against 26.2 with three and 26.0 with two).
-    int4 at M = 9..16: 8 warps, four tiles, two shared-memory stages (where N allows four tiles).
-    Otherwise register buffers: two tiles up to M = 16 (int4, three buffers), one past that (the
-    accumulators take the registers)."""
+    int4 at M = 9..16: 8 warps, four tiles, two shared-memory stages (where N allows four tiles); M = 17..32:
+    two tiles in two shared-memory stages (8 warps for int4, 4 for int8). Otherwise register buffers: two
+    tiles up to M = 16 (int4, three buffers), one past that (the accumulators take the registers).
+    Shared-memory tilings are taken only where their stages and reduction fit `smem`, the most a CTA may have
+    on the GPU (default an H100's 227 KB; an A100 has 163 KB, sm_86 / sm_89 99 KB)."""
     mb = -(-min(M, MAX_M) // 8)
+
+    def fits(c: MixedConfig) -> bool:
+        return stage_smem_bytes(c, fmt, M) + _reduction_bytes(c, M) <= smem
+
     kb = k_block(fmt.bits)
     first = 64 if fmt.group_size == 32 else 128
     chunk = next(c for c in (128, 64, 32) if c <= first and K % c == 0 and c % kb == 0
@@ -504,15 +524,29 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132)
         # the most stages, up to four, that let the row blocks run in one wave on `sms` SMs (four where no
         # count does): at M = 9..16 the chunk's 16 rows of x make an int8 stage 34 KB
         per_sm = -(-(N // (16 * tiles)) // sms)
-        cfgs = [MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=p, async_copy=True) for p in (4, 3, 2)]
-        return next((c for c in cfgs if per_sm * (stage_smem_bytes(c, fmt, M) + _reduction_bytes(c, M)
-                                                  + _CTA_RESERVED_SMEM) <= _SM_SMEM), cfgs[0])
-    if fmt.bits == 4 and mb == 2 and N % 64 == 0:
+        cfgs = [c for c in (MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=p, async_copy=True)
+                            for p in (4, 3, 2)) if fits(c)]
+        if cfgs:
+            return next((c for c in cfgs if per_sm * (stage_smem_bytes(c, fmt, M) + _reduction_bytes(c, M)
+                                                      + _CTA_RESERVED_SMEM) <= _SM_SMEM), cfgs[0])
+    wide = MixedConfig(warps=8, tiles=4, chunk=chunk, stages=2, async_copy=True)
+    if fmt.bits == 4 and mb == 2 and N % 64 == 0 and fits(wide):
         # int4 at M = 9..16: 8 warps over four tiles in two shared-memory stages (one CTA per SM). Each CTA
         # reads its k-range of x once, so four tiles halve the rows of x read from L2 per weight byte
         # (at two tiles they were twice the weight bytes): 15.8 us against 18.1 for three register
         # buffers of two tiles (H100, N = K = 8192, g128, PDL stream; fourteenth session)
-        return MixedConfig(warps=8, tiles=4, chunk=chunk, stages=2, async_copy=True)
+        return wide
+    if mb > 2 and N % 32 == 0:
+        # M = 17..32: two tiles in two shared-memory stages, 8 warps for int4 and 4 for int8 (whose stages
+        # would not fit 8), where they fit; register buffers read 32 rows of x per tile from L2 and took
+        # 48-50 us (int4) and 51-60 us (int8) at N = K = 8192 on an H100, these 26-32 and 30-37 us
+        cfg = MixedConfig(warps=8 if fmt.bits == 4 else 4, tiles=2, chunk=chunk, stages=2, async_copy=True)
+        try:
+            cfg.validate(fmt, K, N, min(M, MAX_M))
+            if fits(cfg):
+                return cfg
+        except ValueError:
+            pass
     tiles = 2 if mb <= 2 else 1
     while N % (16 * tiles):
         tiles //= 2
@@ -572,7 +606,7 @@ class MixedGemm:
         M, dev, out_shape = x2.shape[0], x.device, (*x.shape[:-1], N)
         y = torch.empty(M, N, dtype=want, device=dev)
         sms, cc = _sm_count(x), _device_cc(x)
-        cfg = self.config or pick_mixed_config(fmt, M, K, N, sms)
+        cfg = self.config or pick_mixed_config(fmt, M, K, N, sms, _smem_per_cta(x))
         cfg.validate(fmt, K, N, min(M, MAX_M))
         kcfg = replace(cfg, splits=None)                                   # splits are the grid's, not the code's
         if self.pdl not in (None, True, False):

@@ -86,8 +86,10 @@ __all__ = ["Sm90MixedConfig", "sm90_mixed_kernel", "sm90_mixed_gemm", "pick_sm90
            "lane_chunk", "block_of", "block_words", "group_slot", "slot_group", "SM90_MIN_M", "PRODUCER_REGS", "CONSUMER_REGS",
            "pick_config", "register_ring"]
 
-#: rows of x from which tc.quant.gemm on an sm_90 GPU runs this kernel instead of the small-M one
-SM90_MIN_M = 64
+#: rows of x from which tc.quant.gemm on an sm_90 GPU runs this kernel instead of the small-M one: past 32
+#: rows the small-M kernel streams W once per 32-row slice (H100, N = K = 8192, M = 48, streams: W4A16 g128
+#: 35.7 us here against 48.0 in two slices, W8A16 per-channel 42.3 against 69.0; fourteenth session)
+SM90_MIN_M = 33
 #: registers per thread of the producer (packed words of `depth` k-tiles, scales, zero points, addresses)
 #: and of each consumer warpgroup (128 fp32 accumulators and the epilogue: ptxas puts sm90's consumer at
 #: 196 with a bias). setmaxnreg only moves registers the CTA was launched with (384 threads x 168 =
