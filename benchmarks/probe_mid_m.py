@@ -7,6 +7,7 @@ kernel in slices of 32 rows (``mixed.MAX_M``) below ``sm90_mixed.SM90_MIN_M``.
 Per M (N = K = 8192, bf16 activations, weights rotating over copies > 3x L2), time per call of a stream of
 32 back-to-back calls (bench_decode.py's ``stream``, programmatic dependent launches as tc.gemm makes them) of:
 
+* ``tc.gemm``: the dispatch (``mixed.mixed_gemm``: the Hopper kernel from ``SM90_MIN_M`` rows on);
 * ``small pick``: ``MixedGemm`` with ``pick_mixed_config``'s tiling (slices of 32 rows);
 * ``small 16-row slices``: the M = 16 tiling on slices of 16 rows (the outputs are written to slices of one y);
 * ``hopper``: ``sm90_mixed.sm90_mixed_gemm`` with its own heuristic;
@@ -74,7 +75,10 @@ def main() -> int:
     for M in (int(m) for m in args.ms.split(",")):
         x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
         ref = x.double() @ pws[0].dequantize(torch.float64)
-        runs = [("small pick", sliced(fmt, M, K, N, mixed.MAX_M)), ("small 16-row slices", sliced(fmt, M, K, N, 16))]
+        dispatch = (lambda xx, w: mixed.mixed_gemm(xx, w))
+        dispatch.config = "sm90" if sm90_mixed.use_sm90_mixed(x, pws[0]) else mixed.pick_mixed_config(fmt, M, K, N).name
+        runs = [("tc.gemm", dispatch), ("small pick", sliced(fmt, M, K, N, mixed.MAX_M)),
+                ("small 16-row slices", sliced(fmt, M, K, N, 16))]
         hopper = (lambda xx, w: sm90_mixed.sm90_mixed_gemm(xx, w))
         hopper.config = "sm90 heuristic"
         runs.append(("hopper", hopper))
