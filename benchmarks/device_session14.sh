@@ -3,25 +3,20 @@
 # read from L2 outweigh the weights (every CTA reads the whole of its k-range of x: (N / 16 tiles) x M x K x 2
 # bytes against N x K / 2 of int4 weights).
 # Usage: bash benchmarks/device_session14.sh [variants|decode|decode_all|int4_tests|mid_m|pdl_tests ...]
-# variants: probe_pdl_timeline.py at MS (default 8,16) beside VARIANTS; decode / decode_all: bench_decode.py at
-# N = K = 8192 / every Llama-3 shape too; int4_tests: the small-M kernel's GPU tests of the int4 formats (random
-# shapes, shared-memory stages); mid_m: probe_mid_m.py (W4A16 at M = 17..63, MS beside VARIANTS); pdl_tests: as benchmarks/device_session10.sh.
+# variants: probe_pdl_timeline.py at MS (default 8,16) beside VARIANTS (device_session12.sh timeline);
+# decode / decode_all: bench_decode.py at N = K = 8192 / every Llama-3 shape too (device_session12.sh,
+# device_session11.sh); int4_tests: the small-M kernel's GPU tests of the int4 formats (random shapes,
+# shared-memory stages); mid_m: probe_mid_m.py (M = 17..63, BITS 4 or 8, MS beside VARIANTS); pdl_tests: as
+# benchmarks/device_session10.sh.
 source "$(dirname "$0")/device_env.sh"
 for part in ${*:-variants}; do
   case $part in
-  variants)
-    echo "== variants"
-    timeout 400 python3 benchmarks/probe_pdl_timeline.py --formats "${FORMATS:-W4A16 g128}" --ms "${MS:-8,16}" \
-      --variants "${VARIANTS:-}" --modes "${MODES:-plain,pdl 2/16}" \
-      --json "$OUT/variants.json" 2>&1 | tee "$OUT/variants.log" ;;
+  variants)                                 # session 12's timelines, at M = 8, 16 by default
+    MS="${MS:-8,16}" OUT="$OUT" bash "$(dirname "$0")/device_session12.sh" timeline ;;
   decode)
-    echo "== decoding stream, N = K = 8192"
-    timeout 300 python3 benchmarks/bench_decode.py --quick --ms "${MS:-1,2,4,8,16}" --pdl-prefetch "${PF:-2}" \
-      --json "$OUT/decode.json" 2>&1 | tee "$OUT/decode.log" ;;
+    OUT="$OUT" bash "$(dirname "$0")/device_session12.sh" decode ;;
   decode_all)
-    echo "== decoding stream, every shape"
-    timeout 560 python3 benchmarks/bench_decode.py --ms "${MS:-1,16}" --json "$OUT/decode_all.json" 2>&1 \
-      | tee "$OUT/decode_all.log" ;;
+    OUT="$OUT" bash "$(dirname "$0")/device_session11.sh" decode_all ;;
   int4_tests)
     echo "== GPU tests: small-M mixed input, int4 formats"
     timeout -s ABRT 280 python3 -X faulthandler -m pytest -m gpu -q -p no:cacheprovider -rs tests/quant/test_mixed.py \
