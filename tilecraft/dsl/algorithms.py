@@ -324,39 +324,36 @@ def cp_async_wait(n: int) -> None:
 def semaphore_wait(flags: Tensor, coord: Any, value: Any) -> None:
     """Block until the int flag flags(coord) equals value (thread 0 polls with acquire loads, then the
     CTA meets at a barrier): CUTLASS's Semaphore::wait, for in-order (serial) split-K."""
-    current().emit(f"tc::semaphore_wait({_flag_address(flags, coord, 'semaphore_wait')}, {render(value, 'int')});")
+    _flag_op("semaphore_wait", flags, coord, value)
 
 
 def semaphore_release(flags: Tensor, coord: Any, value: Any) -> None:
     """After a barrier (every thread's writes issued), thread 0 stores value to flags(coord) with release
     semantics: the next waiter sees this CTA's writes."""
-    address = _flag_address(flags, coord, "semaphore_release")
-    if flags.engine.root is not None:
-        flags.engine.root.written = True
-    current().emit(f"tc::semaphore_release({address}, {render(value, 'int')});")
-
-
-def _flag_address(flags: Tensor, coord: Any, what: str) -> str:
-    eng = flags.engine
-    if not isinstance(eng, PointerEngine) or eng.space != "gmem" or eng.dtype.bits != 32:
-        raise TraceError(f"{what} needs a global int32 tensor, got {flags!r}")
-    return eng.address(_add(flags.offset, flags.layout(coord)))
+    _flag_op("semaphore_release", flags, coord, value)
 
 
 def flag_wait(flags: Tensor, coord: Any, value: Any) -> None:
     """The calling thread spins until the int flag flags(coord) equals value (acquire loads at GPU scope).
     For a group smaller than the CTA: one thread waits, then the group meets at its barrier, after which
     every thread of it sees what the releasing side wrote (``semaphore_wait`` is the whole-CTA form)."""
-    current().emit(f"tc::flag_wait({_flag_address(flags, coord, 'flag_wait')}, {render(value, 'int')});")
+    _flag_op("flag_wait", flags, coord, value)
 
 
 def flag_release(flags: Tensor, coord: Any, value: Any) -> None:
     """The calling thread stores value to flags(coord) with release semantics at GPU scope: after its group's
     barrier, a waiter that sees value sees every write the group made before the barrier."""
-    address = _flag_address(flags, coord, "flag_release")
-    if flags.engine.root is not None:
-        flags.engine.root.written = True
-    current().emit(f"tc::flag_release({address}, {render(value, 'int')});")
+    _flag_op("flag_release", flags, coord, value)
+
+
+def _flag_op(fn: str, flags: Tensor, coord: Any, value: Any) -> None:
+    """``tc::fn(&flags(coord), value)`` on a global int32 flag; a release marks the tensor written."""
+    eng = flags.engine
+    if not isinstance(eng, PointerEngine) or eng.space != "gmem" or eng.dtype.bits != 32:
+        raise TraceError(f"{fn} needs a global int32 tensor, got {flags!r}")
+    if fn.endswith("_release") and eng.root is not None:
+        eng.root.written = True
+    current().emit(f"tc::{fn}({eng.address(_add(flags.offset, flags.layout(coord)))}, {render(value, 'int')});")
 
 
 def _mma_gemm(mma: Any, A: Tensor, B: Tensor, C: Tensor) -> None:

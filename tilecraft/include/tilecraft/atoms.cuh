@@ -166,28 +166,10 @@ TC_DEVICE void mma_m16n8k32_s32_s8(i32* d, const u32* a, const u32* b, const i32
 }
 #endif
 
-// ------------------------------------------------------------------ semaphores (serial split-K)
-// CUTLASS's Semaphore: thread 0 polls a global flag with acquire loads until it holds `value`, then the
-// CTA meets at a barrier; release: a barrier (the CTA's writes are issued), then thread 0 stores the
-// next value with release semantics, so the next waiter's acquire sees those writes.
-TC_DEVICE void semaphore_wait(const int* flag, int value) {
-    if (threadIdx.x == 0) {
-        int v;
-        do {
-            asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
-        } while (v != value);
-    }
-    __syncthreads();
-}
-TC_DEVICE void semaphore_release(int* flag, int value) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
-    }
-}
-
-// One thread's halves of the same hand-off, for groups smaller than the CTA (a warpgroup meets at its
-// own named barrier around them): spin until *flag == value with acquire loads; store value with release.
+// ------------------------------------------------------------------ flags and semaphores
+// One thread's halves of a hand-off through a global flag: spin until *flag == value with acquire loads;
+// store value with release semantics, so a waiter that sees it also sees the writes ordered before it.
+// A group smaller than the CTA (a warpgroup) meets at its own named barrier around them.
 TC_DEVICE void flag_wait(const int* flag, int value) {
     int v;
     do {
@@ -196,6 +178,17 @@ TC_DEVICE void flag_wait(const int* flag, int value) {
 }
 TC_DEVICE void flag_release(int* flag, int value) {
     asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
+}
+
+// CUTLASS's Semaphore (serial split-K), the whole-CTA form: thread 0 waits for the flag, then the CTA meets
+// at a barrier; release: a barrier (the CTA's writes are issued), then thread 0 stores the next value.
+TC_DEVICE void semaphore_wait(const int* flag, int value) {
+    if (threadIdx.x == 0) flag_wait(flag, value);
+    __syncthreads();
+}
+TC_DEVICE void semaphore_release(int* flag, int value) {
+    __syncthreads();
+    if (threadIdx.x == 0) flag_release(flag, value);
 }
 
 // ------------------------------------------------------------------ wgmma ordering (sm90a)
