@@ -244,8 +244,7 @@ def test_m_17_to_32_takes_two_tiles_in_shared_memory_stages_where_they_fit() -> 
             fmt = Q.PackedFormat(bits, group, zp, str(dtype).split(".")[1])
             cfg = pick_mixed_config(fmt, M, 4096, 4096, smem=smem)
             cfg.validate(fmt, 4096, 4096, M)
-            used = mixed.stage_smem_bytes(cfg, fmt, M) + mixed._reduction_bytes(cfg, M)
-            assert used <= smem, (smem, fmt, M, cfg, used)
+            assert mixed.cta_smem_bytes(cfg, fmt, M) <= smem, (smem, fmt, M, cfg)
     assert not pick_mixed_config(Q.PackedFormat(4, 128, False, "bfloat16"), 16, 8192, 8192, smem=A100_SMEM).async_copy
     # int8, 8 warps at M = 32: the stages alone fit (200 KB) but not with the warps' 32 KB reduction
     with pytest.raises(ValueError, match="stages and the warps' reduction take 237568 bytes"):

@@ -135,7 +135,7 @@ class MixedConfig:
             raise ValueError(f"{self.name}: its shared-memory stages take {stage_smem_bytes(self, fmt, M)} bytes for "
                              f"int{fmt.bits} and M = {M}, more than a CTA may have ({SMEM_MAX}); use fewer stages "
                              f"or tiles")
-        total = stage_smem_bytes(self, fmt, M) + _reduction_bytes(self, M)
+        total = cta_smem_bytes(self, fmt, M)
         if total > _SM_SMEM - _CTA_RESERVED_SMEM:
             raise ValueError(f"{self.name}: its shared-memory stages and the warps' reduction take {total} bytes for "
                              f"int{fmt.bits} and M = {M}, more than a CTA may have ({_SM_SMEM - _CTA_RESERVED_SMEM}); "
@@ -513,7 +513,7 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     mb = -(-min(M, MAX_M) // 8)
 
     def fits(c: MixedConfig) -> bool:
-        return stage_smem_bytes(c, fmt, M) + _reduction_bytes(c, M) <= smem
+        return cta_smem_bytes(c, fmt, M) <= smem
 
     kb = k_block(fmt.bits)
     first = 64 if fmt.group_size == 32 else 128
@@ -527,8 +527,8 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         cfgs = [c for c in (MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=p, async_copy=True)
                             for p in (4, 3, 2)) if fits(c)]
         if cfgs:
-            return next((c for c in cfgs if per_sm * (stage_smem_bytes(c, fmt, M) + _reduction_bytes(c, M)
-                                                      + _CTA_RESERVED_SMEM) <= _SM_SMEM), cfgs[0])
+            return next((c for c in cfgs if per_sm * (cta_smem_bytes(c, fmt, M) + _CTA_RESERVED_SMEM) <= _SM_SMEM),
+                        cfgs[0])
     wide = MixedConfig(warps=8, tiles=4, chunk=chunk, stages=2, async_copy=True)
     if fmt.bits == 4 and mb == 2 and N % 64 == 0 and fits(wide):
         # int4 at M = 9..16: 8 warps over four tiles in two shared-memory stages (one CTA per SM). Each CTA
@@ -721,6 +721,11 @@ def stage_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int
     groups = cfg.chunk // fmt.group_size if fmt.group_size is not None else 0
     per_lane = 16 * (cfg.chunk // k_block(fmt.bits)) * cfg.tiles + 4 * groups * cfg.tiles * (1 + fmt.zero_point)
     return (32 * per_lane + 2 * x_rows(M) * (cfg.chunk + _X_PAD)) * cfg.warps * cfg.stages
+
+
+def cta_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int:
+    """A CTA's shared memory for M rows of x: cfg's stages and the warps' reduction."""
+    return stage_smem_bytes(cfg, fmt, M) + _reduction_bytes(cfg, M)
 
 
 def pdl_ctas_per_sm(ctas: int, sms: int) -> int:
