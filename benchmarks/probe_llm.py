@@ -8,7 +8,8 @@ Each call is timed with CUDA events (tilecraft.bench's Timer, operands rotated c
 covers the host's enqueue time, so a slow host path shows here as it does to a caller in a loop (sixth session:
 every tilecraft call was host-bound); ``--gpu-only`` times the GPU alone; ``--picks`` compares, at issue 8's 40 LLM
 shapes, the heuristic's pick with the tile-count rule's where they differ; ``--streamk`` compares, at the 40 shapes (or ``--shapes``), the
-pick with every SM90_TABLE tile with and without stream-K. Candidates: tc.gemm's automatic pick, and the configurations in
+pick with every SM90_TABLE tile with and without stream-K; ``--pingpong`` compares, at the 40 shapes (or ``--shapes``), the
+pick with the pingpong tilings (PINGPONG: the consumers take whole tiles in turn). Candidates: tc.gemm's automatic pick, and the configurations in
 CANDIDATES (those that do not validate at a shape are skipped). One line per (shape, contender): µs,
 TFLOP/s, x cuBLAS, relative error.
 """
@@ -38,6 +39,10 @@ CANDIDATES = [S(64, 64, 64, stages=8, consumers=1), S(64, 128, 64, stages=8, con
               S(64, 256, 64, stages=5, consumers=1), S(128, 64, 64, stages=8, splits=2),
               S(128, 128, 64, stages=6, cluster_m=2), S(128, 256, 64, stages=4)]
 
+#: the consumers take whole tiles in turn (one's epilogue under the other's main loop)
+PINGPONG = [S(64, 256, 64, stages=4, pingpong=True), S(64, 256, 64, stages=4, cluster_m=2, pingpong=True),
+            S(128, 128, 64, stages=5, pingpong=True), S(128, 128, 64, stages=5, cluster_m=2, pingpong=True)]
+
 
 def main() -> int:
     p = argparse.ArgumentParser()
@@ -50,8 +55,9 @@ def main() -> int:
     p.add_argument("--picks", action="store_true", help="issue 8's 40 LLM shapes, the heuristic against the "
                    "tile-count rule it replaced (_pick_sm90_by_tiles) instead of CANDIDATES")
     p.add_argument("--streamk", action="store_true", help="every SM90_TABLE tile without and with stream-K (modes 1 and 2)")
+    p.add_argument("--pingpong", action="store_true", help="the pick against the pingpong tilings (PINGPONG)")
     a = p.parse_args()
-    if a.picks or (a.streamk and "--shapes" not in sys.argv):          # issue 8's 40 LLM shapes
+    if a.picks or ((a.streamk or a.pingpong) and "--shapes" not in sys.argv):          # issue 8's 40 LLM shapes
         a.shapes = ",".join(f"{m}x{n}x{k}" for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK)
     timer = Timer(gpu_sleep=a.gpu_only, warmup_ms=5.0, reps=a.reps)     # without --gpu-only the host's time shows
     dt = getattr(torch, a.dtype)
@@ -75,6 +81,8 @@ def main() -> int:
             variants = [v for c in tiles for v in (c, replace(c, stream_k=1), replace(c, stream_k=2))]
             variants += [Sm90Config(128, 128, 64, stages=6, splits=S) for S in (4, 8)]   # split-K beside it
             contenders = [("auto " + auto.name, auto)] + [(v.name, v) for v in variants if v != auto]
+        elif a.pingpong:
+            contenders = [("auto " + auto.name, auto)] + [(c.name, c) for c in PINGPONG]
         elif a.picks:
             rule = _pick_sm90_by_tiles(M, N, K, 1, sms)
             contenders = [("auto " + auto.name, auto)] + ([("tiles " + rule.name, rule)] if rule != auto else [])

@@ -183,6 +183,13 @@ CASES = [
     dict(M=384, N=512, K=256, L=3, C=True, beta=0.5, cfg=Sm90Config(cluster_m=2)),
     dict(M=512, N=512, K=8192, C=True, beta=-1.0, bias="n", act="gelu", cfg=Sm90Config(128, 128, 64, 6, splits=8)),
     dict(M=200, N=320, K=2000, L=2, majors="KN", cfg=Sm90Config(128, 128, 64, 6, splits=5)),
+    # pingpong: the consumers take whole tiles in turn; 2 units per CTA, 3 (odd), ragged, 1 k-tile, batch
+    dict(M=2000, N=2048, K=1000, cfg=Sm90Config(64, 256, 64, 4, pingpong=True)),
+    dict(M=1999, N=1900, K=520, C=True, beta=0.5, bias="n", act="gelu", cfg=Sm90Config(128, 128, 64, 5, pingpong=True)),
+    dict(M=1920, N=2560, K=700, majors="MN", cfg=Sm90Config(128, 128, 64, 5, cluster_m=2, pingpong=True)),
+    dict(M=1920, N=2560, K=520, bias="m", act="relu", cfg=Sm90Config(64, 256, 64, 4, cluster_m=2, pingpong=True)),
+    dict(M=4096, N=2048, K=64, cfg=Sm90Config(64, 256, 64, 4, pingpong=True)),
+    dict(M=700, N=900, K=1104, L=3, out="float32", cfg=Sm90Config(64, 256, 64, 4, pingpong=True)),
 ]
 
 
@@ -312,6 +319,37 @@ def test_epilogue_through_smem_and_tma_store(out):
     assert sm90.d_map(D, cfg) is None
     assert sm90.d_map(torch.empty(1, 256, 256, dtype=torch.float16), Sm90Config(tma_store=False)) is None
     assert sm90.d_map(torch.empty(1, 256, 256, dtype=torch.float32), cfg) is None
+
+
+@pytest.mark.parametrize("cfg", [Sm90Config(64, 256, 64, 4, pingpong=True),
+                                 Sm90Config(128, 128, 64, 5, cluster_m=2, pingpong=True)], ids=lambda c: c.name)
+def test_pingpong_compiles(cfg):
+    """Pingpong: each consumer warpgroup holds a whole tile's accumulators, waits for its turn (bar.sync) and
+    hands the turn over (bar.arrive); a stage has one consumer per CTA."""
+    cfg.validate()
+    stages = (cfg.blk_m + cfg.blk_n) * 64 * 2 * cfg.stages
+    assert cfg.rows == cfg.blk_m and cfg.smem_bytes() == stages + 2 * 2 * cfg.blk_m * 128 + 16 * cfg.stages + 1024
+    kern, args = _compile(cfg, "bfloat16", ep=EpilogueSpec(read_c=True, bias="n", activation="gelu"), full=False)
+    src = kern.source(*args)
+    assert "tc::bar_arrive(" in src
+    counts = sorted(int(line.rsplit(",", 1)[1].strip(" );")) for line in src.splitlines() if "tc::mbarrier_init(" in line)
+    assert counts == sorted([1] * cfg.stages + [cfg.cluster_m] * cfg.stages)   # full: the producer; empty: a consumer per CTA
+    assert args[-1].args.box_dims[1] == cfg.blk_m                # each consumer stores whole tiles' rows
+    k = kern.compile(*args, arch="sm_90a")
+    assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log
+    if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm"):
+        text = rt.sass(k.module.cubin)
+        assert "HGMMA" in text and "BAR.ARV" in text
+
+
+def test_pingpong_refuses_what_it_does_not_do():
+    for bad, why in ((Sm90Config(128, 256, 64, 3, pingpong=True), "accumulators"),
+                     (Sm90Config(64, 128, 64, 8, consumers=1, pingpong=True), "two consumer"),
+                     (Sm90Config(128, 128, 64, 5, splits=2, pingpong=True), "split-K"),
+                     (Sm90Config(128, 128, 64, 5, stream_k=1, pingpong=True), "stream-K"),
+                     (Sm90Config(128, 128, 64, 6, pingpong=True), "smem")):
+        with pytest.raises(ValueError, match=why):
+            bad.validate()
 
 
 def test_cluster_multicast_compiles():

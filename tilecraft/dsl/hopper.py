@@ -39,7 +39,7 @@ __all__ = [
     "TmaMapArg", "tma_load", "tma_store", "tma_store_commit", "tma_store_wait", "tma_prefetch",
     "Barriers", "mbarriers", "fence_barrier_init", "fence_proxy_async",
     "gmma_desc", "wgmma_gemm", "wgmma_fence", "fence_operands", "wgmma_commit", "wgmma_wait",
-    "warpgroup_index", "setmaxnreg", "elect_one", "cluster_rank", "cluster_sync", "named_barrier",
+    "warpgroup_index", "setmaxnreg", "elect_one", "cluster_rank", "cluster_sync", "named_barrier", "named_arrive",
     "griddep_wait", "griddep_launch_dependents", "prefetch_l2_bulk",
 ]
 
@@ -229,11 +229,23 @@ def named_barrier(barrier_id: Any, threads: int) -> None:
     """``bar.sync id, threads``: wait for `threads` threads (a multiple of 32) of the CTA to arrive at
     hardware barrier `barrier_id` (1..15; 0 is ``__syncthreads``'s): how one warpgroup synchronizes
     without the others."""
-    if not isinstance(threads, int) or threads <= 0 or threads % 32:
-        raise TraceError(f"named_barrier needs a static thread count, a multiple of 32, got {threads!r}")
-    if isinstance(barrier_id, int) and not 1 <= barrier_id <= 15:
-        raise TraceError(f"named_barrier: barrier ids are 1..15 (0 is __syncthreads), got {barrier_id}")
+    _check_named(barrier_id, threads, "named_barrier")
     _use_sm90().emit(f"tc::bar_sync({_u32(barrier_id)}, {threads});")
+
+
+def named_arrive(barrier_id: Any, threads: int) -> None:
+    """``bar.arrive id, threads``: count this thread's arrival at hardware barrier `barrier_id` without
+    waiting; the barrier opens for the threads waiting in ``named_barrier(barrier_id, threads)`` once
+    `threads` have arrived (one warpgroup signals another)."""
+    _check_named(barrier_id, threads, "named_arrive")
+    _use_sm90().emit(f"tc::bar_arrive({_u32(barrier_id)}, {threads});")
+
+
+def _check_named(barrier_id: Any, threads: Any, what: str) -> None:
+    if not isinstance(threads, int) or threads <= 0 or threads % 32:
+        raise TraceError(f"{what} needs a static thread count, a multiple of 32, got {threads!r}")
+    if isinstance(barrier_id, int) and not 1 <= barrier_id <= 15:
+        raise TraceError(f"{what}: barrier ids are 1..15 (0 is __syncthreads), got {barrier_id}")
 
 
 # ----------------------------------------------------------------------------- wgmma

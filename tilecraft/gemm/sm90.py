@@ -72,7 +72,9 @@ class Sm90Config:
     """One tiling of the Hopper GEMM: CTA tile (blk_m, blk_n, blk_k; blk_k is 128 bytes of the operand
     type, so 64 for 16-bit, 128 for fp8 and 32 for tf32 operands), ``stages`` smem buffers,
     ``consumers`` consumer warpgroups splitting blk_m (each a multiple of 64 rows), ``raster`` m-tiles
-    per group of the persistent walk, and the registers per thread of the producer / consumer roles."""
+    per group of the persistent walk, and the registers per thread of the producer / consumer roles.
+    ``pingpong`` makes the two consumer warpgroups take whole tiles in turn instead of halves of each tile:
+    one's epilogue runs while the other's main loop keeps the tensor cores busy."""
 
     blk_m: int = 128
     blk_n: int = 256
@@ -86,6 +88,7 @@ class Sm90Config:
     splits: int = 1
     tma_store: bool = True
     stream_k: int = 0
+    pingpong: bool = False
 
     @property
     def threads(self) -> int:
@@ -100,25 +103,25 @@ class Sm90Config:
 
     @property
     def rows(self) -> int:
-        """Rows of the tile per consumer warpgroup."""
-        return self.blk_m // self.consumers
+        """Rows of the tile per consumer warpgroup (all of them when the consumers take turns)."""
+        return self.blk_m if self.pingpong else self.blk_m // self.consumers
 
     @property
     def name(self) -> str:
         return (f"sm90_{self.blk_m}x{self.blk_n}x{self.blk_k}_s{self.stages}_c{self.consumers}"
                 + (f"_r{self.raster}" if self.raster != 8 else "") + (f"_cl{self.cluster_m}x1" if self.cluster_m > 1 else "")
                 + (f"_sk{self.splits}" if self.splits > 1 else "") + (f"_streamk{self.stream_k}" if self.stream_k else "")
-                + ("" if self.tma_store else "_direct"))
+                + ("_pp" if self.pingpong else "") + ("" if self.tma_store else "_direct"))
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
         """Shared memory of the stages, the epilogue's D buffers (two 128-byte-wide column chunks of each
         consumer's rows), the barriers and 1 KB of alignment slack."""
-        epilogue = 2 * self.blk_m * 128 if self.tma_store else 0
+        epilogue = 2 * self.rows * self.consumers * 128 if self.tma_store else 0
         return (self.blk_m + self.blk_n) * self.blk_k * self.stages * elem_bytes + epilogue + 16 * self.stages + 1024
 
     def validate(self, elem_bytes: int = 2) -> None:
         """Raise ValueError naming the condition a tiling breaks."""
-        if self.consumers < 1 or self.blk_m % (64 * self.consumers):
+        if self.consumers < 1 or self.rows % 64 or self.rows * (1 if self.pingpong else self.consumers) != self.blk_m:
             raise ValueError(f"{self.name}: each consumer warpgroup needs a multiple of 64 rows")
         if self.blk_n not in HEADER_N:
             raise ValueError(f"{self.name}: blk_n must be one of {HEADER_N} (one wgmma's N with a wrapper in "
@@ -143,6 +146,9 @@ class Sm90Config:
             raise ValueError(f"{self.name}: stream_k is 0 (off), 1 (the partial round) or 2 (it and one whole round)")
         if self.stream_k and self.splits > 1:
             raise ValueError(f"{self.name}: stream-K and split-K are two ways to divide K; choose one")
+        if self.pingpong and (self.consumers != 2 or self.splits > 1 or self.stream_k):
+            raise ValueError(f"{self.name}: pingpong takes two consumer warpgroups and whole tiles (no split-K "
+                             "or stream-K)")
         if self.cluster_m not in (1, 2):
             raise ValueError(f"{self.name}: cluster_m must be 1 or 2 (CTAs of a cluster along M sharing B)")
         if self.cluster_m > 1 and (self.blk_n // self.cluster_m) * self.blk_k * elem_bytes % 1024:
@@ -285,11 +291,14 @@ class _Schedule:
             # items: the segments of its share of the iterations, then whole units
             self.items, self.segments = stream_k_items(self.share, self.tile_units, self.k_tiles, self.clusters, name)
 
-    def units(self) -> Any:
+    def units(self, consumer: Any = None) -> Any:
         """The loop over this CTA's work: units (tiles of whole clusters, k-slices of them with split-K),
-        or with stream-K, items (``stream_k_item``)."""
+        or with stream-K, items (``stream_k_item``). With pingpong, `consumer` (0 or 1) takes every other
+        unit, starting with the CTA's first or second."""
         if self.cfg.stream_k:
             return dsl.range(self.items)
+        if self.cfg.pingpong and consumer is not None:
+            return dsl.range(self.unit0 + consumer * self.unit_step, self.num_units, 2 * self.unit_step)
         return dsl.range(self.unit0, self.num_units, self.unit_step)
 
     def unit(self, item: Any) -> tuple[Any, Any, Any]:
@@ -338,7 +347,8 @@ def stage_barriers(cfg: Sm90Config, producer_arrivals: int = 1) -> tuple[Any, An
     with dsl.if_(dsl.eq(threadIdx.x, 0)):
         for s in range(cfg.stages):
             full_bar.init(s, producer_arrivals)
-            empty_bar.init(s, cfg.consumers * cfg.cluster_m)              # every consumer of the cluster
+            # every consumer of the cluster (with pingpong, one per CTA reads a stage)
+            empty_bar.init(s, (1 if cfg.pingpong else cfg.consumers) * cfg.cluster_m)
         hopper.fence_barrier_init()
     if cfg.cluster_m > 1:
         hopper.cluster_sync()                                             # the peers' barriers exist
@@ -373,7 +383,14 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
     shared memory and TMA stores (see ``_store_through_smem``); otherwise straight from the registers.
     With stream-K, a unit's slices of K end in one tile: the CTAs that computed a later slice leave their
     accumulators in the workspace W and raise their flag (``_publish``), the CTA of the first slice adds them
-    and runs the epilogue (``_collect``)."""
+    and runs the epilogue (``_collect``).
+
+    With pingpong the two consumers take the CTA's units in turn, each whole: consumer 0 the first, third,
+    ... and consumer 1 the others. The producer fills the stages in unit order, so each consumer starts
+    a unit at ring slot (its index in the CTA's walk) x k_tiles. A consumer waits for its turn before its
+    main loop (named barrier 3 + cw), and gives the turn to the other once it has issued its last k-tile.
+    The other's epilogue then runs under this one's main loop. The turns keep the consumers' waits on
+    ``full`` in slot order: a parity wait can only tell the stage's last phase from the next one."""
     from tilecraft.gemm.tensorop import _store
 
     hopper.setmaxnreg(cfg.consumer_regs, inc=True)
@@ -382,6 +399,8 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
     bM, bN, bK = cfg.blk_m, cfg.blk_n, cfg.blk_k
     M, N = sch.M, sch.N
     cw = hopper.warpgroup_index() - 1                                     # this consumer's rows of the tile
+    pp = cfg.pingpong
+    part = 0 if pp else cw                                                # its (ROWS, BLK_N) block of the tile
     atom = wgmma_atom(bN, wg_type, major_a="K" if a_major == "K" else "MN", major_b="K" if b_major == "K" else "MN")
     thr_mma = make_tiled_mma(atom).get_slice(threadIdx.x % 128)
     acc_shape = thr_mma.partition_C(tc.make_identity_tensor((cfg.rows, bN))).shape
@@ -389,18 +408,29 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
     leader = dsl.eq(threadIdx.x % 128, 0)                                 # arrives for the warpgroup
     stage = dsl.declare(0, "stage", const=False)
     phase = dsl.declare(0, "phase", const=False)
-    for unit in sch.units():
+    if pp:
+        slot = dsl.declare(cw * sch.k_tiles, "slot", const=False)         # ring slot of this unit's first k-tile
+    for unit in sch.units(cw):
         m_tile, n_tile, l_idx, k_begin, k_count = sch.coords(unit)
+        if pp:
+            dsl.assign(stage, slot % cfg.stages)
+            dsl.assign(phase, slot // cfg.stages % 2)
+            with dsl.if_(dsl.ne(unit, sch.unit0)):                            # the CTA's first unit starts at once
+                hopper.named_barrier(3 + cw, 256)                         # the other consumer issued its unit
         for k_tile in dsl.range(k_count):
             full_bar.wait(stage, phase)                                   # the stage's bytes landed
             hopper.wgmma_fence()
-            sA_k = tc.local_tile(sA(_, _, stage), (cfg.rows, bK), (cw, 0))  # (ROWS,BLK_K)
+            sA_k = tc.local_tile(sA(_, _, stage), (cfg.rows, bK), (part, 0))  # (ROWS,BLK_K)
             hopper.wgmma_gemm(atom, sA_k, sB(_, _, stage), tCrC, accumulate=k_tile > 0)
             hopper.wgmma_commit()
             hopper.wgmma_wait(1)                                          # the previous k-tile's wgmmas are done:
             with dsl.if_(leader & (k_tile > 0)):                          # its stage goes back to the producer(s)
                 _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), sch.CL)
             _advance(stage, phase, cfg.stages)
+        if pp:
+            with dsl.if_(unit + sch.unit_step < sch.num_units):           # the next unit is the other's
+                hopper.named_arrive(4 - cw, 256)
+            dsl.assign(slot, slot + 2 * sch.k_tiles)
         hopper.wgmma_wait(0)
         with dsl.if_(leader):                                             # the tile's last stage
             _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), sch.CL)
@@ -410,21 +440,21 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
         #
         tiler = (bM, bN)
         coord = (m_tile, n_tile)
-        gD = tc.local_tile(tc.local_tile(D(l_idx, _, _), tiler, coord), (cfg.rows, bN), (cw, 0))  # (ROWS,BLK_N)
+        gD = tc.local_tile(tc.local_tile(D(l_idx, _, _), tiler, coord), (cfg.rows, bN), (part, 0))  # (ROWS,BLK_N)
         cD = tc.local_tile(tc.local_tile(tc.make_identity_tensor((M, N)), tiler, coord), (cfg.rows, bN),
-                           (cw, 0))                                       # (ROWS,BLK_N) -> (m,n)
+                           (part, 0))                                     # (ROWS,BLK_N) -> (m,n)
         tCgD = thr_mma.partition_C(gD)                                    # (V,MMA_M,1)
         tCcD = thr_mma.partition_C(cD)                                    # (V,MMA_M,1) -> (m,n)
         if cfg.splits > 1:                                                # this split's fp32 partial tile
             split = unit // sch.tile_units
-            gW = tc.local_tile(tc.local_tile(W(split, l_idx, _, _), tiler, coord), (cfg.rows, bN), (cw, 0))
+            gW = tc.local_tile(tc.local_tile(W(split, l_idx, _, _), tiler, coord), (cfg.rows, bN), (part, 0))
             _store(tCrC, thr_mma.partition_C(gW), tCcD, M, N, full)
             continue
         tCgC = None
         if ep.read_c:
-            gC = tc.local_tile(tc.local_tile(C(l_idx, _, _), tiler, coord), (cfg.rows, bN), (cw, 0))
+            gC = tc.local_tile(tc.local_tile(C(l_idx, _, _), tiler, coord), (cfg.rows, bN), (part, 0))
             tCgC = thr_mma.partition_C(gC)                                # (V,MMA_M,1)
-        origin = (m_tile * bM + cw * cfg.rows, n_tile * bN, l_idx)
+        origin = (m_tile * bM + part * cfg.rows, n_tile * bN, l_idx)
         if not cfg.stream_k:
             _tile_epilogue(cfg, wg_type, tCrC, tCgC, tCgD, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep, origin,
                            M, N, full)

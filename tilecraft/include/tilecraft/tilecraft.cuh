@@ -54,6 +54,11 @@ TC_DEVICE void bar_sync(u32 id, u32 nthreads) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
 }
 
+// Arrive at a named barrier without waiting (the waiters use bar_sync with the same thread count).
+TC_DEVICE void bar_arrive(u32 id, u32 nthreads) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
+}
+
 TC_DEVICE void fence_acq_rel_cta() { asm volatile("fence.acq_rel.cta;" ::: "memory"); }
 
 // Ampere asynchronous copies, global -> shared, 16 bytes per thread, bypassing L1.
