@@ -56,6 +56,8 @@ def main() -> int:
                    "tile-count rule it replaced (_pick_sm90_by_tiles) instead of CANDIDATES")
     p.add_argument("--streamk", action="store_true", help="every SM90_TABLE tile without and with stream-K (modes 1 and 2)")
     p.add_argument("--pingpong", action="store_true", help="the pick against the pingpong tilings (PINGPONG)")
+    p.add_argument("--configs", help="';'-separated Sm90Config expressions (S = Sm90Config), e.g. "
+                   "'S(128, 128, 64, stages=5, pingpong=True, raster=16)': the pick against these instead")
     a = p.parse_args()
     if a.picks or ((a.streamk or a.pingpong) and "--shapes" not in sys.argv):          # issue 8's 40 LLM shapes
         a.shapes = ",".join(f"{m}x{n}x{k}" for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK)
@@ -81,6 +83,9 @@ def main() -> int:
             variants = [v for c in tiles for v in (c, replace(c, stream_k=1), replace(c, stream_k=2))]
             variants += [Sm90Config(128, 128, 64, stages=6, splits=S) for S in (4, 8)]   # split-K beside it
             contenders = [("auto " + auto.name, auto)] + [(v.name, v) for v in variants if v != auto]
+        elif a.configs:
+            contenders = [("auto " + auto.name, auto)] + [(c.name, c) for c in
+                                                          (eval(e, {"S": S}) for e in a.configs.split(";"))]
         elif a.pingpong:
             contenders = [("auto " + auto.name, auto)] + [(c.name, c) for c in PINGPONG]
         elif a.picks:

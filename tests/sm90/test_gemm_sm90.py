@@ -126,12 +126,23 @@ def test_validate_names_the_broken_rule():
 
 def test_heuristic():
     big, mid, small, tiny = SM90_TABLE.values()
-    assert pick_sm90_config(4096, 4096, 4096, 1, 132) == big
+    pp = op_module.SM90_PINGPONG
+    assert pick_sm90_config(8192, 8192, 8192, 1, 132) == big
+    # pingpong where each CTA computes a few tiles (1.5 to 8 rounds of 128x128), N <= 10240, K <= 16384
+    # (sixteenth session: 4096^3 1.04-1.16x cuBLAS against 0.99-1.04x for 128x256)
+    assert pick_sm90_config(4096, 4096, 4096, 1, 132) == pp and pp.pingpong and pp.rows == 128
+    assert pick_sm90_config(1024, 6144, 4096, 1, 132) == pp
+    assert pick_sm90_config(1024, 4096, 14336, 1, 132) == pp
+    assert pick_sm90_config(4096, 57344, 8192, 1, 132) == big       # 109 rounds: 0.74-0.86x pingpong
+    assert pick_sm90_config(1024, 8192, 28672, 1, 132) == big       # long K
+    assert pick_sm90_config(1024, 28672, 4096, 1, 132) == big       # 14 rounds
+    assert pick_sm90_config(4096, 4096, 4096, 1, 132, elem_bytes=1) == big   # measured for 16-bit only
     assert pick_sm90_config(2048, 1536, 1024, 1, 132) == big       # 96 tiles in one round, not 192 in two
     # whole rounds of tiles decide (H100 probe, seventh session): 128x128 in 7 rounds of 896 tiles beat 128x256 in
-    # 4 rounds of 448 (0.99x against 0.84x cuBLAS); 1024x6144: 3 rounds of 128x128 against 2 of 128x256 (0.98x/0.78x)
+    # 4 rounds of 448 (0.99x against 0.84x cuBLAS); 1024x6144: 3 rounds of 128x128 against 2 of 128x256 (0.98x/0.78x
+    # at K = 4096)
     assert pick_sm90_config(256, 57344, 8192, 1, 132) == mid
-    assert pick_sm90_config(1024, 6144, 4096, 1, 132) == mid
+    assert pick_sm90_config(1024, 6144, 28672, 1, 132) == mid      # (K = 4096 takes pingpong, above)
     assert pick_sm90_config(128, 6144, 4096, 1, 132) == small       # one round of 64x128 (1.01x; 64x64: 0.81x)
     # 16 tiles, long K: split-K, unclustered
     assert pick_sm90_config(512, 512, 65536, 1, 132) == replace(mid, splits=8, cluster_m=1)
@@ -321,7 +332,7 @@ def test_epilogue_through_smem_and_tma_store(out):
     assert sm90.d_map(torch.empty(1, 256, 256, dtype=torch.float32), cfg) is None
 
 
-@pytest.mark.parametrize("cfg", [Sm90Config(64, 256, 64, 4, pingpong=True),
+@pytest.mark.parametrize("cfg", [op_module.SM90_PINGPONG, Sm90Config(64, 256, 64, 4, pingpong=True),
                                  Sm90Config(128, 128, 64, 5, cluster_m=2, pingpong=True)], ids=lambda c: c.name)
 def test_pingpong_compiles(cfg):
     """Pingpong: each consumer warpgroup holds a whole tile's accumulators, waits for its turn (bar.sync) and

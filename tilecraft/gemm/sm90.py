@@ -14,6 +14,11 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
 * **Main loop.** Per k-tile a consumer waits on ``full``, issues blk_k/K wgmmas (m64nNkK, K = 32 bytes
   of the operand type: 16 for 16-bit, 8 for tf32, 32 for fp8) into its fp32 accumulators, commits them as a group and waits until only that group is in flight, so the
   previous k-tile's stage is released while this one computes.
+* **Pingpong.** With ``pingpong`` the two consumers take whole tiles in turn (CUTLASS's "pingpong" kernel):
+  each holds a whole tile's accumulators, consumer 0 computes the CTA's first, third, ... tile and
+  consumer 1 the others. Named barriers pass the main loop from one to the other, so one's epilogue runs
+  while the other's wgmmas keep the tensor cores busy, and the stages are read in the order the producer
+  fills them.
 * **Clusters.** With ``cluster_m`` = 2 two CTAs on neighbouring m-tiles share each B k-tile: each loads half
   and multicasts it to both, and a stage is free only when the consumers of both CTAs released it (a
   CTA-scoped remote arrive: a cluster-scoped release costs a MEMBAR.ALL.GPU per k-tile).
