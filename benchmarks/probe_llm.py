@@ -16,6 +16,7 @@ TFLOP/s, x cuBLAS, relative error.
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 from pathlib import Path
 
@@ -55,6 +56,7 @@ def main() -> int:
     p.add_argument("--picks", action="store_true", help="issue 8's 40 LLM shapes, the heuristic against the "
                    "tile-count rule it replaced (_pick_sm90_by_tiles) instead of CANDIDATES")
     p.add_argument("--streamk", action="store_true", help="every SM90_TABLE tile without and with stream-K (modes 1 and 2)")
+    p.add_argument("--rounds", type=int, default=1, help="time the contenders in turn this many times (medians)")
     p.add_argument("--pingpong", action="store_true", help="the pick against the pingpong tilings (PINGPONG)")
     p.add_argument("--configs", help="';'-separated Sm90Config expressions (S = Sm90Config), e.g. "
                    "'S(128, 128, 64, stages=5, pingpong=True, raster=16)': the pick against these instead")
@@ -74,8 +76,6 @@ def main() -> int:
         operands = list(zip(xs, ws))                                      # rotated call by call
 
         flop = 2 * M * N * K
-        base = timer(lambda x, w: x @ w, operands).median_ms * 1000
-        print(f"| {shape} | cuBLAS | {base:.1f} | {flop / base / 1e6:.1f} | 1.000x | |", flush=True)
         auto = pick_sm90_config(M, N, K, 1, sms)
         contenders = [("auto " + auto.name, None)] + [(c.name, c) for c in CANDIDATES]
         if a.streamk:
@@ -91,6 +91,7 @@ def main() -> int:
         elif a.picks:
             rule = _pick_sm90_by_tiles(M, N, K, 1, sms)
             contenders = [("auto " + auto.name, auto)] + ([("tiles " + rule.name, rule)] if rule != auto else [])
+        runs = [("cuBLAS", lambda x, w: x @ w, "")]                       # (name, call, relative error)
         for name, cfg in contenders:
             if cfg is not None:
                 try:
@@ -100,12 +101,21 @@ def main() -> int:
             try:
                 out = gemm(xs[0], ws[0], config=cfg)
                 torch.cuda.synchronize()
-                err = float((out.double() - ref).norm() / ref.norm())
-                us = timer(lambda x, w: gemm(x, w, config=cfg), operands).median_ms * 1000
             except Exception as e:  # noqa: BLE001 - a candidate the kernel refuses at this shape
                 print(f"| {shape} | {name} | {type(e).__name__}: {str(e)[:80]} | | | |", flush=True)
                 continue
-            print(f"| {shape} | {name} | {us:.1f} | {flop / us / 1e6:.1f} | {base / us:.3f}x | {err:.1e} |", flush=True)
+            err = float((out.double() - ref).norm() / ref.norm())
+            runs.append((name, lambda x, w, cfg=cfg: gemm(x, w, config=cfg), f"{err:.1e}"))
+        # every contender timed in turn, `rounds` times: the GPU's clock drifts with its temperature and power
+        # over seconds, and a contender timed once, after another, inherits that drift
+        times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
+        for _ in range(a.rounds):
+            for name, call, _ in runs:
+                times[name].append(timer(call, operands).median_ms * 1000)
+        base = statistics.median(times["cuBLAS"])
+        for name, _, err in runs:
+            us = statistics.median(times[name])
+            print(f"| {shape} | {name} | {us:.1f} | {flop / us / 1e6:.1f} | {base / us:.3f}x | {err} |", flush=True)
     return 0
 
 
