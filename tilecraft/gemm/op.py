@@ -57,9 +57,6 @@ SM90_TABLE: dict[str, Sm90Config] = {c.name: c for c in (
     Sm90Config(64, 128, 64, stages=8, consumers=1),
     Sm90Config(64, 64, 64, stages=8, consumers=1),
 )}
-#: The pingpong tile (the consumer warpgroups take whole tiles in turn, one's epilogue under the other's main
-#: loop), where ``_pingpong_wins``.
-SM90_PINGPONG = Sm90Config(128, 128, 64, stages=5, pingpong=True)
 _TF32_TABLE = (TensorOpConfig(128, 128, 32, 2, 2, stages=3), TensorOpConfig(128, 256, 32, 2, 4, stages=3))
 
 
@@ -148,8 +145,8 @@ def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int, elem_bytes: int =
     candidates += [replace(mid, splits=S, cluster_m=1) for S in range(2, min(sms // mid_tiles, k_tiles // 4, 32) + 1)]
     if elem_bytes == 2 and _stream_k_wins(mid, M, N, L, sms):
         return replace(mid, stream_k=2)
-    if elem_bytes == 2 and _pingpong_wins(M, N, K, L, sms):
-        return SM90_PINGPONG
+    if elem_bytes == 2 and _mid_unclustered_wins(M, N, K, L, sms):
+        return replace(mid, cluster_m=1)
     return min(candidates, key=lambda c: _sm90_estimate(c, M, N, K, L, sms, elem_bytes))
 
 
@@ -169,14 +166,14 @@ def _stream_k_wins(mid: Sm90Config, M: int, N: int, L: int, sms: int) -> bool:
     return clusters < units <= 1.5 * clusters
 
 
-def _pingpong_wins(M: int, N: int, K: int, L: int, sms: int) -> bool:
-    """Where the pingpong 128x128 tile measured faster than the estimate's pick (sixteenth session, bf16,
-    probe_llm.py --pingpong / --configs, H100, four runs): 1.5 to 8 rounds of its tiles, N <= 10240 and
-    K <= 16384, where each CTA computes a few tiles and the epilogue is a large share of each (4096^3:
-    1.04-1.16x cuBLAS against 0.99-1.04x for 128x256 in 2x1 clusters; 1024x6144x4096: 1.00x against
-    0.92-0.96x). At more rounds, longer K or wider N, the 128x128 tile's operand traffic (twice that of
-    128x256 with B multicast) costs more than the hidden epilogue: 4096x57344x8192 ran 0.74-0.86x against
-    1.01-1.10x."""
+def _mid_unclustered_wins(M: int, N: int, K: int, L: int, sms: int) -> bool:
+    """Where the 128x128 tile without a cluster measured faster than the estimate's pick (sixteenth
+    session, bf16, probe_llm.py --rounds 5, every contender timed in turn, H100): 1.5 to 8 rounds of its
+    tiles, N <= 10240 and K <= 16384, where each CTA computes a few tiles. There the 2x1 cluster's coupled
+    CTAs cost more than the multicast saves: 1024x6144x4096 1.007x cuBLAS against 0.970x in a cluster,
+    2048^3 1.003x against 0.872x, 512x8192x4096 0.988x against 0.948x for 128x256. At more rounds, wider
+    N or longer K the bigger clustered tiles' smaller operand traffic wins (4096x57344x8192: 0.86x
+    against 1.01x for 128x256 in 2x1 clusters). The pingpong form of the tile ran within 1.5% of it."""
     units = math.ceil(M / 128) * math.ceil(N / 128) * L
     return 1.5 * sms <= units <= 8 * sms and N <= 10240 and K <= 16384
 
