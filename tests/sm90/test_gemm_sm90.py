@@ -361,6 +361,11 @@ def test_pingpong_refuses_what_it_does_not_do():
                      (Sm90Config(128, 128, 64, 6, pingpong=True), "smem")):
         with pytest.raises(ValueError, match=why):
             bad.validate()
+    from tilecraft.gemm.sm90_mixed import Sm90MixedConfig
+    from tilecraft.quant.pack import PackedFormat
+    with pytest.raises(ValueError, match="pingpong consumers are not wired"):
+        replace(Sm90MixedConfig(), tile=Sm90Config(128, 128, 64, 5, pingpong=True)).validate(
+            PackedFormat(4, 128, False, "bfloat16"))
 
 
 def test_cluster_multicast_compiles():

@@ -153,6 +153,8 @@ class Sm90MixedConfig:
             raise ValueError(f"{self.name}: the producer writes B itself; no multicast clusters")
         if t.stream_k:
             raise ValueError(f"{self.name}: stream-K is not wired into the mixed-input kernel (split-K is: tile.splits)")
+        if t.pingpong:
+            raise ValueError(f"{self.name}: pingpong consumers are not wired into the mixed-input kernel")
         if t.blk_n % (16 * PRODUCER_WARPS):
             raise ValueError(f"{self.name}: blk_n must be a multiple of {16 * PRODUCER_WARPS} (16-row tiles per producer warp)")
         if not 1 <= self.depth <= 4:
