@@ -142,7 +142,7 @@ def test_heuristic():
     # 4 rounds of 448 (0.99x against 0.84x cuBLAS); 1024x6144: 3 rounds of 128x128 against 2 of 128x256 (0.98x/0.78x
     # at K = 4096)
     assert pick_sm90_config(256, 57344, 8192, 1, 132) == mid
-    assert pick_sm90_config(1024, 6144, 28672, 1, 132) == mid      # (K = 4096 takes pingpong, above)
+    assert pick_sm90_config(1024, 6144, 28672, 1, 132) == mid      # (K = 4096 takes the unclustered tile, above)
     assert pick_sm90_config(128, 6144, 4096, 1, 132) == small       # one round of 64x128 (1.01x; 64x64: 0.81x)
     # 16 tiles, long K: split-K, unclustered
     assert pick_sm90_config(512, 512, 65536, 1, 132) == replace(mid, splits=8, cluster_m=1)
