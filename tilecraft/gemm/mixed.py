@@ -485,7 +485,7 @@ def _smem_per_cta(x: Any) -> int:
     if not x.is_cuda:
         return _SM_SMEM - _CTA_RESERVED_SMEM
     from tilecraft.runtime.device import device_info
-    return device_info(x.device.index if x.device.index is not None else None).max_shared_memory_per_block_optin
+    return device_info(x.device.index).max_shared_memory_per_block_optin
 
 
 def _sm_count(x: Any) -> int:

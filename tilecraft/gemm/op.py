@@ -145,7 +145,7 @@ def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int, elem_bytes: int =
     candidates += [replace(mid, splits=S, cluster_m=1) for S in range(2, min(sms // mid_tiles, k_tiles // 4, 32) + 1)]
     if elem_bytes == 2 and _stream_k_wins(mid, M, N, L, sms):
         return replace(mid, stream_k=2)
-    if elem_bytes == 2 and _mid_unclustered_wins(M, N, K, L, sms):
+    if elem_bytes == 2 and _mid_unclustered_wins(mid, M, N, K, L, sms):
         return replace(mid, cluster_m=1)
     return min(candidates, key=lambda c: _sm90_estimate(c, M, N, K, L, sms, elem_bytes))
 
@@ -166,7 +166,7 @@ def _stream_k_wins(mid: Sm90Config, M: int, N: int, L: int, sms: int) -> bool:
     return clusters < units <= 1.5 * clusters
 
 
-def _mid_unclustered_wins(M: int, N: int, K: int, L: int, sms: int) -> bool:
+def _mid_unclustered_wins(mid: Sm90Config, M: int, N: int, K: int, L: int, sms: int) -> bool:
     """Where the 128x128 tile without a cluster measured faster than the estimate's pick (sixteenth
     session, bf16, probe_llm.py --rounds 5, every contender timed in turn, H100): 1.5 to 8 rounds of its
     tiles, N <= 10240 and K <= 16384, where each CTA computes a few tiles. There the 2x1 cluster's coupled
@@ -174,7 +174,7 @@ def _mid_unclustered_wins(M: int, N: int, K: int, L: int, sms: int) -> bool:
     2048^3 1.003x against 0.872x, 512x8192x4096 0.988x against 0.948x for 128x256. At more rounds, wider
     N or longer K the bigger clustered tiles' smaller operand traffic wins (4096x57344x8192: 0.86x
     against 1.01x for 128x256 in 2x1 clusters). The pingpong form of the tile ran within 1.5% of it."""
-    units = math.ceil(M / 128) * math.ceil(N / 128) * L
+    units = math.ceil(M / mid.blk_m) * math.ceil(N / mid.blk_n) * L
     return 1.5 * sms <= units <= 8 * sms and N <= 10240 and K <= 16384
 
 
