@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """The mixed-input GEMM at large M on Hopper (tilecraft/gemm/sm90_mixed.py, sm90_mixed_rs.py) against the dense GEMMs.
 
-    PYTHONPATH=$PWD python3 benchmarks/bench_mixed_large.py [--ms 128,1024,4096] [--json out.json]
+    PYTHONPATH=$PWD python3 benchmarks/bench_mixed_large.py [--ms 128,1024,4096] [--rounds R] [--json out.json]
 
 y = x (M, K) @ W (K, N) with N = K = 8192 and M in {128, 1024, 4096}, bf16 activations:
 
@@ -13,7 +13,8 @@ y = x (M, K) @ W (K, N) with N = K = 8192 and M in {128, 1024, 4096}, bf16 activ
 
 Each contender is checked against float64 first (ours: x @ dequantize(W) in bf16, the operand the kernel
 multiplies; dense: x @ w) and skipped with the error if it is off by more than 1e-2 relative. Timings are
-CUDA-event medians (tilecraft.bench.timing) rotating among enough copies of the weight (and of x) that one
+CUDA-event medians (tilecraft.bench.timing; with --rounds, every contender of an M is timed in turn R times
+and the median of its R medians is reported) rotating among enough copies of the weight (and of x) that one
 rotation is > 3x L2, so W comes from HBM as in a model's forward pass. Ratios are time(dense) / time(ours):
 above 1 means the quantized GEMM is faster. Prints a Markdown table; ``--json`` writes every row.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -85,9 +87,10 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None) -
     err = _err(y, x.double() @ pw0.dequantize(DTYPE).double())
     if err > TOL:
         return {"missing": f"wrong: relative error {err:.2e}"}
-    us = _time(fn, [(x, p) for p in pws])
+    sets = [(x, p) for p in pws]
     path = "sm90" if ring >= 0 or rs is not None or use_sm90_mixed(x, pw0) else f"small-M (M < {SM90_MIN_M} or not sm_90)"
-    return {"us": us, "err": err, "path": path, "config": cfg.name if path == "sm90" else "-", "copies": n}
+    return {"timer": lambda: _time(fn, sets), "err": err, "path": path, "config": cfg.name if path == "sm90" else "-",
+            "copies": n}
 
 
 def dense(M: int, fn: Callable[[Any, Any], Any]) -> dict:
@@ -99,7 +102,8 @@ def dense(M: int, fn: Callable[[Any, Any], Any]) -> dict:
     err = _err(y, x.double() @ ws[0].double())
     if err > TOL:
         return {"missing": f"wrong: relative error {err:.2e}"}
-    return {"us": _time(fn, [(x, w) for w in ws]), "err": err, "copies": n}
+    sets = [(x, w) for w in ws]
+    return {"timer": lambda: _time(fn, sets), "err": err, "copies": n}
 
 
 def main() -> int:
@@ -111,6 +115,8 @@ def main() -> int:
     ap.add_argument("--rs", default="", help="also time the register-A kernel (sm90_mixed_rs) with these tilings, "
                     "comma-separated BLK_M:STAGES:DEPTH[:SPLITS] (x rows, x stages, k-tiles of words in flight, "
                     "slices of K), e.g. 256:6:2,128:8:4:2")
+    ap.add_argument("--rounds", type=int, default=1, help="time every contender of an M in turn this many times and "
+                    "report the medians (the GPU's clock drifts over seconds; one timing after another inherits it)")
     args = ap.parse_args()
     rings = [int(r) for r in args.rings.split(",") if r]
     from tilecraft.gemm.sm90_mixed_rs import RsConfig
@@ -133,6 +139,15 @@ def main() -> int:
         for c in rs:
             res.update({f"{label} {c.name}": _safe(ours, M, b, g, -1, c) for label, b, g in OURS})
         res.update(base)
+        timed = {label: [] for label, r in res.items() if "timer" in r}
+        for _round in range(args.rounds):
+            for label in timed:
+                timed[label].append(res[label]["timer"]())
+        for label, times in timed.items():
+            del res[label]["timer"]
+            res[label]["us"] = statistics.median(times)
+            if args.rounds > 1:
+                res[label]["rounds_us"] = times
         for label, r in res.items():
             row = {"M": M, "N": N, "K": K, "contender": label, **r}
             out.append(row)

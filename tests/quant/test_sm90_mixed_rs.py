@@ -50,7 +50,8 @@ def _frag_values(bits: int, words: list[tuple[int, ...]], lane: int) -> list[int
 
 def _model_tile(pw: Any, tg: int, kt: int) -> Any:
     """W^T's 16-row tile tg at k-tile kt (16, 64) as the 32 lanes' A fragments hold it after conversion,
-    placed by the rs atom's A layout (float64; NaN where no lane put a value)."""
+    placed by the rs atom's A layout (float64; NaN where no lane put a value): (q - z) * s in the 16-bit
+    type, or with per-channel scales (applied to the accumulators) the exact q - z."""
     fmt, K = pw.format, pw.shape[0]
     dt = getattr(torch, fmt.dtype)
     qw = (pw.qweight.to(torch.int64) & _M32).tolist()
@@ -69,7 +70,7 @@ def _model_tile(pw: Any, tg: int, kt: int) -> Any:
             vals = _frag_values(fmt.bits, words, lane)
             for v in range(8):
                 h = v // 2 % 2                                            # rows g (h = 0) and g + 8
-                s = float(S[tg, grp, lane // 4, h])
+                s = float(S[tg, grp, lane // 4, h]) if G else 1.0
                 z = float(Z[tg, grp, lane // 4, h]) if Z is not None else fmt.offset
                 flat = layout_a(lane, v)                                  # (M64, K16) of warp 0: m + 64 k
                 m, k = flat % 64, flat // 64
@@ -95,7 +96,12 @@ def test_fragments_hold_the_dequantized_weight(bits: int, group: int | None, zp:
                                                tg: int, kt: int) -> None:
     pw = _weight(bits, group, zp, dtype, K, N, seed=K + N)
     got = _model_tile(pw, tg, kt)
-    ref = pw.dequantize(dtype).double().t()                               # (N, K)
+    qw = pw.unpack()
+    if group is None:                                                     # q - z: exact in the 16-bit type
+        q = qw.qweight.double() - (qw.zeros.double() if zp else 0.0)
+        ref = q.to(dtype).double().t()
+    else:
+        ref = pw.dequantize(dtype).double().t()                           # (N, K)
     k0 = 64 * kt
     real = min(64, K - k0)
     assert not torch.isnan(got).any()

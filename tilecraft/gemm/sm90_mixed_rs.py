@@ -16,8 +16,11 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   small-M kernel, ``depth`` k-tiles ahead in registers. Layout v1's k order (lane q holds k 4q .. 4q + 3)
   is not wgmma's (k 2q, 2q + 1, 2q + 8, 2q + 9, and x in shared memory keeps its natural order), so two
   shuffles per word give each lane the bytes it needs (tilecraft/sm90_mixed.cuh, ``u4_frag`` /
-  ``u8_frag``); mixed.cuh's magic-number converters make exact q - z and one ``mul.rn`` by the row's
-  scale rounds once, the same values as the producer path and as ``dequantize(W)`` cast to 16 bits.
+  ``u8_frag``); mixed.cuh's magic-number converters make exact q - z. Group scales: one ``mul.rn`` by the
+  row's scale rounds once, the same values as the producer path and as ``dequantize(W)`` cast to 16
+  bits. Per-channel scales: the fragments keep q - z and the fp32 accumulators are multiplied by the
+  row's scale once per tile, as the small-M kernel does (the product rounds only in the output; int8
+  bf16 saves 24 of its ~135 conversion instructions per k-tile).
 * **Overlap.** A warpgroup converts k-tile i + 1 only after its wgmmas of k-tile i are done
   (``wgmma_wait(0)``, which also frees the x stage); the tensor cores stay busy through the other
   consumer warpgroup, whose wgmmas run while this one converts. Converting k-tile i + 1 into a second
@@ -184,10 +187,15 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
             z2 = pair(zbuf[b if G else 0], gi) if zbuf is not None else sym_zero
             dst = f"*reinterpret_cast<unsigned(*)[4]>({a.engine.address(4 * j)})"
             fn = "u4_frag" if fmt.bits == 4 else "u8_frag"
-            t.emit(f"tc::mixed90::{fn}<{bf16}>({', '.join(w)}, {z2}, {s2}, {dst});")
+            t.emit(f"tc::mixed90::{fn}<{bf16}{'' if G else ', false'}>({', '.join(w)}, {z2}, {s2}, {dst});")
             for q in range(4 * j, 4 * j + 4):
                 a.engine.versions[q] += 1
 
+    # per-channel scales multiply the fp32 accumulators after the main loop (the fragments hold the exact
+    # q - z): accumulator i belongs to row g (h = 0) or g + 8 (h = 1) of the warp's 16
+    row_half = [int(m) % 16 // 8 for m, _n in
+                (make_tiled_mma(atom).get_slice(0).partition_C(tc.make_identity_tensor((64, bM)))(i)
+                 for i in range(tc.size(tCrC)))]
     stage = dsl.declare(0, "stage", const=False)
     phase = dsl.declare(0, "phase", const=False)
     for unit in sch.units():
@@ -198,6 +206,7 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
             dsl.copy(mS(tg, 0, g, _), sbuf[0](_, 0))
             if zbuf is not None:
                 dsl.copy(mZ(tg, 0, g, _), zbuf[0](_, 0))
+            row_scale = [dsl.convert(sbuf[0](h, 0), dsl.float32) for h in range(2)]
 
         def step(b: int, i: Any) -> None:
             """k-tile i (its words in buffer b): convert, wait for x, wgmma, free the stage."""
@@ -213,6 +222,9 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
             _advance(stage, phase, cfg.stages)
 
         register_ring(Dp, k_count, lambda b, j: load(b, tg, k_begin + j), step)
+        if not G:                                                         # per-channel: the row's scale, once
+            for i, h in enumerate(row_half):
+                tCrC[i] = tCrC(i) * row_scale[h]
 
         # Epilogue: this warpgroup's (64, BLK_M) block of y^T into y's transposed view
         tiler, coord = (bN, bM), (n_tile, m_tile)

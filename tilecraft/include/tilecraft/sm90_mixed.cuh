@@ -122,7 +122,8 @@ TC_DEVICE void warp_arrive_full(u32 bar) {
 // 2q + 9 from lane q / 2 + 2 (same g): the half of their word that holds them, values 0..3 for even q,
 // 4..7 for odd q. The result is a layout-v1 word of natural k, which mixed.cuh's converters turn into
 // the fragment; then one mul.rn per register by the row's scale (the same rounding as the producer's).
-// s2: the scales of the lane's rows g (low half) and g + 8 (high); z2 likewise.
+// s2: the scales of the lane's rows g (low half) and g + 8 (high); z2 likewise. SCALE = false leaves the
+// exact q - z in the fragment (per-channel scales: the kernel scales the fp32 accumulators instead).
 TC_DEVICE u32 src_lane_lo() { return (threadIdx.x & 28u) | ((threadIdx.x & 3u) >> 1); }  // (g, q / 2)
 
 template <bool BF16>
@@ -137,27 +138,27 @@ TC_DEVICE void scale_frag(u32 s2, u32 (&a)[4]) {
 
 // int4: nibble v / 2 + 4 (v % 2) holds value v, so values 0..3 are bytes 0 and 2, values 4..7 bytes 1
 // and 3; the new word takes those of the first source into bytes 0, 2 and of the second into 1, 3.
-template <bool BF16>
+template <bool BF16, bool SCALE = true>
 TC_DEVICE void u4_frag(u32 w, u32 z2, u32 s2, u32 (&a)[4]) {
     const u32 src = src_lane_lo();
     const u32 lo = __shfl_sync(0xffffffffu, w, src), hi = __shfl_sync(0xffffffffu, w, src + 2u);
     const u32 x = mixed::prmt(lo, hi, (threadIdx.x & 1u) ? 0x7351u : 0x6240u);
     if (BF16) mixed::dequant_u4_bf16(x, z2, a); else mixed::dequant_u4_f16(x, z2, a);
-    scale_frag<BF16>(s2, a);
+    if (SCALE) scale_frag<BF16>(s2, a);
 }
 
 // int8: value v is byte v % 4 of word v / 4, so a lane wants word (q % 2) of both sources. Source lane
 // q' is read by one even and one odd lane of its quad, in different shuffles: in the first, even lanes
 // read from q / 2 and odd lanes from q / 2 + 2, and a source sends w0 if q' < 2, else w1; the second
 // swaps the roles.
-template <bool BF16>
+template <bool BF16, bool SCALE = true>
 TC_DEVICE void u8_frag(u32 w0, u32 w1, u32 z2, u32 s2, u32 (&a)[4]) {
     const u32 q = threadIdx.x & 3u, odd = q & 1u, src = src_lane_lo();
     const u32 r1 = __shfl_sync(0xffffffffu, q < 2u ? w0 : w1, odd ? src + 2u : src);
     const u32 r2 = __shfl_sync(0xffffffffu, q < 2u ? w1 : w0, odd ? src : src + 2u);
     const u32 lo = odd ? r2 : r1, hi = odd ? r1 : r2;
     if (BF16) mixed::dequant_u8_bf16(lo, hi, z2, a); else mixed::dequant_u8_f16(lo, hi, z2, a);
-    scale_frag<BF16>(s2, a);
+    if (SCALE) scale_frag<BF16>(s2, a);
 }
 
 }  // namespace mixed90
