@@ -170,7 +170,34 @@ def test_bad_tilings_are_refused() -> None:
         RsConfig(consumer_regs=240).validate(fmt)
     with pytest.raises(ValueError, match="splits"):
         RsConfig(splits=0).validate(fmt)
+    with pytest.raises(ValueError, match="cluster"):
+        RsConfig(cluster=3).validate(fmt)
+    with pytest.raises(ValueError, match="split-K runs without clusters"):
+        RsConfig(blk_m=128, stages=8, splits=2, cluster=2).validate(fmt)
     RsConfig().validate(fmt)
+    RsConfig(cluster=2).validate(fmt)
+
+
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f[1] in (None, 128) and not f[2]], ids=_ID)
+def test_cluster_multicasts_x(fmt: tuple) -> None:
+    """cluster=2: each CTA loads half of the x box (a map of 128 of the 256 rows) and multicasts it; the
+    consumers free a stage in both CTAs; a ragged pair of W tiles (3 tiles of 128 rows) is not whole."""
+    cfg = RsConfig(cluster=2)
+    assert cfg.name == "rs_128x256x64_s6_d2_cl2" and cfg.schedule.cluster_m == 2
+    args = _args(fmt, cfg)
+    assert args[0].args.multicast == 2 and args[0].args.box_dims[1] == 128
+    assert args[10] and args[11] == (True, True)                          # N = 512: two whole pairs
+    ragged = _args(fmt, cfg, N=384)
+    assert not ragged[10] and ragged[11] == (False, True)                 # the second pair's second CTA: past N
+    assert sm90_mixed_rs.rs_launch_args(torch.empty(256, 512, dtype=fmt[3]), _weight(*fmt, 512, 384), None,
+                                        torch.empty(256, 384, dtype=fmt[3]), cfg)[1] == 4   # CTAs in whole pairs
+    k = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*args, arch="sm_90a")
+    assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log, k.module.log
+    src = sm90_mixed_rs.sm90_mixed_rs_kernel.source(*args)
+    assert "tma_load_multicast" in src and "cluster_sync" in src
+    if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm"):
+        text = rt.sass(k.module.cubin)
+        assert ".MULTICAST" in text and text.count("MEMBAR.ALL.GPU") == 2      # only the two cluster syncs
 
 
 def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few() -> None:
@@ -195,6 +222,7 @@ def test_gpu_random_shapes(fmt: tuple) -> None:
     rng = random.Random("rs" + _ID(fmt))
     for M, cfg in ((64, RsConfig(blk_m=128, stages=8)), (rng.randint(65, 300), RsConfig()),
                    (rng.randint(300, 1500), RsConfig(depth=1)), (2048, RsConfig()),
+                   (rng.randint(200, 1500), RsConfig(cluster=2)),
                    (rng.randint(64, 300), RsConfig(blk_m=128, stages=8, depth=4, splits=rng.randint(2, 5))),
                    (rng.randint(1, 64), RsConfig(blk_m=64, stages=8, depth=4, splits=rng.randint(1, 3)))):
         random_case(fmt, rng, M, cfg)

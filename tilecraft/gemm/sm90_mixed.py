@@ -572,10 +572,11 @@ def launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Sm90MixedConfi
     return (tmA, w.qweight, w.scales, w.zeros, bias, D3, K, W, kcfg, w.format, full, edges), units
 
 
-def x_map(x2: Any, dtype: str, rows: int, blk_k: int, stages: int) -> Any:
-    """The TMA map of x2 (M,K), K-major, filling one x stage of (rows, blk_k) (both Hopper mixed kernels)."""
+def x_map(x2: Any, dtype: str, rows: int, blk_k: int, stages: int, multicast: int = 1) -> Any:
+    """The TMA map of x2 (M,K), K-major, filling one x stage of (rows, blk_k) (both Hopper mixed kernels),
+    each load a 1/multicast slice of the rows with a cluster."""
     from tilecraft.gemm.sm90 import _map
-    return _map(x2.unsqueeze(0).permute(1, 2, 0), dtype, "K", rows, blk_k, stages, 1)
+    return _map(x2.unsqueeze(0).permute(1, 2, 0), dtype, "K", rows, blk_k, stages, multicast)
 
 
 def split_reduce(W: Any, y: Any, bias: Any) -> Any:
@@ -583,6 +584,10 @@ def split_reduce(W: Any, y: Any, bias: Any) -> Any:
     W (S,1,M,N) (+ bias along N); call it as ``reduce(W, None, y.unsqueeze(0), bias)``."""
     from tilecraft.gemm.tensorop import EpilogueSpec, SplitReduce
     return SplitReduce(W, None, y.unsqueeze(0), bias, 1.0, 0.0, EpilogueSpec(bias="n" if bias is not None else "none"))
+
+
+#: (tiling, format, SMs) -> how many clusters of it the GPU holds at once
+_RESIDENT_CLUSTERS: dict[tuple, int] = {}
 
 
 class Launch:
@@ -598,7 +603,16 @@ class Launch:
         self.cfg = args[8]                                                # with the splits K allows
         self.K, self.static = args[6], args[8:]                           # K; cfg, format, full, edges
         self.maps: dict[int, Any] = {x2.data_ptr(): args[0]}
-        self.main = self.kernel().bind(*args, grid=(min(units, sms),), block=(self.threads,))
+        CL = getattr(self.cfg, "cluster", 1)                              # the register-A kernel's x multicast
+        grid = min(units, sms)
+        if CL > 1:                                                        # whole clusters the GPU holds at once
+            key = (self.cfg, w.format, sms)
+            if key not in _RESIDENT_CLUSTERS:
+                _RESIDENT_CLUSTERS[key] = self.kernel().max_active_clusters(*args, block=(self.threads,),
+                                                                            cluster=(CL, 1, 1))
+            grid = min(units, max(1, min(sms // CL, _RESIDENT_CLUSTERS[key])) * CL)
+        self.main = self.kernel().bind(*args, grid=(grid,), block=(self.threads,),
+                                       cluster=(CL, 1, 1) if CL > 1 else None)
         self.reduce = split_reduce(args[7], y, bias) if args[7] is not None else None
 
     @staticmethod

@@ -49,7 +49,7 @@ from tilecraft.dsl import Constexpr, hopper, threadIdx
 from tilecraft.dsl.expr import render
 from tilecraft.dsl.trace import current
 from tilecraft.gemm.sm90 import (
-    ELEMENTS, HEADER_N, Sm90Config, _advance, _Schedule, smem_layout, stage_barriers, tma_producer,
+    ELEMENTS, HEADER_N, Sm90Config, _advance, _release, _Schedule, smem_layout, stage_barriers, tma_producer,
 )
 from tilecraft.gemm.sm90_mixed import (
     _HEADER, Launch, _half_bits, _packed, block_words, group_slot, register_ring, slot_group,
@@ -68,7 +68,9 @@ class RsConfig:
     """A tiling of the register-A kernel: ``blk_n`` rows of W (64 per consumer warpgroup), ``blk_m`` rows
     of x (wgmma's N), ``stages`` x buffers, ``depth`` k-tiles of packed words per thread in flight,
     ``raster`` n-tiles per group of the persistent walk, the registers of the roles (40 + 2 x 232 =
-    3 x 168), and ``splits`` slices of K (fp32 partial tiles that sm90's reduction kernel sums)."""
+    3 x 168), ``splits`` slices of K (fp32 partial tiles that sm90's reduction kernel sums), and
+    ``cluster`` CTAs on neighbouring row blocks of W sharing each x k-tile: each loads 1/cluster of the
+    x box and multicasts it to both (the dense kernel's B multicast, sm90.py's ``cluster_m``)."""
 
     blk_n: int = 128
     blk_m: int = 256
@@ -78,6 +80,7 @@ class RsConfig:
     producer_regs: int = 40
     consumer_regs: int = 232
     splits: int = 1
+    cluster: int = 1
 
     @property
     def consumers(self) -> int:
@@ -90,13 +93,14 @@ class RsConfig:
     @property
     def name(self) -> str:
         return f"rs_{self.blk_n}x{self.blk_m}x64_s{self.stages}_d{self.depth}" + (
-            f"_r{self.raster}" if self.raster != 8 else "") + (f"_sk{self.splits}" if self.splits > 1 else "")
+            f"_r{self.raster}" if self.raster != 8 else "") + (f"_sk{self.splits}" if self.splits > 1 else "") + (
+            f"_cl{self.cluster}" if self.cluster > 1 else "")
 
     @property
     def schedule(self) -> Sm90Config:
         """The tiling as sm90's schedule sees it: tiles of y^T, (BLK_N rows of W) x (BLK_M rows of x)."""
         return Sm90Config(self.blk_n, self.blk_m, 64, self.stages, self.consumers, self.raster, self.producer_regs,
-                          self.consumer_regs, tma_store=False, splits=self.splits)
+                          self.consumer_regs, cluster_m=self.cluster, tma_store=False, splits=self.splits)
 
     def smem_bytes(self) -> int:
         return self.blk_m * 64 * 2 * self.stages + 16 * self.stages + 1024
@@ -113,6 +117,10 @@ class RsConfig:
             raise ValueError(f"{self.name}: stages must be 2..8")
         if not 1 <= self.splits <= 16:
             raise ValueError(f"{self.name}: splits must be 1..16")
+        if self.cluster not in (1, 2):
+            raise ValueError(f"{self.name}: cluster must be 1 or 2 (CTAs sharing each x k-tile)")
+        if self.cluster > 1 and self.splits > 1:
+            raise ValueError(f"{self.name}: split-K runs without clusters")
         if self.smem_bytes() > 227 * 1024:
             raise ValueError(f"{self.name}: {self.smem_bytes()} bytes of smem exceed the 227 KB of an SM")
         launch = min(65536 // self.threads, 255) // 8 * 8
@@ -218,7 +226,7 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
             hopper.wgmma_commit()
             hopper.wgmma_wait(0)                                          # (see the module docstring: Overlap)
             with dsl.if_(leader):
-                empty_bar.arrive(stage)                                   # the stage goes back to the producer
+                _release(empty_bar, stage, cfg.cluster)                   # the stage goes back to the producer(s)
             _advance(stage, phase, cfg.stages)
 
         register_ring(Dp, k_count, lambda b, j: load(b, tg, k_begin + j), step)
@@ -262,20 +270,25 @@ def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, Wk, cfg: Constexpr,
         hopper.setmaxnreg(cfg.producer_regs, inc=False)
         with dsl.if_(dsl.eq(threadIdx.x, 0)):
             sch = _Schedule(cfg.schedule, (L, N, M), K)
+            CL = cfg.cluster
             hopper.tma_prefetch(tmX)
-            tma_producer(sch, full_bar, empty_bar, tmX.box_bytes,           # the schedule's n-tiles are x's rows
+            mc = dict(multicast=(1 << CL) - 1, cta_rank=sch.rank) if CL > 1 else {}  # this CTA's slice, to both
+            tma_producer(sch, full_bar, empty_bar, tmX.box_bytes * CL,      # the schedule's n-tiles are x's rows
                          lambda stage, _w_tile, x_tile, l_idx, k_tile: hopper.tma_load(
-                             tmX, sX(_, _, stage), full_bar.addr(stage), (x_tile * cfg.blk_m, k_tile * 64, l_idx)))
+                             tmX, sX(_, _, stage), full_bar.addr(stage), (x_tile * cfg.blk_m, k_tile * 64, l_idx), **mc))
     with dsl.else_():
         _consumer(cfg, fmt, full, edges, (L, M, N), sX, full_bar, empty_bar, qw, scales, zeros, bias, D, K, Wk)
+    if cfg.cluster > 1:
+        hopper.cluster_sync()           # no CTA leaves while a peer may still multicast into it or arrive on it
 
 
 # ----------------------------------------------------------------------------- host side
 
 def x_map(x2: Any, dtype: str, cfg: RsConfig) -> Any:
-    """The TMA map of x2 (M,K), K-major, filling one x stage (BLK_M rows, 64 k)."""
+    """The TMA map of x2 (M,K), K-major, filling one x stage (BLK_M rows, 64 k; with a cluster, each CTA's
+    load is its slice of the rows)."""
     from tilecraft.gemm.sm90_mixed import x_map as stage_map
-    return stage_map(x2, dtype, cfg.blk_m, 64, cfg.stages)
+    return stage_map(x2, dtype, cfg.blk_m, 64, cfg.stages, cfg.cluster)
 
 
 def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig) -> tuple[tuple, int]:
@@ -287,9 +300,11 @@ def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig) -
     M, K = x2.shape
     N = y.shape[1]
     cfg = replace(cfg, splits=effective_splits(K, cfg.schedule))
-    full = M % cfg.blk_m == 0 and N % cfg.blk_n == 0
-    edges = (N % cfg.blk_n == 0, K % 64 == 0)
-    units = math.ceil(M / cfg.blk_m) * math.ceil(N / cfg.blk_n) * cfg.splits
+    w_tiles = math.ceil(N / cfg.blk_n)
+    whole_n = N % cfg.blk_n == 0 and w_tiles % cfg.cluster == 0           # no CTA of a cluster past N
+    full = M % cfg.blk_m == 0 and whole_n
+    edges = (whole_n, K % 64 == 0)
+    units = math.ceil(M / cfg.blk_m) * math.ceil(w_tiles / cfg.cluster) * cfg.cluster * cfg.splits  # CTAs' worth
     Wk = None
     if cfg.splits > 1:
         Wk, bias = torch.empty(cfg.splits, 1, M, N, dtype=torch.float32, device=y.device), None
