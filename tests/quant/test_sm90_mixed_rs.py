@@ -203,8 +203,9 @@ def test_cluster_multicasts_x(fmt: tuple) -> None:
 def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few() -> None:
     from tilecraft.gemm.sm90_mixed import pick_config
     fmt = Q.PackedFormat(4, 128, False, "bfloat16")
-    assert pick_config(fmt, 4096, 8192, 8192, 132) == RsConfig()                  # 256 rows of x per CTA
-    assert pick_config(fmt, 512, 8192, 8192, 132) == RsConfig()                   # 128 tiles: 97% of the SMs
+    assert pick_config(fmt, 4096, 8192, 8192, 132) == RsConfig(cluster=2)         # 256 rows of x, pairs share x
+    assert pick_config(fmt, 512, 8192, 8192, 132) == RsConfig(cluster=2)          # 128 tiles: 97% of the SMs
+    assert pick_config(fmt, 40000, 128, 8192, 132) == RsConfig()                  # one W tile: nothing to pair
     assert pick_config(fmt, 256, 8192, 8192, 132) == RsConfig(blk_m=128, stages=8, depth=4)  # 128 tiles of 128
     assert pick_config(fmt, 128, 8192, 8192, 132).splits == 2                     # 64 tiles: 2 slices, one round
     assert pick_config(fmt, 128, 4096, 4096, 132).splits == 4                     # 32 tiles

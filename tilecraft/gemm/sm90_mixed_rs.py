@@ -10,6 +10,9 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
 
 * **Producer.** One thread of warpgroup 0 loads the x k-tiles (BLK_M rows of x, 64 k, 128-byte swizzle)
   by TMA into ``stages`` buffers: x is wgmma's B operand, K-major, exactly the dense kernel's B stage.
+  With ``cluster`` = 2 (the heuristic's 256-row tiles) two CTAs on neighbouring W row blocks share the
+  x k-tile: each loads half of its rows and multicasts them to both, as the dense kernel shares B, which
+  halves x's L2 traffic (x was re-read once per 128 rows of W).
 * **Consumers.** Warpgroup c owns 64 rows of W (output columns n), warp w of it the 16-row tile
   4 c + w of the CTA's BLK_N. Per k-tile a lane loads its 16 bytes of that tile's packed words (int4;
   two loads for int8) straight from global memory: the same 512 contiguous bytes per warp as the
@@ -341,10 +344,12 @@ def pick_rs_config(M: int, N: int, K: int, sms: int) -> RsConfig:
     256 rows beat the producer kernel (sm90_mixed.py) from M = 512 (101 against 163 us) to 4096 (874
     against 1165 us), 128 rows at M = 256 (73 against 82 us) (session 8); with split-K, 128 rows at
     M = 128 (49.7 us, 2 slices, against 69.1) and 64 rows at M = 64 (40.6 us against 45.9 with 128 rows;
-    at M = 128 64-row tiles took 71.7) (session 9)."""
+    at M = 128 64-row tiles took 71.7) (session 9). The 256-row tiles run in 2x1 clusters sharing x (H100,
+    session 17, three rounds in turn: W8A16 per-channel 224.5 -> 215.7 us at M = 1024 and 875.0 -> 850.8 at
+    4096, 0.91-0.94x tilecraft's dense bf16; W4A16 g128 209.6 -> 205.1 and 829.4 -> 810.4)."""
     w_tiles = -(-N // 128)
     if -(-M // 256) * w_tiles >= 0.9 * sms:
-        return RsConfig()
+        return RsConfig(cluster=2 if w_tiles > 1 else 1)
     rows = 64 if M <= 64 else 128
     tiles, k_tiles = -(-M // rows) * w_tiles, -(-K // 64)
     splits = min((s for s in range(1, 5) if s == 1 or k_tiles >= 8 * s), key=lambda s: -(-tiles * s // sms) / s)
