@@ -586,15 +586,11 @@ def split_reduce(W: Any, y: Any, bias: Any) -> Any:
     return SplitReduce(W, None, y.unsqueeze(0), bias, 1.0, 0.0, EpilogueSpec(bias="n" if bias is not None else "none"))
 
 
-#: (tiling, format, SMs) -> how many clusters of it the GPU holds at once
-_RESIDENT_CLUSTERS: dict[tuple, int] = {}
-
-
 class Launch:
-    """The persistent launch (one CTA per SM up to the work units; with split-K, then the reduction) for
-    x2 (M,K) -> y (M,N) of one signature, resolved once: later calls of the signature make x's TMA map
-    (cached per address), the split-K workspace, and launch. sm90_mixed_rs.RsLaunch is the same launch of
-    the register-A kernel (its kernel takes the same arguments)."""
+    """The persistent launch (one CTA per SM up to the work units, in whole clusters where the tiling has
+    them; with split-K, then the reduction) for x2 (M,K) -> y (M,N) of one signature, resolved once: later
+    calls of the signature make x's TMA map (cached per address), the split-K workspace, and launch.
+    sm90_mixed_rs.RsLaunch is the same launch of the register-A kernel (its kernel takes the same arguments)."""
 
     path = "sm90_mixed"
 
@@ -606,7 +602,8 @@ class Launch:
         CL = getattr(self.cfg, "cluster", 1)                              # the register-A kernel's x multicast
         grid = min(units, sms)
         if CL > 1:                                                        # whole clusters the GPU holds at once
-            key = (self.cfg, w.format, sms)
+            from tilecraft.gemm.sm90 import _RESIDENT_CLUSTERS            # the dense launch's cache (its keys
+            key = (self.cfg, w.format, sms)                               # hold Sm90Configs, these RsConfigs)
             if key not in _RESIDENT_CLUSTERS:
                 _RESIDENT_CLUSTERS[key] = self.kernel().max_active_clusters(*args, block=(self.threads,),
                                                                             cluster=(CL, 1, 1))
