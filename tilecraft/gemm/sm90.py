@@ -792,13 +792,7 @@ class Launch:
         if cfg.stream_k:
             W, flags = streamk_workspace(D3, sms, cfg), self.stream_flags(D3)
         args = self._args(A3, Bt, C3, D3, bias, alpha, beta, W, flags)
-        resident = sms // CL
-        if CL > 1:
-            key = (cfg, elem, sms)
-            if key not in _RESIDENT_CLUSTERS:
-                _RESIDENT_CLUSTERS[key] = sm90_gemm_kernel.max_active_clusters(*args, block=(cfg.threads,),
-                                                                               cluster=(CL, 1, 1))
-            resident = max(1, min(resident, _RESIDENT_CLUSTERS[key]))
+        resident = resident_clusters(sm90_gemm_kernel, args, cfg.threads, CL, sms, (cfg, elem, sms))
         rounds = -(-units // resident)                                    # work units per cluster, at most
         self.grid = -(-units // rounds) * CL                              # as few clusters as keep that count
         if cfg.stream_k:
@@ -868,5 +862,16 @@ def launch(A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any,
     Launch(A3, Bt, C3, D3, bias, alpha, beta, cfg, elem, ep, sms)(A3, Bt, C3, D3, bias, alpha, beta)
 
 
-# (config, element, SM count) -> clusters the GPU holds at once (the persistent grid with clusters)
+# (config, element or weight format, SM count) -> clusters the GPU holds at once (persistent grids in clusters)
 _RESIDENT_CLUSTERS: dict[Any, int] = {}
+
+
+def resident_clusters(kernel: Any, args: tuple, threads: int, cluster: int, sms: int, key: Any) -> int:
+    """How many clusters of `cluster` CTAs a persistent grid of `kernel` (launched with `args`) may hold:
+    one CTA per SM in whole clusters, capped by what the GPU places at once (GPCs with an odd number of
+    free SMs cannot hold a whole cluster everywhere; asked once per `key`)."""
+    if cluster == 1:
+        return sms
+    if key not in _RESIDENT_CLUSTERS:
+        _RESIDENT_CLUSTERS[key] = kernel.max_active_clusters(*args, block=(threads,), cluster=(cluster, 1, 1))
+    return max(1, min(sms // cluster, _RESIDENT_CLUSTERS[key]))

@@ -599,15 +599,9 @@ class Launch:
         self.cfg = args[8]                                                # with the splits K allows
         self.K, self.static = args[6], args[8:]                           # K; cfg, format, full, edges
         self.maps: dict[int, Any] = {x2.data_ptr(): args[0]}
+        from tilecraft.gemm.sm90 import resident_clusters
         CL = getattr(self.cfg, "cluster", 1)                              # the register-A kernel's x multicast
-        grid = min(units, sms)
-        if CL > 1:                                                        # whole clusters the GPU holds at once
-            from tilecraft.gemm.sm90 import _RESIDENT_CLUSTERS            # the dense launch's cache (its keys
-            key = (self.cfg, w.format, sms)                               # hold Sm90Configs, these RsConfigs)
-            if key not in _RESIDENT_CLUSTERS:
-                _RESIDENT_CLUSTERS[key] = self.kernel().max_active_clusters(*args, block=(self.threads,),
-                                                                            cluster=(CL, 1, 1))
-            grid = min(units, max(1, min(sms // CL, _RESIDENT_CLUSTERS[key])) * CL)
+        grid = min(units, resident_clusters(self.kernel(), args, self.threads, CL, sms, (self.cfg, w.format, sms)) * CL)
         self.main = self.kernel().bind(*args, grid=(grid,), block=(self.threads,),
                                        cluster=(CL, 1, 1) if CL > 1 else None)
         self.reduce = split_reduce(args[7], y, bias) if args[7] is not None else None
