@@ -34,7 +34,7 @@ import torch  # noqa: E402
 import tilecraft as tc  # noqa: E402
 import tilecraft.quant as Q  # noqa: E402
 from tilecraft.bench.report import markdown_table  # noqa: E402
-from tilecraft.bench.timing import Timer  # noqa: E402
+from tilecraft.bench.timing import Timer, in_turn  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_mixed import _copies, _safe  # noqa: E402  (the small-M script's rotation count and guard)
@@ -140,10 +140,7 @@ def main() -> int:
         for c in rs:
             res.update({f"{label} {c.name}": _safe(ours, M, b, g, -1, c) for label, b, g in OURS})
         res.update(base)
-        timed = {label: [] for label, r in res.items() if "timer" in r}
-        for _round in range(args.rounds):
-            for label in timed:
-                timed[label].append(res[label]["timer"]())
+        timed = in_turn({label: r["timer"] for label, r in res.items() if "timer" in r}, args.rounds)
         for label, times in timed.items():
             del res[label]["timer"]
             res[label]["us"] = statistics.median(times)

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from tilecraft.bench.timing import Timer  # noqa: E402
+from tilecraft.bench.timing import Timer, in_turn  # noqa: E402
 from dataclasses import replace  # noqa: E402
 
 from tilecraft.gemm import SM90_TABLE, Sm90Config, gemm  # noqa: E402
@@ -106,12 +106,8 @@ def main() -> int:
                 continue
             err = float((out.double() - ref).norm() / ref.norm())
             runs.append((name, lambda x, w, cfg=cfg: gemm(x, w, config=cfg), f"{err:.1e}"))
-        # every contender timed in turn, `rounds` times: the GPU's clock drifts with its temperature and power
-        # over seconds, and a contender timed once, after another, inherits that drift
-        times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
-        for _ in range(a.rounds):
-            for name, call, _ in runs:
-                times[name].append(timer(call, operands).median_ms * 1000)
+        times = in_turn({name: lambda call=call: timer(call, operands).median_ms * 1000 for name, call, _ in runs},
+                        a.rounds)                                         # every contender timed in turn
         base = statistics.median(times["cuBLAS"])
         for name, _, err in runs:
             us = statistics.median(times[name])

@@ -48,3 +48,20 @@ def test_timing_result_from_samples():
     d = r.to_dict()
     assert d["unit"] == "ms" and d["median"] == 3.0 and "samples_ms" not in d
     assert r.to_dict(include_samples=True)["samples_ms"] == [1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_in_turn_calls_every_timer_once_per_round_in_order() -> None:
+    from tilecraft.bench.timing import in_turn
+
+    calls: list[str] = []
+
+    def timer(name: str, value: float):
+        def call() -> float:
+            calls.append(name)
+            return value + len(calls)
+        return call
+
+    times = in_turn({"a": timer("a", 10.0), "b": timer("b", 20.0)}, 3)
+    assert calls == ["a", "b"] * 3
+    assert times == {"a": [11.0, 13.0, 15.0], "b": [22.0, 24.0, 26.0]}
+    assert in_turn({"a": timer("a", 0.0)}, 0) == {"a": []}

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 from tilecraft.bench.stats import Stats, summarize
 
-__all__ = ["TimingResult", "Timer", "bench"]
+__all__ = ["TimingResult", "Timer", "bench", "in_turn"]
 
 # Calls enqueued behind one GPU spin: enough to amortise the spin, few enough that the launch queue
 # (about a thousand entries) never fills while three entries (event, kernel, event) go in per call.
@@ -309,3 +309,14 @@ def bench(
     >>> r.median_ms, r.p10_ms, r.p90_ms                             # doctest: +SKIP
     """
     return Timer(**timer_options)(fn, arg_sets)
+
+
+def in_turn(timers: dict[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
+    """Each timer's results over `rounds` rounds, every round calling the timers one after another in
+    order. Comparing contenders by their medians over rounds: the GPU's clock drifts with its temperature
+    and power over seconds, and a contender timed once, after another, inherits that drift."""
+    times: dict[str, list[float]] = {name: [] for name in timers}
+    for _ in range(rounds):
+        for name, timer in timers.items():
+            times[name].append(timer())
+    return times
