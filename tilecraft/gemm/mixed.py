@@ -63,6 +63,8 @@ MAX_M = 32
 SMEM_MAX = 200 * 1024
 #: an H100's (and H200's) shared memory per SM, and what the driver reserves of it per CTA
 _SM_SMEM, _CTA_RESERVED_SMEM = 233472, 1024
+#: the most shared memory one CTA may hold on an H100 (227 KB)
+_CTA_SMEM = _SM_SMEM - _CTA_RESERVED_SMEM
 #: programmatic dependent launches (sm_90): the sixteenths of its k-range whose weights a CTA asks L2 for
 #: while the previous kernel of the stream finishes (0: none; the launch overlap alone); MixedGemm's default
 PDL_PREFETCH = 2
@@ -133,12 +135,12 @@ class MixedConfig:
             raise ValueError(f"{self.name}: N = {N} is not a multiple of 16 x tiles = {16 * self.tiles}")
         if stage_smem_bytes(self, fmt, M) > SMEM_MAX:
             raise ValueError(f"{self.name}: its shared-memory stages take {stage_smem_bytes(self, fmt, M)} bytes for "
-                             f"int{fmt.bits} and M = {M}, more than a CTA may have ({SMEM_MAX}); use fewer stages "
-                             f"or tiles")
+                             f"int{fmt.bits} and M = {M}, more than the stages may take beside the split-K "
+                             f"reduction ({SMEM_MAX}); use fewer stages or tiles")
         total = cta_smem_bytes(self, fmt, M)
-        if total > _SM_SMEM - _CTA_RESERVED_SMEM:
+        if total > _CTA_SMEM:
             raise ValueError(f"{self.name}: its shared-memory stages and the warps' reduction take {total} bytes for "
-                             f"int{fmt.bits} and M = {M}, more than a CTA may have ({_SM_SMEM - _CTA_RESERVED_SMEM}); "
+                             f"int{fmt.bits} and M = {M}, more than a CTA may have ({_CTA_SMEM}); "
                              f"use fewer stages, warps or tiles")
         if self.splits is not None and not 1 <= self.splits <= K // self.chunk:
             raise ValueError(f"{self.name}: splits must be in 1..K/chunk = {K // self.chunk}")
@@ -483,7 +485,7 @@ def _check_device(x: Any) -> None:
 def _smem_per_cta(x: Any) -> int:
     """The most shared memory a CTA may have on x's GPU (its opt-in limit; an H100's off a GPU)."""
     if not x.is_cuda:
-        return _SM_SMEM - _CTA_RESERVED_SMEM
+        return _CTA_SMEM
     from tilecraft.runtime.device import device_info
     return device_info(x.device.index).max_shared_memory_per_block_optin
 
@@ -494,7 +496,7 @@ def _sm_count(x: Any) -> int:
 
 
 def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
-                      smem: int = _SM_SMEM - _CTA_RESERVED_SMEM) -> MixedConfig:
+                      smem: int = _CTA_SMEM) -> MixedConfig:
     """The tiling for a problem (splits left to the launch, which knows the kernel's occupancy), as the
     H100 sweeps (``benchmarks/bench_mixed.py --sweep``, N = K = 8192) ranked them: 4 warps; 128-value
     chunks where K allows (64 for groups of 32, whose per-group scales and zero points then stay in
