@@ -20,7 +20,7 @@ _LAZY_SUBMODULES = ("runtime", "bench", "dsl", "atoms", "gemm", "quant")
 # The kernel language (tilecraft.dsl), reachable as tc.kernel, tc.range, ... without importing it eagerly.
 # Its thread-level gemm stays tc.dsl.gemm: tc.gemm is the GEMM library.
 _DSL_NAMES = frozenset({
-    "kernel", "Constexpr", "TraceError", "range", "if_", "else_", "where", "syncthreads", "launch_bounds",
+    "kernel", "Constexpr", "TraceError", "range", "if_", "else_", "where", "syncthreads", "launch_bounds", "ptxas_options",
     "threadIdx", "blockIdx", "blockDim", "gridDim", "smem_tensor", "make_rmem_tensor", "make_gmem_ptr",
     "make_smem_ptr", "elem_less", "copy", "copy_if", "read_if", "axpby", "clear", "fill",
 })

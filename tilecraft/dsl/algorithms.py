@@ -470,8 +470,13 @@ def gemm(*args: Tensor) -> None:
     for k in ks:
         a = [_operand(A, m if k is None else (m, k), "a") for m in range(M)]
         b = [_operand(B, n if k is None else (n, k), "b") for n in range(N)]
-        for n in range(N):
-            for m in range(M):
+        # runs along the longer mode with the other operand fixed, serpentine: consecutive FMAs share an
+        # operand, also across a run's end, so SASS can serve it from the reuse cache (ptxas -O1 keeps
+        # this order; -O3 schedules its own)
+        outer, inner = (range(N), range(M)) if M >= N else (range(M), range(N))
+        for i, o in enumerate(outer):
+            for j in (inner if i % 2 == 0 else reversed(inner)):
+                m, n = (j, o) if M >= N else (o, j)
                 t.emit(_store_text(C, _index_of(C, m, n), a[m] * b[n], "+="))
 
 

@@ -62,7 +62,8 @@ class SgemmConfig:
     (blk_m / thr_m) x (blk_n / thr_n) elements of C in 4x4 groups. ``min_blocks`` is the second
     ``__launch_bounds__`` argument; ``pad`` floats pad each smem k-row; ``raster`` > 1 launches a 1-D
     grid in which consecutive CTAs take ``raster`` neighbouring n-tiles of one m-tile before moving on
-    in m (1: a 2-D grid, m fastest). ``cp_async`` moves the unpredicated kernel's global -> smem copies
+    in m (1: a 2-D grid, m fastest). ``opt_level`` is ptxas's optimization level (see the module
+    docstring's register banks). ``cp_async`` moves the unpredicated kernel's global -> smem copies
     to cp.async into a ring of ``stages`` smem stages (see the module docstring); the predicated trace
     keeps the register-staged two-stage copies whatever these say.
     """
@@ -79,6 +80,7 @@ class SgemmConfig:
     raster: int = 1
     cp_async: bool = False
     stages: int = 2
+    opt_level: int = 3
 
     @property
     def thr_m(self) -> int:
@@ -100,7 +102,8 @@ class SgemmConfig:
         """A short label: tile, lane arrangement, launch bound, raster."""
         s = f"{self.blk_m}x{self.blk_n}x{self.blk_k}_w{self.lanes_m}x{self.lanes_n}_t{self.threads}_b{self.min_blocks}"
         s += f"_r{self.raster}" if self.raster > 1 else ""
-        return s + (f"_a{self.stages}" if self.cp_async else "")
+        s += f"_a{self.stages}" if self.cp_async else ""
+        return s + (f"_O{self.opt_level}" if self.opt_level != 3 else "")
 
     def smem_stages(self, full: bool) -> int:
         """The smem stages the kernel allocates: ``stages`` for the cp.async copies, else 2."""
@@ -110,6 +113,8 @@ class SgemmConfig:
         """Raise ValueError naming the divisibility condition a tiling breaks."""
         if self.lanes_m * self.lanes_n != 32:
             raise ValueError(f"{self}: lanes_m * lanes_n must be 32")
+        if self.opt_level not in (0, 1, 2, 3):
+            raise ValueError(f"{self}: opt_level must be a ptxas optimization level, 0..3")
         if self.stages < 2 or (self.stages != 2 and not self.cp_async):
             raise ValueError(f"{self}: stages must be >= 2, and other than 2 only with cp_async")
         for what, blk, thr in (("blk_m", self.blk_m, self.thr_m), ("blk_n", self.blk_n, self.thr_n)):
@@ -143,6 +148,12 @@ CONFIGS: dict[str, SgemmConfig] = {c.name: c for c in (
     # 8x16 per thread with 4 warps, 2 CTAs/SM: one CTA's barrier is covered by the other's FFMA
     SgemmConfig(warps_m=4, warps_n=1, min_blocks=2),
     SgemmConfig(warps_m=4, warps_n=1, min_blocks=2, cp_async=True, stages=3),  # ... with cp.async
+    # the 8x16 / 16x8 tiles at ptxas -O1: the FFMAs keep the source's order and their operands' banks
+    SgemmConfig(blk_n=256, min_blocks=1, opt_level=1),
+    SgemmConfig(blk_m=256, lanes_m=8, lanes_n=4, warps_m=2, warps_n=4, min_blocks=1, opt_level=1),
+    SgemmConfig(blk_n=256, min_blocks=1, cp_async=True, stages=3, opt_level=1),
+    SgemmConfig(warps_m=4, warps_n=1, min_blocks=2, opt_level=1),
+    SgemmConfig(warps_m=4, warps_n=1, min_blocks=2, cp_async=True, stages=3, opt_level=1),
 )}
 DEFAULT = SgemmConfig()
 
@@ -193,6 +204,8 @@ def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
     # the predicated trace keeps ~10 more values live than the 128 registers of 2 CTAs/SM allow (ptxas
     # would spill them inside the main loop), so it asks for 1 CTA/SM's budget instead
     dsl.launch_bounds(cfg.threads, cfg.min_blocks if full else 1)        # __launch_bounds__(THREADS, MIN_BLOCKS)
+    if cfg.opt_level != 3:
+        dsl.ptxas_options(f"-O{cfg.opt_level}")
     bM, bN, bK = cfg.blk_m, cfg.blk_n, cfg.blk_k
     cta_tiler = (bM, bN, bK)                                              # (BLK_M, BLK_N, BLK_K)
     M, K = A.shape

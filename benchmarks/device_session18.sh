@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Device session 18 (issue 6): the tuned SGEMM at ptxas -O1 with serpentine FFMA runs.
+# Usage: bash benchmarks/device_session18.sh [sgemm|sgemm_tests ...]
+# sgemm: bench_sgemm.py on SGEMM_CONFIGS (default: the 8x16 / 16x8 tilings at -O3 and -O1) at SHAPES
+# (default 4096,8192); sgemm_tests: the SGEMM's and the kernel language's GPU tests.
+source "$(dirname "$0")/device_env.sh"
+DEFAULT_CONFIGS=128x256x8_w4x8_t256_b1,128x256x8_w4x8_t256_b1_O1,256x128x8_w8x4_t256_b1,256x128x8_w8x4_t256_b1_O1
+DEFAULT_CONFIGS+=,128x256x8_w4x8_t256_b1_a3,128x256x8_w4x8_t256_b1_a3_O1,128x128x8_w4x8_t128_b2
+DEFAULT_CONFIGS+=,128x128x8_w4x8_t128_b2_O1,128x128x8_w4x8_t128_b2_a3,128x128x8_w4x8_t128_b2_a3_O1
+for part in ${*:-sgemm}; do
+  case $part in
+  sgemm)
+    echo "== SGEMM vs cuBLAS"
+    timeout "${SGEMM_S:-400}" python3 benchmarks/bench_sgemm.py --out "$OUT/sgemm" --configs "${SGEMM_CONFIGS:-$DEFAULT_CONFIGS}" \
+      --shapes "${SHAPES:-4096,8192}" > "$OUT/sgemm.log" 2>&1
+    grep -E "tc_|cublas|best at|correctness|FAILED" "$OUT/sgemm.log" | tail -40 ;;
+  sgemm_tests)
+    echo "== SGEMM GPU tests"
+    timeout 400 python3 -m pytest -q -m gpu tests/gemm/test_sgemm_tuned.py tests/dsl/test_gemm_device.py \
+      > "$OUT/sgemm_tests.log" 2>&1
+    grep -E "^(FAILED|E  )" "$OUT/sgemm_tests.log" | head -20; tail -1 "$OUT/sgemm_tests.log" ;;
+  esac
+done
