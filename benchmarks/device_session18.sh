@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Device session 18 (issue 6): the tuned SGEMM at ptxas -O1 with serpentine FFMA runs.
-# Usage: bash benchmarks/device_session18.sh [sgemm|sgemm_tests ...]
+# Usage: bash benchmarks/device_session18.sh [sgemm|probe|sgemm_tests ...]
 # sgemm: bench_sgemm.py on SGEMM_CONFIGS (default: the 8x16 / 16x8 tilings at -O3 and -O1) at SHAPES
-# (default 4096,8192); sgemm_tests: the SGEMM's and the kernel language's GPU tests.
+# (default 4096,8192); probe: probe_sgemm.py on the same, ROUNDS rounds in turn; sgemm_tests: the SGEMM's and the kernel language's GPU tests.
 source "$(dirname "$0")/device_env.sh"
 DEFAULT_CONFIGS=128x256x8_w4x8_t256_b1,128x256x8_w4x8_t256_b1_O1,256x128x8_w8x4_t256_b1,256x128x8_w8x4_t256_b1_O1
 DEFAULT_CONFIGS+=,128x256x8_w4x8_t256_b1_a3,128x256x8_w4x8_t256_b1_a3_O1,128x128x8_w4x8_t128_b2
@@ -14,6 +14,10 @@ for part in ${*:-sgemm}; do
     timeout "${SGEMM_S:-400}" python3 benchmarks/bench_sgemm.py --out "$OUT/sgemm" --configs "${SGEMM_CONFIGS:-$DEFAULT_CONFIGS}" \
       --shapes "${SHAPES:-4096,8192}" > "$OUT/sgemm.log" 2>&1
     grep -E "tc_|cublas|best at|correctness|FAILED" "$OUT/sgemm.log" | tail -40 ;;
+  probe)
+    echo "== SGEMM tilings in turn"
+    timeout "${PROBE_S:-400}" python3 benchmarks/probe_sgemm.py --configs "${SGEMM_CONFIGS:-$DEFAULT_CONFIGS}" \
+      --shapes "${SHAPES:-4096,8192}" --rounds "${ROUNDS:-3}" 2>&1 | tee "$OUT/probe.log" ;;
   sgemm_tests)
     echo "== SGEMM GPU tests"
     timeout 400 python3 -m pytest -q -m gpu tests/gemm/test_sgemm_tuned.py tests/dsl/test_gemm_device.py \

@@ -117,6 +117,20 @@ def test_gemm_is_one_fma_per_product():
     assert "beta" not in src
 
 
+@pytest.mark.parametrize("m, n", [(4, 2), (2, 4)])
+def test_gemm_runs_along_the_longer_mode_serpentine(m, n):
+    # per k: min(m, n) runs of max(m, n) FMAs, each with one operand fixed, every other run reversed, so
+    # consecutive FMAs always share an operand (also across a run's end)
+    src = register_gemm.source(torch.zeros(4), torch.zeros(64), m, n, 1)
+    fmas = [(int(c), int(a), int(b)) for c, a, b in re.findall(r"c\[(\d+)\] \+= a\[(\d+)\] \* b\[(\d+)\];", src)]
+    assert sorted(fmas) == sorted((i + j * m, i, j) for i in range(m) for j in range(n))
+    fixed = [b for _, _, b in fmas] if m >= n else [a for _, a, _ in fmas]
+    assert fixed == [v for v in range(min(m, n)) for _ in range(max(m, n))]
+    moving = [a for _, a, _ in fmas] if m >= n else [b for _, _, b in fmas]
+    assert moving == [0, 1, 2, 3, 3, 2, 1, 0]
+    assert all(p[1] == q[1] or p[2] == q[2] for p, q in zip(fmas, fmas[1:]))
+
+
 @dsl.kernel
 def epilogue(c, alpha, beta):
     r = dsl.make_rmem_tensor(dsl.float32, 2)

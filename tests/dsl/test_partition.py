@@ -26,6 +26,29 @@ def test_launch_bounds_min_blocks():
     assert "__launch_bounds__(64, 4) row_copy(" in src
 
 
+@dsl.kernel
+def flagged_copy(x, y, flags: dsl.Constexpr):
+    dsl.launch_bounds(64)
+    dsl.ptxas_options(*flags)
+    gx = tc.local_tile(x, (1, 4), (threadIdx.x, 0))                       # (1,4)
+    gy = tc.local_tile(y, (1, 4), (threadIdx.x, 0))                       # (1,4)
+    dsl.copy(gx, gy)
+
+
+def test_ptxas_options_per_specialization():
+    x, y = torch.zeros(64, 8), torch.zeros(64, 8)
+    o1 = flagged_copy.specialize(x, y, ("-O1",))
+    assert o1.ptxas_options == ("-O1",) and o1.source.splitlines()[1] == "// ptxas options: -O1"
+    plain = flagged_copy.specialize(x, y, ())
+    assert plain.ptxas_options == () and "ptxas options" not in plain.source
+    # the flag reaches ptxas: -O0 keeps every copy's address arithmetic apart, so the cubins differ
+    k0, k3 = (flagged_copy.compile(x, y, f, arch="sm_90a") for f in (("-O0",), ()))
+    assert k0.module.cubin != k3.module.cubin
+    for bad in ("-O4", "-maxrregcount=32", "--gpu-name=sm_80", 3):
+        with pytest.raises(dsl.TraceError, match="ptxas_options"):
+            flagged_copy.source(x, y, (bad,))
+
+
 def test_row_stride_divisibility_is_specialized():
     # rows of 8 floats: every row starts 16-byte aligned, so a row's 4 floats are one 128-bit access
     src8 = row_copy.source(torch.zeros(64, 8), torch.zeros(64, 8))

@@ -59,3 +59,36 @@ def loop_mix(text: str, hot: str = "HMMA") -> dict[str, int]:
     mix["integer"] = sum(o.startswith(INTEGER_OPS) for o in best)
     mix["total"] = len(best)
     return mix
+
+
+def ffma_reads(text: str) -> dict[str, int]:
+    """How the FFMAs of the SASS read their source registers. An operand comes from the reuse cache when
+    the previous instruction had the same register in the same slot flagged ``.reuse`` (any other
+    instruction in between clears the cache); the rest are register-file reads, in bank register % 2.
+    Counts: ``ffma``, ``three`` (three register-file reads), ``three_same`` (all three in one bank),
+    ``pair_same`` (exactly two reads, in one bank)."""
+    counts = {"ffma": 0, "three": 0, "three_same": 0, "pair_same": 0}
+    cached: dict[int, str] = {}
+    for ins in re.findall(r"/\*[0-9a-f]{4,}\*/\s+([^;]*);", text):
+        ins = re.sub(r"^@!?U?P\w+\s+", "", ins.strip())
+        if not ins.startswith("FFMA "):
+            if not ins.startswith("NOP"):
+                cached = {}
+            continue
+        sources = [s.strip() for s in ins.split(None, 1)[1].split(",")[1:]]
+        reads, flagged = [], {}
+        for slot, s in enumerate(sources):
+            r = re.match(r"-?\|?(R\d+)", s)
+            if r is None:
+                continue
+            if cached.get(slot) != r.group(1):
+                reads.append(int(r.group(1)[1:]))
+            if ".reuse" in s:
+                flagged[slot] = r.group(1)
+        cached = flagged
+        banks = [r % 2 for r in reads]
+        counts["ffma"] += 1
+        counts["three"] += len(reads) == 3
+        counts["three_same"] += len(reads) == 3 and len(set(banks)) == 1
+        counts["pair_same"] += len(reads) == 2 and banks[0] == banks[1]
+    return counts

@@ -13,6 +13,7 @@ from fp32_gemm_check import check_fp32_gemm
 
 import emulate
 import sass
+from tilecraft import runtime as rt
 from tilecraft.gemm import CONFIGS, DEFAULT, SgemmConfig, sgemm_tuned, sgemm_tuned_args, sgemm_tuned_kernel
 
 NAMES = list(CONFIGS)
@@ -120,7 +121,7 @@ def test_source_structure(compiled, name):
 
 @pytest.mark.parametrize("majors", MAJORS, ids=["".join(m) for m in MAJORS])
 def test_full_trace_vectorizes_every_major(majors):
-    src = sgemm_tuned_kernel.source(*full_args(DEFAULT, majors))
+    src = sgemm_tuned_kernel.source(*full_args(SgemmConfig(), majors))  # register-staged copies, 8x8 per thread
     a, b, c = majors
     loads = re.findall(r"\*reinterpret_cast<uint4\*>\(t[AB]r[AB]\) = \*reinterpret_cast<const uint4\*>\(t[AB]g[AB]", src)
     assert len(loads) == 4  # prologue + loop, A and B: one LDG.128 each per k-tile
@@ -129,6 +130,36 @@ def test_full_trace_vectorizes_every_major(majors):
         vec_store = f"*reinterpret_cast<uint4*>(t{op}s{op}" in src
         assert vec_store == (major in "mn")
     assert src.count("*reinterpret_cast<uint4*>(tCgC") == 2 * 64 // 4  # beta == 0 and beta != 0
+
+
+@pytest.mark.skipif(sass.cuobjdump() is None, reason="no cuobjdump")
+@pytest.mark.parametrize("name", [DEFAULT.name] + [n for n, c in CONFIGS.items() if c.opt_level == 1])
+def test_ffma_operands_avoid_register_bank_conflicts(compiled, name):
+    # dsl.gemm's serpentine runs leave one operand of (nearly) every FFMA in the reuse cache, and these
+    # tilings' allocations keep the other two in different banks (module docstring); ptxas -O3 on the
+    # 8x16 tilings leaves 28-40% same-bank pairs
+    reads = sass.ffma_reads(sass.sass(compiled[name, "full", "sm_90a"][1].module.cubin))
+    assert reads["ffma"] >= 512
+    assert reads["three_same"] == 0, reads
+    assert reads["pair_same"] <= 0.05 * reads["ffma"], reads
+    assert reads["three"] <= 0.25 * reads["ffma"], reads
+
+
+def test_opt_level_reaches_ptxas():
+    # the -O1 tilings name the flag in their source and compile with it: the same source at ptxas's
+    # default -O3 gives another cubin (and more registers: -O1 keeps the FFMAs' order)
+    cfg = CONFIGS["128x128x8_w8x4_t128_b2_a3_O1"]
+    assert cfg.opt_level == 1 and DEFAULT.opt_level == 3
+    args = full_args(cfg)
+    spec = sgemm_tuned_kernel.specialize(*args)
+    assert spec.ptxas_options == ("-O1",) and "// ptxas options: -O1\n" in spec.source
+    at_o1 = sgemm_tuned_kernel.compile(*args, arch="sm_90a")
+    at_o3 = rt.compile(spec.source, arch="sm_90a", name="sgemm_o3.cu")
+    assert at_o1.module.cubin != at_o3.cubin
+    assert at_o1.resources.registers < at_o3.kernel(spec.name).resources.registers
+    assert "ptxas options" not in sgemm_tuned_kernel.source(*full_args(SgemmConfig()))
+    with pytest.raises(ValueError, match="opt_level"):
+        SgemmConfig(opt_level=4).validate()
 
 
 def test_configs_validate_and_reject_bad_tilings():
