@@ -336,7 +336,7 @@ _PTXAS_FLAGS = re.compile(r"-O[0-3]|--allow-expensive-optimizations=(true|false)
 def ptxas_options(*options: str) -> None:
     """Compile this specialization with these extra ptxas flags (``-O0`` .. ``-O3``,
     ``--allow-expensive-optimizations=true|false``, ``--register-usage-level=0..10``); the generated source
-    names them in a comment. ``-O1`` keeps the PTX's instruction order in straight-line FFMA code and
+    names them in a comment. ``-O1`` keeps straight-line runs of FFMAs in their order and
     allocates registers with the bank of each operand in view: the tuned SGEMM's 8x16 thread tiles read
     two source registers of one bank in 1-3% of their FFMAs against 28-40% at ptxas's default ``-O3``."""
     for o in options:

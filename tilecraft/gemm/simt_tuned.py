@@ -25,18 +25,18 @@ difference on the hardware:
   stages (one commit group per k-tile, ``wait_group S-2`` before the barrier). An m/n-major operand
   moves 16 bytes per copy; a K-major one one float per copy, 8 threads along k, which both reads whole
   32-byte sectors and transposes into the padded m-contiguous smem without bank conflicts.
-* **Register banks** (``opt_level=1``). An FFMA that reads three source registers from the register
-  file, or two from one bank (register number mod 2), waits for a second read cycle; an operand that
-  the previous FFMA read in the same slot and flagged ``.reuse`` costs no read. ``dsl.gemm`` issues the
-  outer product in runs along the longer mode with one operand fixed, serpentine, so every FFMA can
-  take one operand from the reuse cache. On the 8x16 tiles ptxas's default -O3 reorders the FFMAs into 4x4 blocks and
-  leaves 28-40% of them with two reads in one bank and ~20% with three reads; at -O1 it keeps the
-  runs and allocates the accumulators against the operands' banks: 1-3% same-bank pairs, 12-18% three
-  reads (mostly at k-step boundaries). That took the 8x16 tilings from 0.86-0.88x cuBLAS to 0.89-0.92x
-  (H100, eighteenth session); -O1 groups each k-step's LDS.128 and cp.async address arithmetic instead
-  of spreading them between FFMAs (80% of issue slots used against cuBLAS's 90%). The 8x8 tilings at
-  128 registers come out of -O3 with the serpentine runs and 1-4% same-bank pairs, and with 16 warps
-  per SM they issue in 88% of the slots: 128x128x16 (the default) runs 0.93-0.94x cuBLAS.
+* **Register banks** (``opt_level=1``). An FFMA that reads three source registers from the register file, or
+  two from one bank (register number mod 2), waits for a second read cycle; an operand that the previous
+  FFMA read in the same slot and flagged ``.reuse`` costs no read. ``dsl.gemm`` issues the outer product in
+  runs along the longer mode with one operand fixed, serpentine, so every FFMA can take one operand from the
+  reuse cache. On the 8x16 tiles ptxas's default -O3 reorders the FFMAs into 4x4 blocks and leaves 28-40% of
+  them with two reads in one bank and ~20% with three reads; at -O1 it keeps the runs and allocates the
+  accumulators against the operands' banks: 1-3% same-bank pairs, 12-18% three reads (mostly at k-step
+  boundaries). That took the 8x16 tilings from 0.78-0.88x cuBLAS to 0.86-0.92x (H100, eighteenth session);
+  -O1 groups each k-step's LDS.128 and cp.async address arithmetic instead of spreading them between FFMAs
+  (80% of issue slots used against cuBLAS's 90%). The 8x8 tilings at 128 registers come out of -O3 with the
+  serpentine runs and 1-4% same-bank pairs, and with 16 warps per SM they issue in 88% of the slots:
+  128x128x16 (the default) runs 0.93-0.95x cuBLAS.
 * ``__launch_bounds__(threads, min_blocks)`` keeps ptxas at the register budget of 2 CTAs per SM (128
   registers) for the 8x8 tiles; the CTA order can be rasterized in groups of n-tiles.
 
@@ -161,7 +161,7 @@ CONFIGS: dict[str, SgemmConfig] = {c.name: c for c in (
     SgemmConfig(warps_m=4, warps_n=1, min_blocks=2),
     SgemmConfig(warps_m=4, warps_n=1, min_blocks=2, cp_async=True, stages=3),  # ... with cp.async
     # the 8x16 tiles at ptxas -O1, which keeps the FFMAs' serpentine order and their operands' banks
-    # (module docstring): 0.89-0.92x cuBLAS at 4096^3 / 8192^3 against 0.86-0.88x at -O3 (H100, same runs)
+    # (module docstring): 0.86-0.92x cuBLAS at 4096^3 / 8192^3 against 0.78-0.88x for the same tilings at -O3
     SgemmConfig(blk_n=256, min_blocks=1, cp_async=True, stages=3, opt_level=1),
     SgemmConfig(blk_n=256, min_blocks=1, cp_async=True, stages=4, opt_level=1),
     SgemmConfig(warps_m=4, warps_n=1, min_blocks=2, opt_level=1),
@@ -172,7 +172,7 @@ CONFIGS: dict[str, SgemmConfig] = {c.name: c for c in (
     SgemmConfig(blk_n=256, blk_k=16, warps_m=4, warps_n=4, min_blocks=1, raster=8),   # 512 threads
 )}
 #: sgemm_tuned's and tc.gemm's (IEEE fp32) tiling: 128x128x16, 8x8 per thread, 2 CTAs of 256 threads per SM,
-#: 0.93-0.94x cuBLAS at 4096^3 and 8192^3 with the contenders timed in turn (H100, eighteenth session)
+#: 0.93-0.95x cuBLAS at 4096^3 and 8192^3 with the contenders timed in turn (H100, eighteenth session)
 DEFAULT = CONFIGS["128x128x16_w4x8_t256_b2"]
 
 
@@ -363,9 +363,6 @@ def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
                     load_tile(imin(k_tile + 1, k_tile_max - 1))
                 dsl.gemm(tCrA(_, k % 2), tCrB(_, k % 2), tCrC)            # ... while step k computes: (THR_M_VALS,THR_N_VALS) += outer product
 
-    #
-    # Epilogue
-    #
     #
     # Epilogue
     #
