@@ -194,7 +194,7 @@ def _run_emulated(cfg, M, N, K, majors, alpha, beta, seed=0):
 @pytest.mark.skipif(not emulate.available(), reason="no host C++ compiler")
 @pytest.mark.parametrize("majors", MAJORS, ids=["".join(m) for m in MAJORS])
 def test_emulated_default_tiling_all_majors(majors):
-    assert _run_emulated(DEFAULT, 256, 128, 24, majors, 1.5, 0.5) is True
+    assert _run_emulated(DEFAULT, 2 * DEFAULT.blk_m, DEFAULT.blk_n, 3 * DEFAULT.blk_k, majors, 1.5, 0.5) is True
     assert _run_emulated(DEFAULT, 130, 67, 13, majors, 1.0, 0.0) is False
 
 
