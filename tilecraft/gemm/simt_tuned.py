@@ -167,12 +167,11 @@ CONFIGS: dict[str, SgemmConfig] = {c.name: c for c in (
     SgemmConfig(warps_m=4, warps_n=1, min_blocks=2, opt_level=1),
     SgemmConfig(warps_m=4, warps_n=1, min_blocks=2, cp_async=True, stages=3, opt_level=1),
     SgemmConfig(lanes_m=8, lanes_n=4, warps_m=2, warps_n=2, min_blocks=2, cp_async=True, stages=3, opt_level=1),
-    # 8x8 per thread at 128 registers, 16 warps per SM: at -O3 ptxas keeps these FFMA runs free of
-    # same-bank pairs by itself, and four warps per scheduler hide the LDS latency that two leave open
-    SgemmConfig(blk_n=256, blk_k=16, warps_m=4, warps_n=4, min_blocks=1, raster=8),   # 512 threads
 )}
-#: sgemm_tuned's and tc.gemm's (IEEE fp32) tiling: 128x128x16, 8x8 per thread, 2 CTAs of 256 threads per SM,
-#: 0.93-0.95x cuBLAS at 4096^3 and 8192^3 with the contenders timed in turn (H100, eighteenth session)
+#: sgemm_tuned's and tc.gemm's (IEEE fp32) tiling: 128x128x16, 8x8 per thread, 2 CTAs of 256 threads per SM.
+#: With 16 warps, at -O3 ptxas keeps its FFMA runs free of same-bank pairs by itself, and four warps per
+#: scheduler hide the LDS latency that two leave open: 0.93-0.95x cuBLAS at 4096^3 and 8192^3 with the
+#: contenders timed in turn (H100, eighteenth session).
 DEFAULT = CONFIGS["128x128x16_w4x8_t256_b2"]
 
 
