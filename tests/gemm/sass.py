@@ -43,15 +43,21 @@ INTEGER_OPS = ("IADD", "IMAD", "LEA", "SHF", "SHL", "LOP", "SEL", "ISETP", "VIAD
                "PRMT", "IABS", "UIADD", "UIMAD", "ULEA", "USHF", "ULOP", "USEL", "UISETP", "UMOV", "R2UR")
 
 
+def _instructions(text: str) -> list[tuple[int, str]]:
+    """(address, instruction without its predicate guard) of every instruction of the SASS, in order."""
+    return [(int(a, 16), re.sub(r"^@!?U?P\w+\s+", "", ins.strip()))
+            for a, ins in re.findall(r"/\*([0-9a-f]{4,})\*/\s+([^;]*);", text)]
+
+
 def loop_mix(text: str, hot: str = "HMMA") -> dict[str, int]:
     """Opcode classes of the backward-branch loop with the most `hot` instructions: HMMA, LDSM, LDGSTS,
     integer (INTEGER_OPS) and total (NOPs not counted)."""
-    code = [(int(a, 16), ins.strip()) for a, ins in re.findall(r"/\*([0-9a-f]{4,})\*/\s+([^;]*);", text)]
+    code = _instructions(text)
     best: list[str] = []
     for a, ins in code:
         m = re.search(r"BRA (0x[0-9a-f]+)", ins)
         if m and int(m.group(1), 16) < a:
-            ops = [re.sub(r"^@!?U?P\w+\s+", "", x).split()[0] for b, x in code if int(m.group(1), 16) <= b <= a]
+            ops = [x.split()[0] for b, x in code if int(m.group(1), 16) <= b <= a]
             ops = [o for o in ops if o != "NOP"]
             if sum(o.startswith(hot) for o in ops) > sum(o.startswith(hot) for o in best):
                 best = ops
@@ -69,8 +75,7 @@ def ffma_reads(text: str) -> dict[str, int]:
     ``pair_same`` (exactly two reads, in one bank)."""
     counts = {"ffma": 0, "three": 0, "three_same": 0, "pair_same": 0}
     cached: dict[int, str] = {}
-    for ins in re.findall(r"/\*[0-9a-f]{4,}\*/\s+([^;]*);", text):
-        ins = re.sub(r"^@!?U?P\w+\s+", "", ins.strip())
+    for _, ins in _instructions(text):
         if not ins.startswith("FFMA "):
             if not ins.startswith("NOP"):
                 cached = {}

@@ -154,8 +154,9 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
     lane = threadIdx.x % 32
     g = lane // 4
     atom = wgmma_atom(bM, wg_type, operands="rs")
-    thr_mma = make_tiled_mma(atom).get_slice(threadIdx.x % 128)
-    tCrC = dsl.make_rmem_tensor(dsl.float32, tc.make_layout(thr_mma.partition_C(tc.make_identity_tensor((64, bM))).shape))
+    tiled_mma, cC = make_tiled_mma(atom), tc.make_identity_tensor((64, bM))   # (64,BLK_M) -> (n,m)
+    thr_mma = tiled_mma.get_slice(threadIdx.x % 128)
+    tCrC = dsl.make_rmem_tensor(dsl.float32, tc.make_layout(thr_mma.partition_C(cC).shape))
     KB = k_block(fmt.bits)
     KT = 64 // KB                                                         # 16-byte loads per k-tile
     G = fmt.group_size
@@ -204,9 +205,8 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
 
     # per-channel scales multiply the fp32 accumulators after the main loop (the fragments hold the exact
     # q - z): accumulator i belongs to row g (h = 0) or g + 8 (h = 1) of the warp's 16
-    row_half = [int(m) % 16 // 8 for m, _n in
-                (make_tiled_mma(atom).get_slice(0).partition_C(tc.make_identity_tensor((64, bM)))(i)
-                 for i in range(tc.size(tCrC)))]
+    lane0 = tiled_mma.get_slice(0).partition_C(cC)                       # static coordinates: every lane's rows
+    row_half = [int(lane0(i)[0]) % 16 // 8 for i in range(tc.size(tCrC))]   # repeat lane 0's within its 16
     stage = dsl.declare(0, "stage", const=False)
     phase = dsl.declare(0, "phase", const=False)
     for unit in sch.units():
