@@ -115,8 +115,12 @@ extern "C" void tc_run(void** args, unsigned gx, unsigned gy, unsigned gz, unsig
                         *sanitize, "-w", "-I", emu_include, "-I", str(include_dir()), src, "-o", lib],
                        capture_output=True, text=True)
     if r.returncode:
+        shutil.rmtree(d, ignore_errors=True)
         raise RuntimeError(f"g++ failed on the emulated kernel:\n{r.stderr[-4000:]}")
-    handle = ctypes.CDLL(lib)
+    try:
+        handle = ctypes.CDLL(lib)  # the loaded library stays mapped after its file is removed
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
     handle.tc_run.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
                               ctypes.c_uint]
     _CACHE[key] = (handle, kinds)
