@@ -113,6 +113,16 @@ def test_source_structure(compiled, name):
     frag_loads = re.findall(r"\*reinterpret_cast<uint4\*>\(tCr[AB][^)]*\) = \*reinterpret_cast<const uint4\*>\(tCs[AB]", src)
     assert len(frag_loads) == (vals_m + vals_n) // 4 * (cfg.blk_k + 1)
     assert len(re.findall(r"tCrC\[\d+\] \+= tCrA\[\d+\] \* tCrB\[\d+\];", src)) == vals_m * vals_n * cfg.blk_k
+    # the k-tile's stages are pointer variables, declared once per k-tile; the loop's fragment loads read
+    # them at constant offsets (NVRTC 13.0 recomputed `read * STAGE + offset` at every LDS.128 of one operand)
+    loop = src[src.index("for (int k_tile"):]
+    nxt = "write" if not cfg.cp_async else "next"
+    for op in "AB":
+        assert re.search(rf"float\* tCs{op}_read = tCs{op} \+ read \* \d+;", loop), op
+        assert re.search(rf"float\* tCs{op}_{nxt} = tCs{op} \+ ", loop), op
+    loop_loads = re.findall(r"= \*reinterpret_cast<const uint4\*>\((tCs[AB]\w*)", loop)
+    assert len(loop_loads) == (vals_m + vals_n) // 4 * cfg.blk_k
+    assert all(p.endswith(("_read", "_write", "_next")) for p in loop_loads), set(loop_loads)
     # no predicates in the full trace; the odd trace predicates every load and store
     assert "?" not in src and " < M" not in src
     odd, _ = compiled[name, "odd", "sm_80"]
