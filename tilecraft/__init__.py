@@ -21,6 +21,7 @@ _LAZY_SUBMODULES = ("runtime", "bench", "dsl", "atoms", "gemm", "quant")
 # Its thread-level gemm stays tc.dsl.gemm: tc.gemm is the GEMM library.
 _DSL_NAMES = frozenset({
     "kernel", "Constexpr", "TraceError", "range", "if_", "else_", "where", "syncthreads", "launch_bounds", "ptxas_options",
+    "compiler_barrier",
     "threadIdx", "blockIdx", "blockDim", "gridDim", "smem_tensor", "make_rmem_tensor", "make_gmem_ptr",
     "make_smem_ptr", "elem_less", "copy", "copy_if", "read_if", "axpby", "clear", "fill",
 })

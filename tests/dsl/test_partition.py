@@ -49,6 +49,25 @@ def test_ptxas_options_per_specialization():
             flagged_copy.source(x, y, (bad,))
 
 
+@dsl.kernel
+def fenced_copy(x, y):
+    gx = tc.local_tile(x, (1, 4), (threadIdx.x, 0))                       # (1,4)
+    gy = tc.local_tile(y, (1, 4), (threadIdx.x, 0))                       # (1,4)
+    r = tc.make_fragment_like(gx)
+    dsl.copy(gx, r)
+    tc.compiler_barrier()
+    dsl.copy(r, gy)
+
+
+def test_compiler_barrier_sits_between_the_statements_around_it():
+    x, y = torch.zeros(64, 8), torch.zeros(64, 8)
+    src = fenced_copy.source(x, y)
+    load, fence, store = (src.index(s) for s in ("r) = *", 'asm volatile("" ::: "memory");', "gy) = *"))
+    assert load < fence < store and src.count("asm volatile") == 1
+    k = fenced_copy.compile(x, y, arch="sm_90a")  # no instruction of its own: the same resources as without
+    assert k.resources.registers <= 16 and not k.resources.spills
+
+
 def test_row_stride_divisibility_is_specialized():
     # rows of 8 floats: every row starts 16-byte aligned, so a row's 4 floats are one 128-bit access
     src8 = row_copy.source(torch.zeros(64, 8), torch.zeros(64, 8))

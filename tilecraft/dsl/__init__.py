@@ -18,7 +18,7 @@ from tilecraft.dsl.memory import (
 )
 from tilecraft.dsl.partition import permute_modes, vector_permutation
 from tilecraft.dsl.trace import (
-    assign, assume, blockDim, blockIdx, break_, declare, else_, globaltimer, gridDim, if_, inline, launch_bounds, ptxas_options, range,
+    assign, assume, blockDim, blockIdx, break_, compiler_barrier, declare, else_, globaltimer, gridDim, if_, inline, launch_bounds, ptxas_options, range,
     smid, syncthreads, syncwarp, threadIdx,
 )
 
@@ -30,5 +30,5 @@ __all__ = [
     "DType", "as_dtype", "bfloat16", "bool_", "convert", "elem_less", "float16", "float32", "float64", "int8", "int32", "int64", "make_gmem_ptr",
     "make_rmem_tensor", "make_smem_ptr", "smem_tensor", "uint8", "uint32",
     "assign", "assume", "blockDim", "blockIdx", "break_", "declare", "else_", "globaltimer", "gridDim", "if_", "inline", "launch_bounds", "ptxas_options", "range",
-    "smid", "syncthreads", "syncwarp", "threadIdx", "permute_modes", "vector_permutation",
+    "smid", "syncthreads", "syncwarp", "compiler_barrier", "threadIdx", "permute_modes", "vector_permutation",
 ]

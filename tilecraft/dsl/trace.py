@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator
 
 from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Var, _div_of, make, render, user_line, var_expr
 
-__all__ = ["Trace", "current", "range", "if_", "else_", "syncthreads", "syncwarp", "launch_bounds", "ptxas_options", "threadIdx", "blockIdx",
+__all__ = ["Trace", "current", "range", "if_", "else_", "syncthreads", "syncwarp", "launch_bounds", "ptxas_options", "compiler_barrier", "threadIdx", "blockIdx",
            "blockDim", "gridDim", "emit", "declare", "assume", "smid", "globaltimer"]
 
 _CPP_RESERVED = set(keyword.kwlist) | {
@@ -366,6 +366,14 @@ def break_() -> None:
 def syncthreads() -> None:
     """``__syncthreads()``: wait until every thread of the block reaches this point and its smem writes are visible."""
     current().emit("__syncthreads();")
+
+
+def compiler_barrier() -> None:
+    """``asm volatile("" ::: "memory");``: no instruction, but the compiler keeps every memory access on its
+    side of this point (and the statements around it in order). ptxas at -O1 issues instructions in the
+    PTX's order, so there it also fixes where loads issue: e.g. a k-step's fragment loads stay ahead of the
+    previous step's FMAs instead of being sunk next to their first use."""
+    current().emit('asm volatile("" ::: "memory");')
 
 
 def syncwarp() -> None:
