@@ -67,6 +67,40 @@ def loop_mix(text: str, hot: str = "HMMA") -> dict[str, int]:
     return mix
 
 
+def _hottest_loop_body(text: str, hot: str) -> list[str]:
+    """Instructions (predicate guards stripped, NOPs dropped) of the backward-branch loop with the most `hot`."""
+    code = _instructions(text)
+    best: list[str] = []
+    for a, ins in code:
+        m = re.search(r"BRA (0x[0-9a-f]+)", ins)
+        if m and int(m.group(1), 16) < a:
+            body = [x for b, x in code if int(m.group(1), 16) <= b <= a and not x.startswith("NOP")]
+            if sum(x.startswith(hot) for x in body) > sum(x.startswith(hot) for x in best):
+                best = body
+    return best
+
+
+def load_use_distances(text: str, load: str = "LDS.128", hot: str = "FFMA") -> list[int]:
+    """For each `load` in the loop with the most `hot` instructions: how many instructions later (around
+    the loop's back edge) the first instruction reading one of its four destination registers comes."""
+    body = _hottest_loop_body(text, hot)
+    out = []
+    for i, ins in enumerate(body):
+        if not ins.startswith(load + " "):
+            continue
+        first = int(re.match(r"\S+\s+R(\d+)", ins).group(1))
+        dest = {f"R{first + j}" for j in range(4)}
+        for d in range(1, len(body) + 1):
+            later = body[(i + d) % len(body)]
+            operands = later.split(None, 1)[1] if " " in later else ""
+            stores = later.startswith(("ST", "LDGSTS", "BAR", "BRA"))
+            sources = operands if stores else operands.split(",", 1)[-1] if "," in operands else ""
+            if dest & set(re.findall(r"\bR\d+\b", sources)):
+                out.append(d)
+                break
+    return out
+
+
 def ffma_reads(text: str) -> dict[str, int]:
     """How the FFMAs of the SASS read their source registers. An operand comes from the reuse cache when
     the previous instruction had the same register in the same slot flagged ``.reuse`` (any other

@@ -125,6 +125,8 @@ def test_source_structure(compiled, name):
     assert all(p.endswith(("_read", "_write", "_next")) for p in loop_loads), set(loop_loads)
     # no predicates in the full trace; the odd trace predicates every load and store
     assert "?" not in src and " < M" not in src
+    # the k-step fence: one compiler barrier per k-step of the main loop, between its loads and its FFMAs
+    assert loop.count('asm volatile("" ::: "memory");') == (cfg.blk_k if cfg.fence else 0)
     odd, _ = compiled[name, "odd", "sm_80"]
     assert "? " in odd and "< M" in odd and "const int k_tile_max = (K + " in odd
 
@@ -155,11 +157,28 @@ def test_ffma_operands_avoid_register_bank_conflicts(compiled, name):
     assert reads["three"] <= 0.25 * reads["ffma"], reads
 
 
+@pytest.mark.skipif(sass.cuobjdump() is None, reason="no cuobjdump")
+@pytest.mark.parametrize("name", [n for n, c in CONFIGS.items() if c.fence or c.opt_level == 1])
+def test_k_step_fence_issues_fragment_loads_a_step_ahead(compiled, name):
+    # with the fence the LDS.128 of step k+1's fragments issue before all of step k's FFMAs (ptxas may still
+    # hoist a few of the k-tile's last FFMAs above the barrier and the first loads of the next stage: NVRTC
+    # 13.0 does for one load); without it -O1 issues some a few instructions before their first use
+    cfg = CONFIGS[name]
+    text = sass.sass(compiled[name, "full", "sm_90a"][1].module.cubin)
+    vals_m, vals_n = cfg.blk_m // cfg.thr_m, cfg.blk_n // cfg.thr_n
+    distances = sass.load_use_distances(text)
+    assert len(distances) == (vals_m + vals_n) // 4 * cfg.blk_k
+    if cfg.fence:
+        assert sum(d < vals_m * vals_n for d in distances) <= 2, sorted(distances)[:8]
+    else:
+        assert min(distances) < 20, sorted(distances)[:8]
+
+
 def test_opt_level_reaches_ptxas():
     # the -O1 tilings name the flag in their source and compile with it: the same source at ptxas's
     # default -O3 gives another cubin (and more registers: -O1 keeps the FFMAs' order)
-    cfg = CONFIGS["128x128x8_w8x4_t128_b2_a3_O1"]
-    assert cfg.opt_level == 1 and DEFAULT.opt_level == 3
+    cfg = CONFIGS["128x128x8_w8x4_t128_b2_a3_O1_f"]
+    assert cfg.opt_level == 1 and SgemmConfig().opt_level == 3
     args = full_args(cfg)
     spec = sgemm_tuned_kernel.specialize(*args)
     assert spec.ptxas_options == ("-O1",) and "// ptxas options: -O1\n" in spec.source

@@ -33,10 +33,17 @@ difference on the hardware:
   them with two reads in one bank and ~20% with three reads; at -O1 it keeps the runs and allocates the
   accumulators against the operands' banks: 1-3% same-bank pairs, 12-18% three reads (mostly at k-step
   boundaries). That took the 8x16 tilings from 0.78-0.88x cuBLAS to 0.86-0.92x (H100, eighteenth session);
-  -O1 groups each k-step's LDS.128 and cp.async address arithmetic instead of spreading them between FFMAs
-  (80% of issue slots used against cuBLAS's 90%). The 8x8 tilings at 128 registers come out of -O3 with the
+  at -O1 alone they issued in 80% of the slots against cuBLAS's 90% (the k-step fence below is why). The 8x8 tilings at 128 registers come out of -O3 with the
   serpentine runs and 1-4% same-bank pairs, and with 16 warps per SM they issue in 88% of the slots:
-  128x128x16 (the default) runs 0.93-0.95x cuBLAS.
+  128x128x16 (the default until the k-step fence below) runs 0.94-0.99x cuBLAS.
+* **The k-step fence** (``fence=True``). The source loads step k+1's fragments before step k's FFMAs, but
+  NVVM sinks each load next to its first use, and -O1 ptxas issues in the PTX's order: the LDS.128 land 2-14
+  instructions before the FFMAs that read them, and with two warps per scheduler (8x16 tiles) the LDS latency
+  stalls both. ``dsl.compiler_barrier()`` (an empty ``asm volatile`` with a memory clobber) between the loads
+  and the FFMAs keeps the loads a whole k-step (~130 instructions) ahead, at no instruction cost: the 8x16
+  cp.async tilings went from 0.92-0.93x to 1.01-1.02x cuBLAS (H100, nineteenth session). They also spend
+  ~1% less energy per FLOP than cuBLAS there, and run at full clock under the 700 W limit, where the 8x8
+  tilings (more smem and L2 reads per FFMA) lose 2-3% of theirs.
 * ``__launch_bounds__(threads, min_blocks)`` keeps ptxas at the register budget of 2 CTAs per SM (128
   registers) for the 8x8 tiles; the CTA order can be rasterized in groups of n-tiles.
 
@@ -77,7 +84,8 @@ class SgemmConfig:
     in m (1: a 2-D grid, m fastest). ``opt_level`` is ptxas's optimization level (see the module
     docstring's register banks). ``cp_async`` moves the unpredicated kernel's global -> smem copies
     to cp.async into a ring of ``stages`` smem stages (see the module docstring); the predicated trace
-    keeps the register-staged two-stage copies whatever these say.
+    keeps the register-staged two-stage copies whatever these say. ``fence`` puts a compiler barrier
+    between each k-step's fragment loads and its FFMAs (see the module docstring's k-step fence).
     """
 
     blk_m: int = 128
@@ -93,6 +101,7 @@ class SgemmConfig:
     cp_async: bool = False
     stages: int = 2
     opt_level: int = 3
+    fence: bool = False
 
     @property
     def thr_m(self) -> int:
@@ -115,7 +124,8 @@ class SgemmConfig:
         s = f"{self.blk_m}x{self.blk_n}x{self.blk_k}_w{self.lanes_m}x{self.lanes_n}_t{self.threads}_b{self.min_blocks}"
         s += f"_r{self.raster}" if self.raster > 1 else ""
         s += f"_a{self.stages}" if self.cp_async else ""
-        return s + (f"_O{self.opt_level}" if self.opt_level != 3 else "")
+        s += f"_O{self.opt_level}" if self.opt_level != 3 else ""
+        return s + ("_f" if self.fence else "")
 
     def smem_stages(self, full: bool) -> int:
         """The smem stages the kernel allocates: ``stages`` for the cp.async copies, else 2."""
@@ -161,18 +171,22 @@ CONFIGS: dict[str, SgemmConfig] = {c.name: c for c in (
     SgemmConfig(warps_m=4, warps_n=1, min_blocks=2),
     SgemmConfig(warps_m=4, warps_n=1, min_blocks=2, cp_async=True, stages=3),  # ... with cp.async
     # the 8x16 tiles at ptxas -O1, which keeps the FFMAs' serpentine order and their operands' banks
-    # (module docstring): 0.86-0.92x cuBLAS at 4096^3 / 8192^3 against 0.78-0.88x for the same tilings at -O3
-    SgemmConfig(blk_n=256, min_blocks=1, cp_async=True, stages=3, opt_level=1),
+    # (module docstring): 0.86-0.92x cuBLAS at 4096^3 / 8192^3 against 0.78-0.88x for the same tilings at -O3 ...
     SgemmConfig(blk_n=256, min_blocks=1, cp_async=True, stages=4, opt_level=1),
-    SgemmConfig(warps_m=4, warps_n=1, min_blocks=2, opt_level=1),
-    SgemmConfig(warps_m=4, warps_n=1, min_blocks=2, cp_async=True, stages=3, opt_level=1),
-    SgemmConfig(lanes_m=8, lanes_n=4, warps_m=2, warps_n=2, min_blocks=2, cp_async=True, stages=3, opt_level=1),
+    # ... and with a compiler barrier between each k-step's fragment loads and its FFMAs, which -O1 then
+    # issues a whole k-step ahead of their use: 0.99-1.02x
+    SgemmConfig(blk_n=256, min_blocks=1, cp_async=True, stages=4, opt_level=1, fence=True),
+    SgemmConfig(blk_n=256, min_blocks=1, cp_async=True, stages=3, opt_level=1, fence=True),
+    SgemmConfig(blk_n=256, blk_k=16, min_blocks=1, cp_async=True, stages=3, opt_level=1, fence=True),
+    SgemmConfig(warps_m=4, warps_n=1, min_blocks=2, cp_async=True, stages=3, opt_level=1, fence=True),
+    SgemmConfig(lanes_m=8, lanes_n=4, warps_m=2, warps_n=2, min_blocks=2, cp_async=True, stages=3, opt_level=1,
+                fence=True),
 )}
-#: sgemm_tuned's and tc.gemm's (IEEE fp32) tiling: 128x128x16, 8x8 per thread, 2 CTAs of 256 threads per SM.
-#: With 16 warps, at -O3 ptxas keeps its FFMA runs free of same-bank pairs by itself, and four warps per
-#: scheduler hide the LDS latency that two leave open: 0.93-0.95x cuBLAS at 4096^3 and 8192^3 with the
-#: contenders timed in turn (H100, eighteenth session).
-DEFAULT = CONFIGS["128x128x16_w4x8_t256_b2"]
+#: sgemm_tuned's and tc.gemm's (IEEE fp32) tiling: 128x256x8, 8x16 per thread, one CTA of 256 threads per SM,
+#: cp.async into 4 stages, ptxas -O1 with the k-step fence. 1.01x cuBLAS at 4096^3 and 1.02x at 8192^3 with the
+#: contenders timed in turn, 1.01x in 3-second runs at the 700 W limit, where 8x8 tilings lose ~3% of their clock
+#: (H100, nineteenth session). The 8x8 tile 128x128x16 (0.99x / 0.95-1.00x, 2 CTAs per SM) was the default before.
+DEFAULT = CONFIGS["128x256x8_w4x8_t256_b1_a4_O1_f"]
 
 
 def _copy_partition(x: Tensor, contiguous: int, threads: int) -> Tensor:
@@ -338,6 +352,8 @@ def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
                     # before the previous k-tile's barrier; past the end the last k-tile is fetched
                     # again into a stage nobody reads any more (no branch in the loop)
                     load_tile_async(imin(k_tile + S - 1, k_tile_max - 1), (k_tile + S - 1) % S)
+                if cfg.fence:
+                    dsl.compiler_barrier()                                # (the fragment loads stay ahead)
                 dsl.gemm(tCrA(_, k % 2), tCrB(_, k % 2), tCrC)            # ... while step k computes
         dsl.cp_async_wait(0)                                              # nothing lands in smem after the loop
     else:
@@ -367,6 +383,8 @@ def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
                 if k == 0:
                     # the last k-tile reloads itself (a wasted load, but no branch in the loop)
                     load_tile(imin(k_tile + 1, k_tile_max - 1))
+                if cfg.fence:
+                    dsl.compiler_barrier()                                    # (the fragment loads stay ahead)
                 dsl.gemm(tCrA(_, k % 2), tCrB(_, k % 2), tCrC)            # ... while step k computes: (THR_M_VALS,THR_N_VALS) += outer product
 
     #
