@@ -8,6 +8,11 @@ clock drift (the same tiling moved 5% between runs at 8192^3). Here each round t
 once (CUDA events, 10 calls after a warm-up, operands rotated over two copies), and the medians over
 rounds are compared. Each tiling is first checked against float64 (relative Frobenius error). One line per
 (shape, contender): ms, TFLOP/s, x cuBLAS (median over rounds), the rounds' spread, relative error.
+
+``--sustain S`` adds a second table: each contender runs back to back for S seconds (after a pause to let the
+GPU cool), while a thread samples the SM clock and the board power (torch.cuda.clock_rate / power_draw,
+every 20 ms). An H100 at its 700 W limit lowers its clock within such a run, by as much as the kernel draws:
+the table shows TFLOP/s at the clock each kernel sustains, and the joules per TFLOP it costs.
 """
 from __future__ import annotations
 
@@ -30,6 +35,7 @@ def main() -> int:
     p.add_argument("--shapes", default="4096,8192", help="square sizes")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--reps", type=int, default=10)
+    p.add_argument("--sustain", type=float, default=0.0, help="seconds of back-to-back calls per contender (0: none)")
     a = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     configs = [CONFIGS[n] for n in a.configs.split(",") if n]
@@ -51,7 +57,55 @@ def main() -> int:
             spread = (max(times[name]) - min(times[name])) / ms
             print(f"| {n}³ | {name} | {ms:.3f} | {2 * n**3 / ms / 1e9:.1f} | {base / ms:.3f}x | {spread:.1%} | {err} |",
                   flush=True)
+        if a.sustain > 0:
+            sustained(n, {name: call for name, (call, _) in runs.items()}, operands, a.sustain)
     return 0
+
+
+def sustained(n: int, calls: dict, operands: list, seconds: float) -> None:
+    """Each call back to back for `seconds` (operands rotated), the SM clock and board power sampled from a
+    thread over the last two thirds of the run; one table row per contender."""
+    import threading
+    import time
+
+    print("\n| shape | contender | sustained TFLOP/s | x cuBLAS | SM clock (median / min) | power | J per TFLOP |\n"
+          "|---|---|---:|---:|---:|---:|---:|")
+    base = None
+    for name, call in calls.items():
+        call(*operands[0])
+        torch.cuda.synchronize()
+        time.sleep(1.0)  # start every contender from a GPU that has cooled for the same time
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        t0 = time.perf_counter()
+        call(*operands[1])
+        torch.cuda.synchronize()
+        reps = max(1, int(seconds / (time.perf_counter() - t0)))
+        stop, samples = threading.Event(), []
+
+        def sample() -> None:
+            while not stop.is_set():
+                samples.append((time.perf_counter(), torch.cuda.clock_rate(), torch.cuda.power_draw() / 1e3))
+                time.sleep(0.02)
+
+        thread = threading.Thread(target=sample)
+        thread.start()
+        t0 = time.perf_counter()
+        start.record()
+        for i in range(reps):
+            call(*operands[i % 2])
+        end.record()
+        torch.cuda.synchronize()
+        t1 = time.perf_counter()
+        stop.set()
+        thread.join()
+        tflops = 2 * n**3 / (start.elapsed_time(end) / reps) / 1e9
+        base = base or tflops
+        late = [s for s in samples if s[0] >= t0 + (t1 - t0) / 3] or samples
+        clock = statistics.median(c for _, c, _ in late)
+        watts = statistics.median(w for _, _, w in late)
+        print(f"| {n}³ | {name} | {tflops:.1f} | {tflops / base:.3f}x | {clock:.0f} / {min(c for _, c, _ in late)} MHz "
+              f"| {watts:.0f} W | {watts / tflops:.2f} |", flush=True)
 
 
 if __name__ == "__main__":
