@@ -31,38 +31,40 @@ from tilecraft.gemm import CONFIGS, DEFAULT, sgemm_tuned  # noqa: E402
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--configs", default=DEFAULT.name, help="SGEMM tilings by name (CONFIGS), comma-separated")
-    p.add_argument("--shapes", default="4096,8192", help="square sizes")
+    p.add_argument("--configs", default=DEFAULT.name, help="SGEMM tilings by name (CONFIGS) or auto, comma-separated")
+    p.add_argument("--shapes", default="4096,8192", help="square sizes N or MxNxK, comma-separated")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--sustain", type=float, default=0.0, help="seconds of back-to-back calls per contender (0: none)")
     a = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
-    configs = [CONFIGS[n] for n in a.configs.split(",") if n]
+    configs = [None if n == "auto" else CONFIGS[n] for n in a.configs.split(",") if n]  # auto: sgemm_tuned's pick
     timer = Timer(warmup_ms=20.0, reps=a.reps)
     print("| shape | contender | ms | TFLOP/s | x cuBLAS | spread | rel err |\n|---|---|---:|---:|---:|---:|---:|")
-    for n in (int(s) for s in a.shapes.split(",")):
-        operands = [(torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")) for _ in range(2)]
+    for shape in a.shapes.split(","):
+        m, n, k = (int(x) for x in shape.split("x")) if "x" in shape else (int(shape),) * 3
+        label = f"{m}³" if m == n == k else f"{m}x{n}x{k}"
+        operands = [(torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")) for _ in range(2)]
         ref = operands[0][0].double() @ operands[0][1].double()
         runs = {"cuBLAS": (lambda x, w: x @ w, "")}
         for cfg in configs:
             out = sgemm_tuned(*operands[0], config=cfg)
             err = float((out.double() - ref).norm() / ref.norm())
-            runs[cfg.name] = (lambda x, w, cfg=cfg: sgemm_tuned(x, w, config=cfg), f"{err:.1e}")
+            runs[cfg.name if cfg else "auto"] = (lambda x, w, cfg=cfg: sgemm_tuned(x, w, config=cfg), f"{err:.1e}")
         times = in_turn({name: lambda call=call: timer(call, operands).median_ms for name, (call, _) in runs.items()},
                         a.rounds)
         base = statistics.median(times["cuBLAS"])
         for name, (_, err) in runs.items():
             ms = statistics.median(times[name])
             spread = (max(times[name]) - min(times[name])) / ms
-            print(f"| {n}³ | {name} | {ms:.3f} | {2 * n**3 / ms / 1e9:.1f} | {base / ms:.3f}x | {spread:.1%} | {err} |",
+            print(f"| {label} | {name} | {ms:.3f} | {2 * m * n * k / ms / 1e9:.1f} | {base / ms:.3f}x | {spread:.1%} | {err} |",
                   flush=True)
         if a.sustain > 0:
-            sustained(n, {name: call for name, (call, _) in runs.items()}, operands, a.sustain)
+            sustained(label, 2 * m * n * k, {name: call for name, (call, _) in runs.items()}, operands, a.sustain)
     return 0
 
 
-def sustained(n: int, calls: dict, operands: list, seconds: float) -> None:
+def sustained(label: str, flops: int, calls: dict, operands: list, seconds: float) -> None:
     """Each call back to back for `seconds` (operands rotated), the SM clock and board power sampled from a
     thread over the last two thirds of the run; one table row per contender."""
     import threading
@@ -99,12 +101,12 @@ def sustained(n: int, calls: dict, operands: list, seconds: float) -> None:
         t1 = time.perf_counter()
         stop.set()
         thread.join()
-        tflops = 2 * n**3 / (start.elapsed_time(end) / reps) / 1e9
+        tflops = flops / (start.elapsed_time(end) / reps) / 1e9
         base = base or tflops
         late = [s for s in samples if s[0] >= t0 + (t1 - t0) / 3] or samples
         clock = statistics.median(c for _, c, _ in late)
         watts = statistics.median(w for _, _, w in late)
-        print(f"| {n}³ | {name} | {tflops:.1f} | {tflops / base:.3f}x | {clock:.0f} / {min(c for _, c, _ in late)} MHz "
+        print(f"| {label} | {name} | {tflops:.1f} | {tflops / base:.3f}x | {clock:.0f} / {min(c for _, c, _ in late)} MHz "
               f"| {watts:.0f} W | {watts / tflops:.2f} |", flush=True)
 
 

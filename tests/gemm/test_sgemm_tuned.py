@@ -14,7 +14,9 @@ from fp32_gemm_check import check_fp32_gemm
 import emulate
 import sass
 from tilecraft import runtime as rt
-from tilecraft.gemm import CONFIGS, DEFAULT, SgemmConfig, sgemm_tuned, sgemm_tuned_args, sgemm_tuned_kernel
+from tilecraft.gemm import (CONFIGS, DEFAULT, FALLBACK, SgemmConfig, pick_sgemm_config, sgemm_tuned, sgemm_tuned_args,
+                            sgemm_tuned_kernel)
+from tilecraft.gemm.simt_tuned import is_full
 
 NAMES = list(CONFIGS)
 MAJORS = [("k", "k", "n"), ("m", "n", "m"), ("m", "k", "n"), ("k", "n", "m")]  # contiguous modes of A, B, C
@@ -198,6 +200,19 @@ def test_configs_validate_and_reject_bad_tilings():
         SgemmConfig(lanes_m=4, lanes_n=4).validate()
     with pytest.raises(ValueError, match="multiple"):
         SgemmConfig(blk_m=96).validate()
+
+
+def test_pick_sgemm_config_takes_default_for_whole_tiles_else_the_fallback():
+    A, B, C = operands(2 * DEFAULT.blk_m, 2 * DEFAULT.blk_n, 4 * DEFAULT.blk_k, ("k", "n", "n"))
+    assert pick_sgemm_config(A, B, C) is DEFAULT
+    for m, n, k in ((DEFAULT.blk_m, DEFAULT.blk_n + 128, 64), (130, 256, 64), (128, 256, 12)):
+        A, B, C = operands(m, n, k, ("k", "n", "n"))
+        assert pick_sgemm_config(A, B, C) is FALLBACK
+    A, B, C = operands(128, 384, 16, ("k", "k", "n"))
+    assert is_full(A, B.t(), C, FALLBACK)  # N = 3 x 128: whole tiles of the fallback
+    A, B, C = operands(128, 256, 68, ("k", "n", "n"))
+    assert pick_sgemm_config(A[:, 4:68], B[4:68], C) is DEFAULT
+    assert pick_sgemm_config(A[:, 1:65], B[1:65], C) is FALLBACK  # A's rows start off 16-byte alignment
 
 
 def test_sgemm_tuned_checks_its_inputs():

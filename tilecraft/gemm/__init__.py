@@ -22,21 +22,25 @@ from tilecraft.gemm.op import (HEURISTIC_TABLE, SM90_TABLE, GemmOp, Plan, clear_
                                pick_sm90_config)
 from tilecraft.gemm.sm90 import Sm90Config
 from tilecraft.gemm.simt import SimtTiling, check_sgemm_operands, gemm_device, gemm_device_args, sgemm
-from tilecraft.gemm.simt_tuned import CONFIGS, DEFAULT, SgemmConfig, sgemm_tuned, sgemm_tuned_args, sgemm_tuned_kernel
+from tilecraft.gemm.simt_tuned import (
+    CONFIGS, DEFAULT, FALLBACK, SgemmConfig, pick_sgemm_config, sgemm_tuned, sgemm_tuned_args, sgemm_tuned_kernel,
+)
 from tilecraft.gemm.tensorop import EpilogueSpec, TensorOpConfig, splitk_reduce_kernel, tensorop_gemm_kernel
 
 __all__ = ["gemm", "GemmOp", "Plan", "HEURISTIC_TABLE", "pick_config", "TensorOpConfig", "EpilogueSpec",
            "SM90_TABLE", "Sm90Config", "pick_sm90_config", "clear_plans",
            "tensorop_gemm_kernel", "splitk_reduce_kernel",
            "SimtTiling", "check_sgemm_operands", "gemm_device", "gemm_device_args", "sgemm",
-           "CONFIGS", "DEFAULT", "SgemmConfig", "sgemm_tuned", "sgemm_tuned_args", "sgemm_tuned_kernel",
+           "CONFIGS", "DEFAULT", "FALLBACK", "SgemmConfig", "pick_sgemm_config", "sgemm_tuned", "sgemm_tuned_args",
+           "sgemm_tuned_kernel",
            "sgemm_contender", "tensorop_contender"]
 
 _TC_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "tf32": "tf32"}
 
 
-def sgemm_contender(config: SgemmConfig = DEFAULT) -> Callable[[Any], Any]:
-    """A bench contender factory (see tilecraft.bench.contenders) running sgemm_tuned with `config`:
+def sgemm_contender(config: SgemmConfig | None = None) -> Callable[[Any], Any]:
+    """A bench contender factory (see tilecraft.bench.contenders) running sgemm_tuned with `config` (None:
+    the tiling sgemm_tuned picks):
     fp32 problems on CUDA only; anything else is reported missing with the reason."""
     from tilecraft.bench.contenders import Kernel, Missing
 
@@ -49,7 +53,7 @@ def sgemm_contender(config: SgemmConfig = DEFAULT) -> Callable[[Any], Any]:
         def fn(a: Any, b: Any) -> Any:
             return sgemm_tuned(a, b, config=config)
 
-        return Kernel(fn=fn, prepare=lambda x: (x.a, x.b), label=f"tilecraft SIMT SGEMM {config.name}")
+        return Kernel(fn=fn, prepare=lambda x: (x.a, x.b), label=f"tilecraft SIMT SGEMM {config.name if config else 'picked'}")
 
     return factory
 
@@ -78,7 +82,7 @@ def tensorop_contender(config: TensorOpConfig | None = None) -> Callable[[Any], 
 def _register() -> None:
     from tilecraft.bench.contenders import Missing, register_contender
 
-    sgemm, tensorop = sgemm_contender(DEFAULT), tensorop_contender(None)
+    sgemm, tensorop = sgemm_contender(), tensorop_contender(None)
 
     def factory(problem: Any) -> Any:
         if problem.dtype == "fp32":

@@ -66,7 +66,8 @@ from tilecraft.dsl.partition import permute_modes, vector_permutation
 from tilecraft.layout.inttuple import imin
 from tilecraft.tensor import Tensor
 
-__all__ = ["SgemmConfig", "CONFIGS", "DEFAULT", "sgemm_tuned_kernel", "sgemm_tuned_args", "sgemm_tuned", "is_full"]
+__all__ = ["SgemmConfig", "CONFIGS", "DEFAULT", "FALLBACK", "sgemm_tuned_kernel", "sgemm_tuned_args", "sgemm_tuned",
+           "is_full", "pick_sgemm_config"]
 
 VEC = 4  # floats per 128-bit access
 ASYNC_LANES_K = 8  # threads along k in the 4-byte cp.async copy of a K-major operand (one 32-byte sector)
@@ -187,6 +188,11 @@ CONFIGS: dict[str, SgemmConfig] = {c.name: c for c in (
 #: contenders timed in turn, 1.01x in 3-second runs at the 700 W limit, where 8x8 tilings lose ~3% of their clock
 #: (H100, nineteenth session). The 8x8 tile 128x128x16 (0.99x / 0.95-1.00x, 2 CTAs per SM) was the default before.
 DEFAULT = CONFIGS["128x256x8_w4x8_t256_b1_a4_O1_f"]
+#: sgemm_tuned's tiling where DEFAULT's unpredicated kernel does not apply (M not a multiple of 128, N of 256,
+#: K of 8, or operands not laid out for 128-bit accesses): the 8x8 tile takes N multiples of 128 whole, and
+#: its predicated trace has twice the CTAs of DEFAULT's. H100, nineteenth session, x cuBLAS: 4096x4224x4096
+#: 0.991 against DEFAULT's predicated 0.646, 2000x3000x4000 0.812 against 0.648, 4000^3 0.748 against 0.796.
+FALLBACK = CONFIGS["128x128x16_w4x8_t256_b2"]
 
 
 def _copy_partition(x: Tensor, contiguous: int, threads: int) -> Tensor:
@@ -428,6 +434,12 @@ def is_full(A: Any, Bt: Any, C: Any, cfg: SgemmConfig) -> bool:
     return all(_aligned_for_vectors(x) for x in (A, Bt, C))
 
 
+def pick_sgemm_config(A: Any, B: Any, C: Any) -> SgemmConfig:
+    """The tiling sgemm_tuned uses for C = A @ B (A (M,K), B (K,N), C (M,N)): DEFAULT when its unpredicated
+    kernel applies, else FALLBACK."""
+    return DEFAULT if is_full(A, B.t(), C, DEFAULT) else FALLBACK
+
+
 def sgemm_tuned_args(A: Any, B: Any, C: Any, alpha: float, beta: float,
                      cfg: SgemmConfig = DEFAULT) -> tuple[tuple, tuple, tuple]:
     """(args, grid, block) to launch sgemm_tuned_kernel for C = alpha * A @ B + beta * C, with A (M,K),
@@ -448,12 +460,13 @@ def sgemm_tuned_args(A: Any, B: Any, C: Any, alpha: float, beta: float,
 
 
 def sgemm_tuned(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0,
-                config: SgemmConfig = DEFAULT) -> Any:
+                config: SgemmConfig | None = None) -> Any:
     """C = alpha * A @ B + beta * C with the tuned SIMT kernel; returns C (new when C is None).
 
     A (M,K), B (K,N) and C (M,N) are float32 CUDA tensors on one device with any strides. Shapes that
     are multiples of the CTA tile with 128-bit-ready layouts run the unpredicated kernel, all others
-    its predicated trace (see the module docstring). As in BLAS, C is not read when beta is 0. Raises
+    its predicated trace (see the module docstring). ``config`` None picks the tiling (pick_sgemm_config:
+    DEFAULT or FALLBACK). As in BLAS, C is not read when beta is 0. Raises
     TypeError/ValueError on wrong dtypes, devices, ranks, shapes or overlapping outputs.
     """
     from tilecraft.gemm.simt import check_sgemm_operands
@@ -461,6 +474,6 @@ def sgemm_tuned(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float =
     M, N, K, C, beta = check_sgemm_operands(A, B, C, beta, "sgemm_tuned")
     if M == 0 or N == 0:
         return C
-    args, grid, block = sgemm_tuned_args(A, B, C, alpha, beta, config)
+    args, grid, block = sgemm_tuned_args(A, B, C, alpha, beta, config or pick_sgemm_config(A, B, C))
     sgemm_tuned_kernel[grid, block](*args)
     return C
