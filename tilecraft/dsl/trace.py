@@ -370,9 +370,9 @@ def syncthreads() -> None:
 
 def compiler_barrier() -> None:
     """``asm volatile("" ::: "memory");``: no instruction, but the compiler keeps every memory access on its
-    side of this point (and the statements around it in order). ptxas at -O1 issues instructions in the
-    PTX's order, so there it also fixes where loads issue: e.g. a k-step's fragment loads stay ahead of the
-    previous step's FMAs instead of being sunk next to their first use."""
+    side of this point. ptxas at -O1 issues instructions in the PTX's order, so there it also fixes where
+    loads issue: e.g. a k-step's fragment loads stay ahead of the previous step's FMAs instead of being
+    sunk next to their first use (-O3 ptxas schedules across it)."""
     current().emit('asm volatile("" ::: "memory");')
 
 

@@ -33,9 +33,9 @@ difference on the hardware:
   them with two reads in one bank and ~20% with three reads; at -O1 it keeps the runs and allocates the
   accumulators against the operands' banks: 1-3% same-bank pairs, 12-18% three reads (mostly at k-step
   boundaries). That took the 8x16 tilings from 0.78-0.88x cuBLAS to 0.86-0.92x (H100, eighteenth session);
-  at -O1 alone they issued in 80% of the slots against cuBLAS's 90% (the k-step fence below is why). The 8x8 tilings at 128 registers come out of -O3 with the
-  serpentine runs and 1-4% same-bank pairs, and with 16 warps per SM they issue in 88% of the slots:
-  128x128x16 (the default until the k-step fence below) runs 0.94-0.99x cuBLAS.
+  at -O1 alone they issued in 80% of the slots against cuBLAS's 90% (the k-step fence below is why). The
+  8x8 tilings at 128 registers come out of -O3 with the serpentine runs and 1-4% same-bank pairs, and with
+  16 warps per SM they issue in 88% of the slots: 128x128x16 (FALLBACK) runs 0.94-0.99x cuBLAS.
 * **The k-step fence** (``fence=True``). The source loads step k+1's fragments before step k's FFMAs, but
   NVVM sinks each load next to its first use, and -O1 ptxas issues in the PTX's order: the LDS.128 land 2-14
   instructions before the FFMAs that read them, and with two warps per scheduler (8x16 tiles) the LDS latency
