@@ -24,20 +24,6 @@ def count(text: str, opcode: str, prefix: bool = False) -> int:
     return len(re.findall(rf"\*/\s+(?:@!?U?P\w+\s+)?{re.escape(opcode)}{end}", text))
 
 
-def hottest_loop(text: str) -> tuple[int, int]:
-    """(instructions, FFMA) of the backward-branch loop with the most FFMA (NOPs not counted)."""
-    code = [(int(a, 16), ins) for a, ins in re.findall(r"/\*([0-9a-f]{4,})\*/\s+([^;]*);", text)]
-    best = (0, 0)
-    for a, ins in code:
-        m = re.search(r"BRA (0x[0-9a-f]+)", ins)
-        if m and int(m.group(1), 16) < a:
-            body = [x for b, x in code if int(m.group(1), 16) <= b <= a and not x.strip().startswith("NOP")]
-            ffma = sum(bool(re.match(r"(?:@!?P\w+\s+)?FFMA\b", x.strip())) for x in body)
-            if ffma > best[1]:
-                best = (len(body), ffma)
-    return best
-
-
 #: integer / address arithmetic opcodes (vector and uniform datapaths) for per-loop instruction mixes
 INTEGER_OPS = ("IADD", "IMAD", "LEA", "SHF", "SHL", "LOP", "SEL", "ISETP", "VIADD", "VIMNMX", "IMNMX", "MOV",
                "PRMT", "IABS", "UIADD", "UIMAD", "ULEA", "USHF", "ULOP", "USEL", "UISETP", "UMOV", "R2UR")
@@ -47,24 +33,6 @@ def _instructions(text: str) -> list[tuple[int, str]]:
     """(address, instruction without its predicate guard) of every instruction of the SASS, in order."""
     return [(int(a, 16), re.sub(r"^@!?U?P\w+\s+", "", ins.strip()))
             for a, ins in re.findall(r"/\*([0-9a-f]{4,})\*/\s+([^;]*);", text)]
-
-
-def loop_mix(text: str, hot: str = "HMMA") -> dict[str, int]:
-    """Opcode classes of the backward-branch loop with the most `hot` instructions: HMMA, LDSM, LDGSTS,
-    integer (INTEGER_OPS) and total (NOPs not counted)."""
-    code = _instructions(text)
-    best: list[str] = []
-    for a, ins in code:
-        m = re.search(r"BRA (0x[0-9a-f]+)", ins)
-        if m and int(m.group(1), 16) < a:
-            ops = [x.split()[0] for b, x in code if int(m.group(1), 16) <= b <= a]
-            ops = [o for o in ops if o != "NOP"]
-            if sum(o.startswith(hot) for o in ops) > sum(o.startswith(hot) for o in best):
-                best = ops
-    mix = {k: sum(o.startswith(k) for o in best) for k in ("HMMA", "LDSM", "LDGSTS")}
-    mix["integer"] = sum(o.startswith(INTEGER_OPS) for o in best)
-    mix["total"] = len(best)
-    return mix
 
 
 def _hottest_loop_body(text: str, hot: str) -> list[str]:
@@ -78,6 +46,22 @@ def _hottest_loop_body(text: str, hot: str) -> list[str]:
             if sum(x.startswith(hot) for x in body) > sum(x.startswith(hot) for x in best):
                 best = body
     return best
+
+
+def hottest_loop(text: str) -> tuple[int, int]:
+    """(instructions, FFMA) of the backward-branch loop with the most FFMA (NOPs not counted)."""
+    body = _hottest_loop_body(text, "FFMA")
+    return len(body), sum(bool(re.match(r"FFMA\b", x)) for x in body)
+
+
+def loop_mix(text: str, hot: str = "HMMA") -> dict[str, int]:
+    """Opcode classes of the backward-branch loop with the most `hot` instructions: HMMA, LDSM, LDGSTS,
+    integer (INTEGER_OPS) and total (NOPs not counted)."""
+    best = [x.split()[0] for x in _hottest_loop_body(text, hot)]
+    mix = {k: sum(o.startswith(k) for o in best) for k in ("HMMA", "LDSM", "LDGSTS")}
+    mix["integer"] = sum(o.startswith(INTEGER_OPS) for o in best)
+    mix["total"] = len(best)
+    return mix
 
 
 def load_use_distances(text: str, load: str = "LDS.128", hot: str = "FFMA") -> list[int]:
