@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from tilecraft.bench.timing import Timer, in_turn  # noqa: E402
+from tilecraft.bench.timing import Timer, in_turn, sustain  # noqa: E402
 from tilecraft.gemm import CONFIGS, DEFAULT, sgemm_tuned  # noqa: E402
 
 
@@ -65,49 +65,16 @@ def main() -> int:
 
 
 def sustained(label: str, flops: int, calls: dict, operands: list, seconds: float) -> None:
-    """Each call back to back for `seconds` (operands rotated), the SM clock and board power sampled from a
-    thread over the last two thirds of the run; one table row per contender."""
-    import threading
-    import time
-
+    """Each call back to back for `seconds` (``tilecraft.bench.timing.sustain``); one table row per contender."""
     print("\n| shape | contender | sustained TFLOP/s | x cuBLAS | SM clock (median / min) | power | J per TFLOP |\n"
           "|---|---|---:|---:|---:|---:|---:|")
     base = None
     for name, call in calls.items():
-        call(*operands[0])
-        torch.cuda.synchronize()
-        time.sleep(1.0)  # start every contender from a GPU that has cooled for the same time
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        t0 = time.perf_counter()
-        call(*operands[1])
-        torch.cuda.synchronize()
-        reps = max(1, int(seconds / (time.perf_counter() - t0)))
-        stop, samples = threading.Event(), []
-
-        def sample() -> None:
-            while not stop.is_set():
-                samples.append((time.perf_counter(), torch.cuda.clock_rate(), torch.cuda.power_draw() / 1e3))
-                time.sleep(0.02)
-
-        thread = threading.Thread(target=sample)
-        thread.start()
-        t0 = time.perf_counter()
-        start.record()
-        for i in range(reps):
-            call(*operands[i % 2])
-        end.record()
-        torch.cuda.synchronize()
-        t1 = time.perf_counter()
-        stop.set()
-        thread.join()
-        tflops = flops / (start.elapsed_time(end) / reps) / 1e9
+        r = sustain(call, operands, seconds)
+        tflops = flops / r.ms / 1e9
         base = base or tflops
-        late = [s for s in samples if s[0] >= t0 + (t1 - t0) / 3] or samples
-        clock = statistics.median(c for _, c, _ in late)
-        watts = statistics.median(w for _, _, w in late)
-        print(f"| {label} | {name} | {tflops:.1f} | {tflops / base:.3f}x | {clock:.0f} / {min(c for _, c, _ in late)} MHz "
-              f"| {watts:.0f} W | {watts / tflops:.2f} |", flush=True)
+        print(f"| {label} | {name} | {tflops:.1f} | {tflops / base:.3f}x | {r.clock_mhz:.0f} / {r.min_clock_mhz:.0f} MHz "
+              f"| {r.watts:.0f} W | {r.watts / tflops:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

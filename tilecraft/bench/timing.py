@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 from tilecraft.bench.stats import Stats, summarize
 
-__all__ = ["TimingResult", "Timer", "bench", "in_turn"]
+__all__ = ["TimingResult", "Timer", "bench", "in_turn", "Sustained", "sustain"]
 
 # Calls enqueued behind one GPU spin: enough to amortise the spin, few enough that the launch queue
 # (about a thousand entries) never fills while three entries (event, kernel, event) go in per call.
@@ -320,3 +320,57 @@ def in_turn(timers: dict[str, Callable[[], float]], rounds: int) -> dict[str, li
         for name, timer in timers.items():
             times[name].append(timer())
     return times
+
+
+@dataclass(frozen=True)
+class Sustained:
+    """One callable run back to back: ms per call, and the SM clock (MHz, median and minimum) and board
+    power (W, median) sampled over the last two thirds of the run."""
+
+    ms: float
+    clock_mhz: float
+    min_clock_mhz: float
+    watts: float
+
+
+def sustain(call: Callable[..., Any], arg_sets: Sequence[Sequence[Any]], seconds: float,
+            cool_s: float = 1.0) -> Sustained:
+    """`call` back to back for about `seconds` (rotating `arg_sets`), after `cool_s` seconds idle so that
+    every contender starts from a GPU that has cooled for the same time, while a thread samples
+    ``torch.cuda.clock_rate`` and ``power_draw`` every 20 ms. An H100 at its 700 W limit lowers its clock
+    within such a run by as much as the kernel draws: the clock and power a kernel sustains, and its
+    joules per operation (watts x ms), say whether its speed is bound by power."""
+    import statistics
+    import threading
+
+    import torch
+    call(*arg_sets[0])
+    torch.cuda.synchronize()
+    time.sleep(cool_s)
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    t0 = time.perf_counter()
+    call(*arg_sets[-1])
+    torch.cuda.synchronize()
+    reps = max(1, int(seconds / (time.perf_counter() - t0)))
+    stop, samples = threading.Event(), []
+
+    def sample() -> None:
+        while not stop.is_set():
+            samples.append((time.perf_counter(), torch.cuda.clock_rate(), torch.cuda.power_draw() / 1e3))
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=sample)
+    thread.start()
+    t0 = time.perf_counter()
+    start.record()
+    for i in range(reps):
+        call(*arg_sets[i % len(arg_sets)])
+    end.record()
+    torch.cuda.synchronize()
+    t1 = time.perf_counter()
+    stop.set()
+    thread.join()
+    late = [s for s in samples if s[0] >= t0 + (t1 - t0) / 3] or samples
+    return Sustained(start.elapsed_time(end) / reps, statistics.median(c for _, c, _ in late),
+                     min(c for _, c, _ in late), statistics.median(w for _, _, w in late))

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Device session 20 (issue 7): the sm80 tensor-op kernel in turn and sustained against cuBLAS (clock, power).
+# Usage: bash benchmarks/device_session20.sh [probe|tensorop_tests ...]
+# probe: probe_tensorop.py on TC_CONFIGS (';'-separated T(...) or pick; default: the pick and the 256x128x64
+# tilings) in DTYPES (float16,bfloat16) at SHAPES (4096), ROUNDS rounds in turn, then SUSTAIN seconds per
+# contender; tensorop_tests: the sm80 kernel's GPU tests.
+source "$(dirname "$0")/device_env.sh"
+DEFAULT_CONFIGS="pick;T(256, 128, 64, 4, 2, stages=3, lean_loop=True, smem_epilogue=True)"
+DEFAULT_CONFIGS+=";T(256, 128, 64, 4, 2, stages=4, lean_loop=True, smem_epilogue=True)"
+for part in ${*:-probe}; do
+  case $part in
+  probe)
+    echo "== sm80 tensor-op tilings in turn"
+    timeout "${PROBE_S:-500}" python3 benchmarks/probe_tensorop.py --configs "${TC_CONFIGS:-$DEFAULT_CONFIGS}" \
+      --dtypes "${DTYPES:-float16,bfloat16}" --shapes "${SHAPES:-4096}" --rounds "${ROUNDS:-5}" \
+      --sustain "${SUSTAIN:-3}" 2>&1 | tee -a "$OUT/probe.log" ;;
+  tensorop_tests)
+    echo "== sm80 tensor-op GPU tests"
+    timeout 400 python3 -m pytest -q -m gpu tests/gemm/test_tensorop.py tests/gemm/test_tensorop_gpu_table.py \
+      > "$OUT/tensorop_tests.log" 2>&1
+    grep -E "^(FAILED|E  )" "$OUT/tensorop_tests.log" | head -20; tail -1 "$OUT/tensorop_tests.log" ;;
+  esac
+done
