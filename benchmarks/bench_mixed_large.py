@@ -115,6 +115,8 @@ def main() -> int:
     ap.add_argument("--rs", default="", help="also time the register-A kernel (sm90_mixed_rs) with these tilings, "
                     "comma-separated BLK_M:STAGES:DEPTH[:SPLITS[:CLUSTER]] (x rows, x stages, k-tiles of words in flight, "
                     "slices of K, CTAs sharing each x k-tile), e.g. 256:6:2,128:8:4:2,256:6:2:1:2")
+    ap.add_argument("--rs-configs", default="", help="also time these register-A tilings, ';'-separated RsConfig "
+                    "expressions (R = RsConfig), e.g. 'R(blk_n=192, blk_m=128, stages=8, depth=3, consumer_regs=152, splits=3)'")
     ap.add_argument("--rounds", type=int, default=1, help="time every contender of an M in turn this many times and "
                     "report the medians (the GPU's clock drifts over seconds; one timing after another inherits it)")
     args = ap.parse_args()
@@ -123,6 +125,7 @@ def main() -> int:
     rs = [RsConfig(blk_m=f[0], stages=f[1], depth=f[2], splits=f[3] if len(f) > 3 else 1,
                    cluster=f[4] if len(f) > 4 else 1) for f in
           ([int(v) for v in spec.split(":")] for spec in args.rs.split(",") if spec)]
+    rs += [eval(e, {"R": RsConfig}) for e in args.rs_configs.split(";") if e.strip()]  # noqa: S307
     if not torch.cuda.is_available():
         print("needs a CUDA GPU")
         return 2

@@ -10,6 +10,7 @@ GPU: random shapes, every format, against float64; the heuristic's choice throug
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -132,8 +133,9 @@ def _args(fmt: tuple, cfg: RsConfig, M: int = 256, K: int = 512, N: int = 512) -
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
 def test_every_format_compiles_unserialized_without_spills(fmt: tuple) -> None:
-    for cfg in (RsConfig(), RsConfig(blk_m=128, stages=8, depth=3 if fmt[0] == 4 else 2)):
-        k = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*_args(fmt, cfg), arch="sm_90a")
+    for cfg, shape in ((RsConfig(), {}), (RsConfig(blk_m=128, stages=8, depth=3 if fmt[0] == 4 else 2), {}),
+                       (replace(sm90_mixed_rs.WIDE, splits=2), dict(M=33, K=384, N=272))):  # four consumers, ragged
+        k = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*_args(fmt, cfg, **shape), arch="sm_90a")
         r = k.resources
         assert r.spill_store_bytes == 0 and r.stack_frame_bytes == 0, (cfg.name, r)
         assert "serialized" not in k.module.log, k.module.log
@@ -161,7 +163,11 @@ def test_split_k_compiles_to_fp32_partials(fmt: tuple) -> None:
 def test_bad_tilings_are_refused() -> None:
     fmt = Q.PackedFormat(4, 128, False, "float16")
     with pytest.raises(ValueError, match="blk_n"):
-        RsConfig(blk_n=192).validate(fmt)
+        RsConfig(blk_n=320).validate(fmt)
+    with pytest.raises(ValueError, match="registers"):
+        RsConfig(blk_n=192).validate(fmt)                                # 3 x 232 do not fit 512 threads
+    RsConfig(blk_n=192, blk_m=128, stages=8, consumer_regs=152).validate(fmt)
+    sm90_mixed_rs.WIDE.validate(fmt)                                     # 24 + 4 x 112 <= 5 x 96
     with pytest.raises(ValueError, match="smem"):
         RsConfig(stages=8).validate(fmt)                                 # 8 x 32 KB of x
     with pytest.raises(ValueError, match="depth"):
@@ -172,8 +178,7 @@ def test_bad_tilings_are_refused() -> None:
         RsConfig(splits=0).validate(fmt)
     with pytest.raises(ValueError, match="cluster"):
         RsConfig(cluster=3).validate(fmt)
-    with pytest.raises(ValueError, match="split-K runs without clusters"):
-        RsConfig(blk_m=128, stages=8, splits=2, cluster=2).validate(fmt)
+    RsConfig(blk_m=128, stages=8, splits=2, cluster=2).validate(fmt)           # pairs share x within a k-slice
     RsConfig().validate(fmt)
     RsConfig(cluster=2).validate(fmt)
 
@@ -210,7 +215,10 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     assert pick_config(fmt, 128, 8192, 8192, 132).splits == 2                     # 64 tiles: 2 slices, one round
     assert pick_config(fmt, 128, 4096, 4096, 132).splits == 4                     # 32 tiles
     assert pick_config(fmt, 128, 6144, 4096, 132).splits == 2                     # 48 tiles: 3 slices take 2 rounds
-    assert pick_config(fmt, 64, 8192, 8192, 132) == RsConfig(blk_m=64, stages=8, depth=4, splits=2)
+    assert pick_config(fmt, 64, 8192, 8192, 132) == replace(sm90_mixed_rs.WIDE, splits=4)  # 32 tiles of 256 rows
+    assert pick_config(fmt, 40, 8192, 8192, 132).consumers == 4
+    assert pick_config(fmt, 64, 4096, 8192, 132) == RsConfig(blk_m=64, stages=8, depth=4, splits=4)  # 16 x 4: half
+    assert pick_config(fmt, 64, 8192, 1024, 132) == RsConfig(blk_m=64, stages=8, depth=4, splits=2)  # 16 k-tiles
     assert pick_config(fmt, 100, 512, 1024, 132).splits == 2                      # 16 k-tiles: at least 8 a slice
     assert pick_config(fmt, 100, 512, 256, 132).splits == 1
 
@@ -225,6 +233,12 @@ def test_gpu_random_shapes(fmt: tuple) -> None:
                    (rng.randint(300, 1500), RsConfig(depth=1)), (2048, RsConfig()),
                    (rng.randint(200, 1500), RsConfig(cluster=2)),
                    (rng.randint(64, 300), RsConfig(blk_m=128, stages=8, depth=4, splits=rng.randint(2, 5))),
+                   (rng.randint(64, 300), RsConfig(blk_m=128, stages=8, depth=4, splits=rng.randint(2, 4), cluster=2)),
+                   (rng.randint(1, 64), RsConfig(blk_m=64, stages=8, depth=4, splits=2, cluster=2)),
+                   (rng.randint(1, 300), RsConfig(blk_n=192, blk_m=128, stages=8, depth=3, consumer_regs=152,
+                                                  splits=rng.randint(1, 3))),
+                   (rng.randint(1, 128), RsConfig(blk_n=256, blk_m=64, stages=8, depth=4, producer_regs=24,
+                                                  consumer_regs=112, splits=rng.randint(1, 4))),
                    (rng.randint(1, 64), RsConfig(blk_m=64, stages=8, depth=4, splits=rng.randint(1, 3)))):
         random_case(fmt, rng, M, cfg)
 

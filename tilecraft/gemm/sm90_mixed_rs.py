@@ -68,10 +68,11 @@ STAGES = {256: 6, 128: 8, 64: 8}
 
 @dataclass(frozen=True)
 class RsConfig:
-    """A tiling of the register-A kernel: ``blk_n`` rows of W (64 per consumer warpgroup), ``blk_m`` rows
-    of x (wgmma's N), ``stages`` x buffers, ``depth`` k-tiles of packed words per thread in flight,
-    ``raster`` n-tiles per group of the persistent walk, the registers of the roles (40 + 2 x 232 =
-    3 x 168), ``splits`` slices of K (fp32 partial tiles that sm90's reduction kernel sums), and
+    """A tiling of the register-A kernel: ``blk_n`` rows of W (64 per consumer warpgroup, one to four of
+    them), ``blk_m`` rows of x (wgmma's N), ``stages`` x buffers, ``depth`` k-tiles of packed words per
+    thread in flight, ``raster`` n-tiles per group of the persistent walk, the registers of the roles
+    (two consumers: 40 + 2 x 232 = 3 x 168; four: 24 + 4 x 112 <= 5 x 96), ``splits`` slices of K (fp32
+    partial tiles that sm90's reduction kernel sums), and
     ``cluster`` CTAs on neighbouring row blocks of W sharing each x k-tile: each loads 1/cluster of the
     x box and multicasts it to both (the dense kernel's B multicast, sm90.py's ``cluster_m``)."""
 
@@ -110,8 +111,9 @@ class RsConfig:
 
     def validate(self, fmt: PackedFormat) -> None:
         """Raise ValueError naming the condition this tiling breaks."""
-        if self.blk_n not in (64, 128):
-            raise ValueError(f"{self.name}: blk_n must be 64 or 128 (one or two consumer warpgroups of 64 rows)")
+        if self.blk_n not in (64, 128, 192, 256):
+            raise ValueError(f"{self.name}: blk_n must be 64, 128, 192 or 256 (one to four consumer warpgroups of "
+                             "64 rows)")
         if self.blk_m not in HEADER_N or self.blk_m % 64:
             raise ValueError(f"{self.name}: blk_m must be a multiple of 64 in {HEADER_N} (wgmma's N)")
         if not 1 <= self.depth <= 4:
@@ -122,8 +124,6 @@ class RsConfig:
             raise ValueError(f"{self.name}: splits must be 1..16")
         if self.cluster not in (1, 2):
             raise ValueError(f"{self.name}: cluster must be 1 or 2 (CTAs sharing each x k-tile)")
-        if self.cluster > 1 and self.splits > 1:
-            raise ValueError(f"{self.name}: split-K runs without clusters")
         if self.smem_bytes() > 227 * 1024:
             raise ValueError(f"{self.name}: {self.smem_bytes()} bytes of smem exceed the 227 KB of an SM")
         launch = min(65536 // self.threads, 255) // 8 * 8
@@ -337,20 +337,42 @@ class RsLaunch(Launch):
         return x_map(x2, dtype, self.cfg)
 
 
+#: M <= 64: 256 rows of W per CTA in four consumer warpgroups of 64 rows, 64 rows of x, two k-tiles of words in
+#: flight (deeper spills in the ragged kernels of several formats)
+WIDE = RsConfig(blk_n=256, blk_m=64, stages=8, depth=2, producer_regs=24, consumer_regs=112)
+
+
 def pick_rs_config(M: int, N: int, K: int, sms: int) -> RsConfig:
     """The register-A tiling for y (M, N) = x (M, K) @ W: 256 rows of x per CTA when those tiles cover 90%
-    of the SMs, else 128 rows (64 from M <= 64) split along K into the S <= 4 slices (at least 8 k-tiles
-    each) that take the fewest rounds of the SMs per slice. Measured (H100, N = K = 8192, W4A16 g128):
-    256 rows beat the producer kernel (sm90_mixed.py) from M = 512 (101 against 163 us) to 4096 (874
-    against 1165 us), 128 rows at M = 256 (73 against 82 us) (session 8); with split-K, 128 rows at
-    M = 128 (49.7 us, 2 slices, against 69.1) and 64 rows at M = 64 (40.6 us against 45.9 with 128 rows;
-    at M = 128 64-row tiles took 71.7) (session 9). The 256-row tiles run in 2x1 clusters sharing x (H100,
-    session 17, three rounds in turn: W8A16 per-channel 224.5 -> 215.7 us at M = 1024 and 875.0 -> 850.8 at
-    4096, 0.91-0.94x tilecraft's dense bf16; W4A16 g128 209.6 -> 205.1 and 829.4 -> 810.4)."""
+    of the SMs; else, at M <= 64, 256 rows of W per CTA (``WIDE``, four consumer warpgroups) split along K
+    where those tiles and slices cover 90% of the SMs; else 128 rows of W and 128 rows of x (64 from M <=
+    64), split along K. The slices: S <= 4 (at least 8 k-tiles each), the fewest rounds of the SMs per
+    slice. Measured (H100, N = K = 8192, W4A16 g128): 256 rows beat the producer kernel (sm90_mixed.py)
+    from M = 512 (101 against 163 us) to 4096 (874 against 1165 us), 128 rows at M = 256 (73 against 82
+    us) (session 8); with split-K, 128 rows at M = 128 (49.7 us, 2 slices, against 69.1) and 64 rows at M
+    = 64 (40.6 us against 45.9 with 128 rows; at M = 128 64-row tiles took 71.7) (session 9). The 256-row
+    tiles run in 2x1 clusters sharing x (H100, session 17, three rounds in turn: W8A16 per-channel 224.5
+    -> 215.7 us at M = 1024 and 875.0 -> 850.8 at 4096, 0.91-0.94x tilecraft's dense bf16; W4A16 g128
+    209.6 -> 205.1 and 829.4 -> 810.4). Four consumer warpgroups of W per CTA hide more of each k-tile's
+    load -> convert -> wgmma chain (session 20, three rounds in turn, W4A16 g128 / W8A16 per-channel):
+    ``WIDE`` in 4 slices took 37.0 / 44.3 us at M = 64 and 34.3 / 38.9 at M = 40, against 39.3 / 44.8 and
+    37.5 / 43.1 for 128 rows of W in 2 slices. Depth 3 or 4 would be faster still at M = 64 (34.5-34.9 /
+    41.5-42.2) but spills in the ragged kernels of several formats (four consumers get 112 registers). At M =
+    128 the 256x128 tile (depth 2, spilling in most formats) took 45.1-45.6 us against 48.8-48.9, and 192
+    rows in 3 slices 47.4-47.6: not taken (spills, or within 3%); at M = 256 every split form lost to 128
+    rows unsplit (70.0 us against 81-105)."""
     w_tiles = -(-N // 128)
     if -(-M // 256) * w_tiles >= 0.9 * sms:
         return RsConfig(cluster=2 if w_tiles > 1 else 1)
+    k_tiles = -(-K // 64)
+
+    def slices(tiles: int) -> int:
+        return min((s for s in range(1, 5) if s == 1 or k_tiles >= 8 * s), key=lambda s: -(-tiles * s // sms) / s)
+
+    if M <= WIDE.blk_m:
+        tiles = -(-N // WIDE.blk_n)
+        if tiles * slices(tiles) >= 0.9 * sms:
+            return replace(WIDE, splits=slices(tiles))
     rows = 64 if M <= 64 else 128
-    tiles, k_tiles = -(-M // rows) * w_tiles, -(-K // 64)
-    splits = min((s for s in range(1, 5) if s == 1 or k_tiles >= 8 * s), key=lambda s: -(-tiles * s // sms) / s)
-    return RsConfig(blk_m=rows, stages=8, depth=4, splits=splits)
+    tiles = -(-M // rows) * w_tiles
+    return RsConfig(blk_m=rows, stages=8, depth=4, splits=slices(tiles))
