@@ -12,9 +12,12 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   by TMA into ``stages`` buffers: x is wgmma's B operand, K-major, exactly the dense kernel's B stage.
   With ``cluster`` = 2 (the heuristic's 256-row tiles) two CTAs on neighbouring W row blocks share the
   x k-tile: each loads half of its rows and multicasts them to both, as the dense kernel shares B, which
-  halves x's L2 traffic (x was re-read once per 128 rows of W).
-* **Consumers.** Warpgroup c owns 64 rows of W (output columns n), warp w of it the 16-row tile
-  4 c + w of the CTA's BLK_N. Per k-tile a lane loads its 16 bytes of that tile's packed words (int4;
+  halves x's L2 traffic (x was re-read once per 128 rows of W). With split-K both CTAs of a pair work on
+  the same k-slice.
+* **Consumers.** One to four consumer warpgroups (``blk_n`` / 64; the heuristic's ``WIDE`` tiling at M <= 64
+  has four, for more warps to hide each k-tile's load, conversion and wgmma). Warpgroup c owns 64 rows of W
+  (output columns n), warp w of it the 16-row tile 4 c + w of the CTA's BLK_N. Per k-tile a lane loads its
+  16 bytes of that tile's packed words (int4;
   two loads for int8) straight from global memory: the same 512 contiguous bytes per warp as the
   small-M kernel, ``depth`` k-tiles ahead in registers. Layout v1's k order (lane q holds k 4q .. 4q + 3)
   is not wgmma's (k 2q, 2q + 1, 2q + 8, 2q + 9, and x in shared memory keeps its natural order), so two
