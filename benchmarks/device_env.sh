@@ -6,3 +6,12 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD"
 export TILECRAFT_CACHE_DIR="$OUT/../tc-cache-$$"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv | tee "$OUT/gpu.txt"
+
+# gpu_tests NAME SECONDS PYTEST_ARGS...: `pytest -q -m gpu PYTEST_ARGS` under a SECONDS timeout, its output in
+# $OUT/NAME.log; prints the failures and pytest's summary line.
+gpu_tests() {
+  local name=$1 seconds=$2
+  shift 2
+  timeout "$seconds" python3 -m pytest -q -m gpu "$@" > "$OUT/$name.log" 2>&1
+  grep -E "^(FAILED|E  )" "$OUT/$name.log" | head -20; tail -1 "$OUT/$name.log"
+}

@@ -9,12 +9,10 @@ for part in ${*:-sk_tests}; do
   case $part in
   sk_tests)
     echo "== stream-K GPU tests"
-    timeout 400 python3 -m pytest -q -m gpu tests/sm90/test_stream_k.py > "$OUT/sk_tests.log" 2>&1
-    grep -E "^(FAILED|E  )" "$OUT/sk_tests.log" | head -20; tail -1 "$OUT/sk_tests.log" ;;
+    gpu_tests sk_tests 400 tests/sm90/test_stream_k.py ;;
   sm90_tests)
     echo "== Hopper GEMM GPU tests"
-    timeout 500 python3 -m pytest -q -m gpu tests/sm90/test_gemm_sm90.py > "$OUT/sm90_tests.log" 2>&1
-    grep -E "^(FAILED|E  )" "$OUT/sm90_tests.log" | head -20; tail -1 "$OUT/sm90_tests.log" ;;
+    gpu_tests sm90_tests 500 tests/sm90/test_gemm_sm90.py ;;
   sk_probe)
     echo "== stream-K probe"
     timeout 500 python3 benchmarks/probe_llm.py --streamk --gpu-only --reps "${REPS:-20}" ${SHAPES:+--shapes "$SHAPES"} \

@@ -9,10 +9,8 @@ for part in ${*:-rs_tests}; do
   case $part in
   rs_tests)
     echo "== register-A mixed-input GPU tests"
-    timeout 500 python3 -m pytest -q -m gpu tests/quant/test_sm90_mixed_rs.py tests/quant/test_sm90_mixed.py \
-      -k "sm90_mixed_rs or dispatches or large_square" \
-      > "$OUT/rs_tests.log" 2>&1
-    grep -E "^(FAILED|E  )" "$OUT/rs_tests.log" | head -20; tail -1 "$OUT/rs_tests.log" ;;
+    gpu_tests rs_tests 500 tests/quant/test_sm90_mixed_rs.py tests/quant/test_sm90_mixed.py \
+      -k "sm90_mixed_rs or dispatches or large_square" ;;
   large)
     echo "== mixed-input GEMM at large M"
     timeout "${LARGE_S:-400}" python3 benchmarks/bench_mixed_large.py --ms "${MS:-1024,4096}" --rounds "${ROUNDS:-3}" \

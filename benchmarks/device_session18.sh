@@ -20,8 +20,6 @@ for part in ${*:-sgemm}; do
       --shapes "${SHAPES:-4096,8192}" --rounds "${ROUNDS:-3}" 2>&1 | tee "$OUT/probe.log" ;;
   sgemm_tests)
     echo "== SGEMM GPU tests"
-    timeout 400 python3 -m pytest -q -m gpu tests/gemm/test_sgemm_tuned.py tests/dsl/test_gemm_device.py \
-      > "$OUT/sgemm_tests.log" 2>&1
-    grep -E "^(FAILED|E  )" "$OUT/sgemm_tests.log" | head -20; tail -1 "$OUT/sgemm_tests.log" ;;
+    gpu_tests sgemm_tests 400 tests/gemm/test_sgemm_tuned.py tests/dsl/test_gemm_device.py ;;
   esac
 done

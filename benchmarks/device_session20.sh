@@ -17,14 +17,10 @@ for part in ${*:-probe}; do
       --sustain "${SUSTAIN:-3}" 2>&1 | tee -a "$OUT/probe.log" ;;
   tensorop_tests)
     echo "== sm80 tensor-op GPU tests"
-    timeout 400 python3 -m pytest -q -m gpu tests/gemm/test_tensorop.py tests/gemm/test_tensorop_gpu_table.py \
-      > "$OUT/tensorop_tests.log" 2>&1
-    grep -E "^(FAILED|E  )" "$OUT/tensorop_tests.log" | head -20; tail -1 "$OUT/tensorop_tests.log" ;;
+    gpu_tests tensorop_tests 400 tests/gemm/test_tensorop.py tests/gemm/test_tensorop_gpu_table.py ;;
   rs_tests)
     echo "== register-A mixed kernel GPU tests"
-    timeout 400 python3 -m pytest -q -m gpu tests/quant/test_sm90_mixed_rs.py ${RS_K:+-k "$RS_K"} \
-      > "$OUT/rs_tests.log" 2>&1
-    grep -E "^(FAILED|E  )" "$OUT/rs_tests.log" | head -20; tail -1 "$OUT/rs_tests.log" ;;
+    gpu_tests rs_tests 400 tests/quant/test_sm90_mixed_rs.py ${RS_K:+-k "$RS_K"} ;;
   large)
     echo "== mixed-input GEMM, register-A tilings"
     timeout "${LARGE_S:-400}" python3 benchmarks/bench_mixed_large.py --ms "${MS:-64,128,256}" --rounds "${ROUNDS:-3}" \
