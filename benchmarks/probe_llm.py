@@ -16,7 +16,6 @@ TFLOP/s, x cuBLAS, relative error.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
@@ -24,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from tilecraft.bench.timing import Timer, in_turn  # noqa: E402
+from tilecraft.bench.timing import Timer, against, in_turn  # noqa: E402
 from dataclasses import replace  # noqa: E402
 
 from tilecraft.gemm import SM90_TABLE, Sm90Config, gemm  # noqa: E402
@@ -108,10 +107,10 @@ def main() -> int:
             runs.append((name, lambda x, w, cfg=cfg: gemm(x, w, config=cfg), f"{err:.1e}"))
         times = in_turn({name: lambda call=call: timer(call, operands).median_ms * 1000 for name, call, _ in runs},
                         a.rounds)                                         # every contender timed in turn
-        base = statistics.median(times["cuBLAS"])
+        stats = against(times, "cuBLAS")
         for name, _, err in runs:
-            us = statistics.median(times[name])
-            print(f"| {shape} | {name} | {us:.1f} | {flop / us / 1e6:.1f} | {base / us:.3f}x | {err} |", flush=True)
+            us, x, _spread = stats[name]
+            print(f"| {shape} | {name} | {us:.1f} | {flop / us / 1e6:.1f} | {x:.3f}x | {err} |", flush=True)
     return 0
 
 

@@ -17,7 +17,6 @@ the table shows TFLOP/s at the clock each kernel sustains, and the joules per TF
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
@@ -25,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from tilecraft.bench.timing import Timer, in_turn, sustain  # noqa: E402
+from tilecraft.bench.timing import Timer, against, in_turn, sustain  # noqa: E402
 from tilecraft.gemm import CONFIGS, DEFAULT, sgemm_tuned  # noqa: E402
 
 
@@ -53,11 +52,10 @@ def main() -> int:
             runs[cfg.name if cfg else "auto"] = (lambda x, w, cfg=cfg: sgemm_tuned(x, w, config=cfg), f"{err:.1e}")
         times = in_turn({name: lambda call=call: timer(call, operands).median_ms for name, (call, _) in runs.items()},
                         a.rounds)
-        base = statistics.median(times["cuBLAS"])
+        stats = against(times, "cuBLAS")
         for name, (_, err) in runs.items():
-            ms = statistics.median(times[name])
-            spread = (max(times[name]) - min(times[name])) / ms
-            print(f"| {label} | {name} | {ms:.3f} | {2 * m * n * k / ms / 1e9:.1f} | {base / ms:.3f}x | {spread:.1%} | {err} |",
+            ms, x, spread = stats[name]
+            print(f"| {label} | {name} | {ms:.3f} | {2 * m * n * k / ms / 1e9:.1f} | {x:.3f}x | {spread:.1%} | {err} |",
                   flush=True)
         if a.sustain > 0:
             sustained(label, 2 * m * n * k, {name: call for name, (call, _) in runs.items()}, operands, a.sustain)

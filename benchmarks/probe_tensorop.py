@@ -16,7 +16,6 @@ is bound by its energy per operation, not by its schedule.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
@@ -25,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 import tilecraft as tc  # noqa: E402
-from tilecraft.bench.timing import Timer, in_turn, sustain  # noqa: E402
+from tilecraft.bench.timing import Timer, against, in_turn, sustain  # noqa: E402
 from tilecraft.gemm import TensorOpConfig as T  # noqa: E402
 from tilecraft.gemm.op import pick_config  # noqa: E402
 
@@ -64,11 +63,10 @@ def main() -> int:
                 runs[name] = (lambda x, w, cfg=cfg: tc.gemm(x, w, config=cfg), f"{err:.1e}")
             times = in_turn({nm: lambda call=call: timer(call, operands).median_ms for nm, (call, _) in runs.items()},
                             a.rounds)
-            base = statistics.median(times["cuBLAS"])
+            stats = against(times, "cuBLAS")
             for nm, (_, err) in runs.items():
-                ms = statistics.median(times[nm])
-                spread = (max(times[nm]) - min(times[nm])) / ms
-                print(f"| {dtype} | {label} | {nm} | {ms:.3f} | {flops / ms / 1e9:.1f} | {base / ms:.3f}x | {spread:.1%} "
+                ms, x, spread = stats[nm]
+                print(f"| {dtype} | {label} | {nm} | {ms:.3f} | {flops / ms / 1e9:.1f} | {x:.3f}x | {spread:.1%} "
                       f"| {err} |", flush=True)
             if a.sustain > 0:
                 base_tf = None

@@ -65,3 +65,11 @@ def test_in_turn_calls_every_timer_once_per_round_in_order() -> None:
     assert calls == ["a", "b"] * 3
     assert times == {"a": [11.0, 13.0, 15.0], "b": [22.0, 24.0, 26.0]}
     assert in_turn({"a": timer("a", 0.0)}, 0) == {"a": []}
+
+
+def test_against_compares_medians_with_the_base() -> None:
+    from tilecraft.bench.timing import against
+
+    stats = against({"base": [2.0, 4.0, 3.0], "fast": [1.0, 1.5, 2.0]}, "base")
+    assert stats["base"] == (3.0, 1.0, 2.0 / 3.0)
+    assert stats["fast"] == (1.5, 2.0, 1.0 / 1.5)

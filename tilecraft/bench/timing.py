@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 from tilecraft.bench.stats import Stats, summarize
 
-__all__ = ["TimingResult", "Timer", "bench", "in_turn", "Sustained", "sustain"]
+__all__ = ["TimingResult", "Timer", "bench", "in_turn", "against", "Sustained", "sustain"]
 
 # Calls enqueued behind one GPU spin: enough to amortise the spin, few enough that the launch queue
 # (about a thousand entries) never fills while three entries (event, kernel, event) go in per call.
@@ -320,6 +320,20 @@ def in_turn(timers: dict[str, Callable[[], float]], rounds: int) -> dict[str, li
         for name, timer in timers.items():
             times[name].append(timer())
     return times
+
+
+def against(times: dict[str, list[float]], base: str) -> dict[str, tuple[float, float, float]]:
+    """``in_turn``'s times compared with contender `base`'s: per contender (its median, base's median over
+    it, and its spread over the rounds, (max - min) / median). With times per call, the ratio is the
+    speedup over `base`."""
+    import statistics
+
+    ref = statistics.median(times[base])
+    out = {}
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        out[name] = (med, ref / med, (max(ts) - min(ts)) / med)
+    return out
 
 
 @dataclass(frozen=True)
