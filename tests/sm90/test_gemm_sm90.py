@@ -19,6 +19,8 @@ from tilecraft.gemm import sm90  # noqa: E402
 from tilecraft.gemm.tensorop import EpilogueSpec  # noqa: E402
 
 _DT = {"float16": torch.float16, "bfloat16": torch.bfloat16}
+#: 192x192, three consumer warpgroups of 64 rows: 512 threads launch at 128 registers, the producer keeps 24
+THREE_CONSUMERS = Sm90Config(192, 192, 64, 3, consumers=3, producer_regs=24, consumer_regs=160)
 
 
 def _operands(L, M, N, K, majors, dtype):
@@ -70,6 +72,28 @@ def test_all_majors_and_full_epilogue_compile(majors):
     trans = f"<{int(majors[0] == 'M')}, {int(majors[1] == 'N')}>"
     assert f"_ss{trans}(" in src                                   # the transpose bits follow the majors
     assert "tc::tma_load_" in src and "tc::setmaxnreg_inc<232>" in src
+
+
+@pytest.mark.parametrize("cfg", [Sm90Config(128, 192, 64, 4), Sm90Config(64, 192, 64, 6, consumers=1), THREE_CONSUMERS,
+                                 replace(THREE_CONSUMERS, blk_n=128, stages=4, cluster_m=2),
+                                 replace(THREE_CONSUMERS, cluster_m=2), Sm90Config(128, 192, 64, 4, cluster_m=2)],
+                         ids=lambda c: c.name)
+@pytest.mark.parametrize("majors", [("K", "N"), ("M", "K")])
+@pytest.mark.parametrize("full_epilogue", [False, True])
+def test_192_wide_and_three_consumer_tilings_compile(cfg, majors, full_epilogue):
+    """N = 192 (three 64-column boxes of an N-major B) and three consumer warpgroups (192 rows, 512 threads at
+    128 registers; setmaxnreg gives each consumer 160): HGMMA, no serialized wgmma, no spills with the plain
+    epilogue. ptxas allocates within the launch's 128 registers, so 192x192's 96 accumulators leave C, bias and
+    gelu at most a few spilled words."""
+    ep = EpilogueSpec(read_c=True, unit_alpha=False, bias="n", activation="gelu") if full_epilogue else EpilogueSpec()
+    kern, args = _compile(cfg, "bfloat16", majors, ep, full=not full_epilogue)
+    k = kern.compile(*args, arch="sm_90a")
+    most = 16 if full_epilogue and cfg.consumers == 3 and cfg.blk_n == 192 else 0
+    assert k.resources.spill_store_bytes <= most and k.resources.stack_frame_bytes <= most, k.resources
+    assert "serialized" not in k.module.log, k.module.log
+    src = kern.source(*args)
+    assert f"wgmma_m64n{cfg.blk_n}k16_f32_bf16" in src
+    assert f"tc::setmaxnreg_inc<{cfg.consumer_regs}>" in src and f"tc::setmaxnreg_dec<{cfg.producer_regs}>" in src
 
 
 def test_maps_and_descriptors_share_the_smem_layout():
@@ -125,24 +149,23 @@ def test_validate_names_the_broken_rule():
 
 
 def test_heuristic():
-    big, mid, small, tiny = SM90_TABLE.values()
+    big, mid, small, tiny, wide, wide_small = SM90_TABLE.values()
     mid1 = replace(mid, cluster_m=1)
     assert pick_sm90_config(8192, 8192, 8192, 1, 132) == big
     # the unclustered 128x128 tile where each CTA computes a few tiles (1.5 to 8 rounds), N <= 10240,
     # K <= 16384 (sixteenth session: 1024x6144x4096 1.007x cuBLAS against 0.970x in a 2x1 cluster)
     assert pick_sm90_config(4096, 4096, 4096, 1, 132) == mid1
-    assert pick_sm90_config(1024, 6144, 4096, 1, 132) == mid1
     assert pick_sm90_config(1024, 4096, 14336, 1, 132) == mid1
     assert pick_sm90_config(4096, 57344, 8192, 1, 132) == big       # 109 rounds: 0.86x for the 128x128 tile
     assert pick_sm90_config(1024, 8192, 28672, 1, 132) == big       # long K
     assert pick_sm90_config(1024, 28672, 4096, 1, 132) == big       # 14 rounds
     assert pick_sm90_config(4096, 4096, 4096, 1, 132, elem_bytes=1) == big   # measured for 16-bit only
-    assert pick_sm90_config(2048, 1536, 1024, 1, 132) == big       # 96 tiles in one round, not 192 in two
+    assert pick_sm90_config(2048, 1536, 1024, 1, 132) == wide      # 128 tiles in one round, not 96 of 128x256
     # whole rounds of tiles decide (H100 probe, seventh session): 128x128 in 7 rounds of 896 tiles beat 128x256 in
     # 4 rounds of 448 (0.99x against 0.84x cuBLAS); 1024x6144: 3 rounds of 128x128 against 2 of 128x256 (0.98x/0.78x
     # at K = 4096)
     assert pick_sm90_config(256, 57344, 8192, 1, 132) == mid
-    assert pick_sm90_config(1024, 6144, 28672, 1, 132) == mid      # (K = 4096 takes the unclustered tile, above)
+    assert pick_sm90_config(1024, 6144, 28672, 1, 132) == wide     # 2 rounds of 128x192, not 3 of 128x128
     assert pick_sm90_config(128, 6144, 4096, 1, 132) == small       # one round of 64x128 (1.01x; 64x64: 0.81x)
     # 16 tiles, long K: split-K, unclustered
     assert pick_sm90_config(512, 512, 65536, 1, 132) == replace(mid, splits=8, cluster_m=1)
@@ -151,11 +174,17 @@ def test_heuristic():
     assert pick_sm90_config(128, 28672, 4096, 1, 132) == replace(big, cluster_m=1)  # one m-tile: no pair
     assert pick_sm90_config(128, 128, 128, 1, 132) == tiny          # too short to split: the most tiles
     assert pick_sm90_config(384, 65536, 4096, 1, 132) == replace(big, cluster_m=1)  # 3 m-tiles: one pair idles
-    # stream-K where it measured faster: one m-unit and a second round of units at most half full
-    assert pick_sm90_config(256, 10240, 8192, 1, 132) == replace(mid, stream_k=2)
-    assert not pick_sm90_config(256, 10240, 8192, 1, 132, elem_bytes=1).stream_k   # measured for 16-bit only
+    # 192 columns where they fill whole rounds (twenty-first session): one round of 108 128x192 tiles at
+    # 256x10240x8192 (1.009x cuBLAS; stream-K's 128x128, the pick before, 0.882x), 128 64x192 tiles at
+    # 256x6144x4096 (1.039x against 0.952x), two rounds of 128x192 at 1024x6144x4096 (1.021x against 1.005x)
+    assert pick_sm90_config(256, 10240, 8192, 1, 132) == wide
+    assert pick_sm90_config(256, 6144, 4096, 1, 132) == wide_small
+    assert pick_sm90_config(1024, 6144, 4096, 1, 132) == wide
+    assert pick_sm90_config(1024, 10240, 8192, 1, 132) == mid1      # 5 rounds of 128x128 against 4 of 128x192
+    assert pick_sm90_config(256, 10240, 8192, 1, 132, elem_bytes=1).blk_n != 192   # measured for 16-bit only
     assert not any(pick_sm90_config(M, N, 8192, 1, 132).stream_k
-                   for M, N in ((128, 10240), (1024, 10240), (256, 8192), (256, 57344), (256, 14336)))
+                   for M, N in ((128, 10240), (256, 10240), (1024, 10240), (256, 8192), (256, 57344), (256, 14336)))
+    assert wide.cluster_m == wide_small.cluster_m == 1
     assert big.cluster_m == mid.cluster_m == 2 and big.tma_store and mid.tma_store
     assert small.consumers == tiny.consumers == 1
     assert [sm90.effective_splits(K, replace(mid, splits=8)) for K in (64, 512, 576, 4096)] == [1, 8, 5, 8]
@@ -201,6 +230,18 @@ CASES = [
     dict(M=1920, N=2560, K=520, bias="m", act="relu", cfg=Sm90Config(64, 256, 64, 4, cluster_m=2, pingpong=True)),
     dict(M=4096, N=2048, K=64, cfg=Sm90Config(64, 256, 64, 4, pingpong=True)),
     dict(M=700, N=900, K=1104, L=3, out="float32", cfg=Sm90Config(64, 256, 64, 4, pingpong=True)),
+    # 192-wide tiles (3 x 64-column B boxes) and three consumer warpgroups of 64 rows
+    dict(M=700, N=1088, K=1104, majors="KN", cfg=Sm90Config(128, 192, 64, 4)),
+    dict(M=200, N=704, K=1000, majors="MN", bias="n", act="relu", cfg=Sm90Config(64, 192, 64, 6, consumers=1)),
+    dict(M=333, N=1000, K=520, C=True, beta=-1.0, cfg=Sm90Config(128, 192, 64, 4)),      # K-major B: any N
+    dict(M=1000, N=1000, K=520, C=True, beta=0.5, bias="n", act="gelu", cfg=THREE_CONSUMERS),
+    dict(M=1344, N=768, K=520, majors="MN", cfg=replace(THREE_CONSUMERS, blk_n=128, stages=4, cluster_m=2)),
+    dict(M=300, N=500, K=2000, L=2, out="float32", cfg=replace(THREE_CONSUMERS, splits=3)),
+    dict(M=2000, N=1000, K=1000, bias="m", cfg=replace(THREE_CONSUMERS, stream_k=1)),
+    # 2x1 clusters of 192-column tiles: an N-major B halves along k (three 64-column blocks do not halve)
+    dict(M=1000, N=1088, K=1000, majors="MN", cfg=replace(THREE_CONSUMERS, cluster_m=2)),
+    dict(M=1344, N=1000, K=520, L=2, C=True, beta=0.5, cfg=replace(THREE_CONSUMERS, cluster_m=2)),
+    dict(M=700, N=1088, K=1104, majors="KN", bias="n", act="silu", cfg=Sm90Config(128, 192, 64, 4, cluster_m=2)),
 ]
 
 

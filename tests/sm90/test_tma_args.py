@@ -151,6 +151,19 @@ def test_multicast_splits_the_outermost_non_trivial_dimension():
     assert a.coords((64, 128, 2), 1) == (0, 64, 3, 2)
 
 
+def test_multicast_of_three_mn_blocks_splits_k():
+    """The Hopper GEMM's 192-column MN-major B stage (sm90.smem_layout): three 64-column blocks do not halve,
+    so the k-groups are outermost and each CTA of a 2x1 cluster loads 32 of the 64 k for all three blocks;
+    every element lands where the layout says (the kernel's descriptors derive from the same layout: the
+    compile tests of the 192-column tilings in test_gemm_sm90.py trace them)."""
+    from tilecraft import dsl
+    from tilecraft.gemm.sm90 import smem_layout
+    smem = smem_layout(dsl.bfloat16, "MN", 192, 64, 1)(None, None, 0)
+    shape = (960, 512)                                            # (N, K), N contiguous
+    a = check(shape, (1, 960), "bf16", smem, (192, 64), _origins(shape, (192, 64)), multicast=2)
+    assert a.box_dims == (64, 8, 3, 4) and a.multicast_dim == 3 and a.tile_bytes == 192 * 64 * 2
+
+
 def test_enums_and_options():
     smem = tile_to_shape(gmma_layout_atom("K", 64, "bf16"), (64, 32))
     a = tma_encode_args((64, 64), (64, 1), "bf16", smem, oob_fill="nan", l2_promotion=128)

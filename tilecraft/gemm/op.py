@@ -58,6 +58,12 @@ SM90_TABLE: dict[str, Sm90Config] = {c.name: c for c in (
     # SMs fill without split-K (whose fp32 partials cost more than the GEMM at these sizes)
     Sm90Config(64, 128, 64, stages=8, consumers=1),
     Sm90Config(64, 64, 64, stages=8, consumers=1),
+    # 192 columns (16-bit operands only): whole rounds where 128 and 256 leave a round part-filled. H100, bf16,
+    # three rounds in turn (twenty-first session): 256x10240x8192 1.009x cuBLAS in one round of 108 tiles against
+    # 0.882x for 128x128 with stream-K, 256x6144x4096 1.039x for 64x192 against 0.952x, 1024x6144x4096 1.021x
+    # against 1.005x. No cluster: an N-major B tile is three 64-column boxes, which two CTAs cannot halve.
+    Sm90Config(128, 192, 64, stages=4, consumers=2),
+    Sm90Config(64, 192, 64, stages=6, consumers=1),
 )}
 _TF32_TABLE = (TensorOpConfig(128, 128, 32, 2, 2, stages=3), TensorOpConfig(128, 256, 32, 2, 4, stages=3))
 
@@ -115,7 +121,8 @@ def pick_config(M: int, N: int, K: int, L: int, elem: str, sms: int) -> TensorOp
 #: tiles), as an H100 ran them at LLM shapes (seventh session, probe_llm.py --gpu-only: 128x256 3100-3500,
 #: 128x128 2600-3300, 64x128 2200-2400, 64x64 1300-1600); the bigger tiles reuse more of each loaded byte and
 #: keep two consumer warpgroups busy.
-_SM90_RATE = {"128x256": 3300.0, "128x128": 3000.0, "64x128": 2300.0, "64x64": 1600.0}
+_SM90_RATE = {"128x256": 3300.0, "128x128": 3000.0, "64x128": 2300.0, "64x64": 1600.0, "128x192": 3200.0,
+              "64x192": 2300.0}
 _HBM_BYTES_PER_NS = 3000.0      # the operands' bytes stream at about 3 TB/s (H100 read floor; bench_stream.py)
 _SPLIT_REDUCE_NS = 10000.0      # split-K's extra kernel and partial-tile traffic, beyond its bytes (probe_llm)
 
@@ -138,34 +145,22 @@ def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int, elem_bytes: int =
     K) with the least estimated time (``_sm90_estimate``: whole rounds of tiles over the SMs at each tile's
     measured speed, the operands' streaming time, split-K's reduction); on a tie the earlier (bigger) entry.
     Wave quantization decides most shapes: 256x57344 takes 128x128 (7 rounds of 896 tiles) over 128x256 (4
-    rounds of 448, each twice the work)."""
-    big, mid, small, tiny = SM90_TABLE.values()
-    candidates = [_unclustered_if_few_m_tiles(c, M) for c in (big, mid, small, tiny)]
+    rounds of 448, each twice the work), 256x10240 128x192 (one round of 108 tiles) over 128x128 (two of 160).
+    The 192-column tiles are measured for 16-bit operands only."""
+    big, mid, small, tiny, wide, wide_small = SM90_TABLE.values()
+    wide_tiles = [wide, wide_small] if elem_bytes == 2 else []
+
+    def fastest(configs: list[Sm90Config]) -> Sm90Config:
+        return min(configs, key=lambda c: _sm90_estimate(c, M, N, K, L, sms, elem_bytes))
+
+    candidates = [_unclustered_if_few_m_tiles(c, M) for c in (big, mid, small, tiny)] + wide_tiles
     k_tiles = math.ceil(K / mid.blk_k)
     mid_tiles = math.ceil(M / mid.blk_m) * math.ceil(N / mid.blk_n) * L
     # split-K (clusters measured slower there: 442 vs 532 TFLOP/s at 512x512x65536), >= 4 k-tiles per split
     candidates += [replace(mid, splits=S, cluster_m=1) for S in range(2, min(sms // mid_tiles, k_tiles // 4, 32) + 1)]
-    if elem_bytes == 2 and _stream_k_wins(mid, M, N, L, sms):
-        return replace(mid, stream_k=2)
     if elem_bytes == 2 and _mid_unclustered_wins(mid, M, N, K, L, sms):
-        return replace(mid, cluster_m=1)
-    return min(candidates, key=lambda c: _sm90_estimate(c, M, N, K, L, sms, elem_bytes))
-
-
-def _stream_k_wins(mid: Sm90Config, M: int, N: int, L: int, sms: int) -> bool:
-    """Where stream-K measured faster than every whole-tile configuration (thirteenth session, bf16,
-    probe_llm.py --streamk, H100, three runs): the 128x128 tile in 2x1 clusters with one m-unit
-    (128 < M <= 256), when its units need a second round that is at most half full (256x10240x8192: 80
-    units on 66 clusters, all shared: 81-82 us against 84-90 for whole tiles, 90 for the estimate's pick;
-    cuBLAS 69-78). Elsewhere stream-K lost: the clusters that share iterations work at different k, so
-    tiles computed at the same time no longer read the same A and B k-tiles, and where several m-units
-    share each B k-tile that reuse was the kernel's speed (1024x1024x8192, 64x128 tiles: 60 us against 30
-    with the same k-iterations per CTA, with or without the hand-off of partials); at M = 128
-    memory-bound shapes streamed B ~1.2x slower."""
-    if not 128 < M <= 256 or mid.cluster_m != 2:
-        return False
-    units, clusters = math.ceil(N / mid.blk_n) * L, sms // 2
-    return clusters < units <= 1.5 * clusters
+        return fastest([replace(mid, cluster_m=1)] + wide_tiles[:1])
+    return fastest(candidates)
 
 
 def _mid_unclustered_wins(mid: Sm90Config, M: int, N: int, K: int, L: int, sms: int) -> bool:
@@ -184,7 +179,7 @@ def _pick_sm90_by_tiles(M: int, N: int, K: int, L: int, sms: int) -> Sm90Config:
     """The tile-count rule the mixed-input Hopper kernel's tiling is built on (sm90_mixed, whose stages and
     rings were measured with it): 128x256 when its tiles fill the SMs, else the largest tile that fills 3/4
     of them, split along K when none does and K is long enough."""
-    big, mid, small, tiny = SM90_TABLE.values()
+    big, mid, small, tiny, *_ = SM90_TABLE.values()
 
     def tiles(c: Sm90Config) -> int:
         return math.ceil(M / c.blk_m) * math.ceil(N / c.blk_n) * L

@@ -6,7 +6,8 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
 
 * **Roles.** A CTA is 1 + ``consumers`` warpgroups (128 threads each). Warpgroup 0 is the producer: it
   gives most of its registers back (``setmaxnreg``) and one thread issues the TMA loads. The consumer
-  warpgroups take the registers and issue the wgmmas; each owns ``blk_m / consumers`` rows of the tile.
+  warpgroups take the registers and issue the wgmmas; each owns ``blk_m / consumers`` rows of the tile
+  (one to three consumers: 192x192 with three runs 512 threads at 128 registers, 160 per consumer).
 * **Pipeline.** ``stages`` shared-memory buffers per operand (128-byte swizzled, the layout that gives
   both the TMA maps and the wgmma descriptors) and two mbarriers per stage: ``full`` (the producer's
   arrive with the stage's transaction bytes; TMA completes it) and ``empty`` (one arrival per consumer
@@ -21,6 +22,7 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
   fills them. Measured (H100, bf16): within 1.5% of the cooperative kernel on the same 128x128 tile, whose
   producer already fills the next tile's stages during the epilogue; tc.gemm does not pick it.
 * **Clusters.** With ``cluster_m`` = 2 two CTAs on neighbouring m-tiles share each B k-tile: each loads half
+  (half of the columns; half of the k-rows where an N-major tile has three 64-column blocks, ``smem_layout``)
   and multicasts it to both, and a stage is free only when the consumers of both CTAs released it (a
   CTA-scoped remote arrive: a cluster-scoped release costs a MEMBAR.ALL.GPU per k-tile).
 * **Split-K.** ``splits`` > 1 makes each work unit one k-slice of a tile: the splits write fp32
@@ -169,10 +171,15 @@ class Sm90Config:
 def smem_layout(dtype: Any, major: str, mn: int, bk: int, stages: int) -> Any:
     """(MN, BLK_K, STAGES) 128-byte swizzled smem of one operand: K-major rows of blk_k elements, or
     MN-major columns of 64 (16-bit) elements with the k-groups of one MN-block adjacent, so that the
-    tile is (MN64, K, MN-blocks) for TMA."""
+    tile is (MN64, K, MN-blocks) for TMA. An odd number (> 1) of MN-blocks (192 columns) puts the
+    MN-blocks of one k-group adjacent instead, (MN64, k8, MN-blocks, K/8): a 2x1 cluster then
+    multicasts half of the k-groups from each CTA (three blocks do not halve). The wgmma descriptors
+    derive from either layout."""
     if major == "K":
         return tc.tile_to_shape(gmma_layout_atom("K", 128, dtype.bits), (mn, bk, stages))
-    return tc.tile_to_shape(gmma_layout_atom("MN", 128, dtype.bits), (mn, bk, stages), (1, 0, 2))
+    blocks = mn * dtype.bits // 1024                                      # 128-byte MN-blocks
+    return tc.tile_to_shape(gmma_layout_atom("MN", 128, dtype.bits), (mn, bk, stages),
+                            (0, 1, 2) if blocks > 1 and blocks % 2 else (1, 0, 2))
 
 
 def _tile_coords(cfg: Sm90Config, tile: Any, tiles_m: Any, tiles_n: Any, batched: bool) -> tuple[Any, Any, Any]:
