@@ -239,7 +239,7 @@ CASES = [
     dict(M=300, N=500, K=2000, L=2, out="float32", cfg=replace(THREE_CONSUMERS, splits=3)),
     dict(M=2000, N=1000, K=1000, bias="m", cfg=replace(THREE_CONSUMERS, stream_k=1)),
     # 2x1 clusters of 192-column tiles: an N-major B halves along k (three 64-column blocks do not halve)
-    dict(M=1000, N=1088, K=1000, majors="MN", cfg=replace(THREE_CONSUMERS, cluster_m=2)),
+    dict(M=1088, N=1088, K=1000, majors="MN", cfg=replace(THREE_CONSUMERS, cluster_m=2)),
     dict(M=1344, N=1000, K=520, L=2, C=True, beta=0.5, cfg=replace(THREE_CONSUMERS, cluster_m=2)),
     dict(M=700, N=1088, K=1104, majors="KN", bias="n", act="silu", cfg=Sm90Config(128, 192, 64, 4, cluster_m=2)),
 ]
