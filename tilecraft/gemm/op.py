@@ -61,7 +61,8 @@ SM90_TABLE: dict[str, Sm90Config] = {c.name: c for c in (
     # 192 columns (16-bit operands only): whole rounds where 128 and 256 leave a round part-filled. H100, bf16,
     # three rounds in turn (twenty-first session): 256x10240x8192 1.009x cuBLAS in one round of 108 tiles against
     # 0.882x for 128x128 with stream-K, 256x6144x4096 1.039x for 64x192 against 0.952x, 1024x6144x4096 1.021x
-    # against 1.005x. No cluster: an N-major B tile is three 64-column boxes, which two CTAs cannot halve.
+    # against 1.005x. No cluster: 2x1 clusters of them (each CTA multicasting half of B's k-rows) ran within the
+    # machine's spread, 0.98-1.09x the unclustered tile.
     Sm90Config(128, 192, 64, stages=4, consumers=2),
     Sm90Config(64, 192, 64, stages=6, consumers=1),
 )}
