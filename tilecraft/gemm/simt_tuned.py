@@ -328,6 +328,20 @@ def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
     tCrC = dsl.make_rmem_tensor(dsl.float32, tc.make_layout((vals_m, vals_n), tc.LayoutLeft if c_c == 0 else tc.LayoutRight))  # (THR_M_VALS,THR_N_VALS)
     dsl.clear(tCrC)
 
+    def load_fragments(k: int, this: tuple[Tensor, Tensor], following: tuple[Tensor, Tensor]) -> None:
+        """Fragments of step k+1 into the idle register buffer: k-block k+1 of this k-tile's stages (A, B), or
+        k-block 0 of the following k-tile's after the last step."""
+        sA_k, sB_k = (this[0](_, k + 1), this[1](_, k + 1)) if k + 1 < bK else (following[0](_, 0), following[1](_, 0))
+        dsl.copy(sA_k, tCrA(_, (k + 1) % 2))
+        dsl.copy(sB_k, tCrB(_, (k + 1) % 2))
+
+    def compute(k: int) -> None:
+        """Step k's FFMAs, (THR_M_VALS,THR_N_VALS) += outer product, behind the k-step fence with ``fence`` (the
+        fragment loads before it stay ahead)."""
+        if cfg.fence:
+            dsl.compiler_barrier()
+        dsl.gemm(tCrA(_, k % 2), tCrB(_, k % 2), tCrC)
+
     #
     # Main loop: compute on stage k_tile % S while the next k-tiles travel global -> (registers ->) smem
     #
@@ -350,17 +364,13 @@ def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
                     # flight), and after the barrier everyone's copies are visible
                     dsl.cp_async_wait(S - 2)
                     dsl.syncthreads()
-                sA_k, sB_k = (tCsA_read(_, k + 1), tCsB_read(_, k + 1)) if k + 1 < bK else (tCsA_next(_, 0), tCsB_next(_, 0))
-                dsl.copy(sA_k, tCrA(_, (k + 1) % 2))                      # fragments of step k+1 ...
-                dsl.copy(sB_k, tCrB(_, (k + 1) % 2))
+                load_fragments(k, (tCsA_read, tCsB_read), (tCsA_next, tCsB_next))
                 if k == 0:
                     # k-tile + S-1 into the stage of k-tile - 1, which every thread finished reading
                     # before the previous k-tile's barrier; past the end the last k-tile is fetched
                     # again into a stage nobody reads any more (no branch in the loop)
                     load_tile_async(imin(k_tile + S - 1, k_tile_max - 1), (k_tile + S - 1) % S)
-                if cfg.fence:
-                    dsl.compiler_barrier()                                # (the fragment loads stay ahead)
-                dsl.gemm(tCrA(_, k % 2), tCrB(_, k % 2), tCrC)            # ... while step k computes
+                compute(k)
         dsl.cp_async_wait(0)                                              # nothing lands in smem after the loop
     else:
         load_tile(0)                                                      # prologue: k-tile 0 -> stage 0
@@ -383,15 +393,11 @@ def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
                     dsl.copy(tArA, tAsA(_, _, write))
                     dsl.copy(tBrB, tBsB(_, _, write))
                     dsl.syncthreads()
-                sA_k, sB_k = (tCsA_read(_, k + 1), tCsB_read(_, k + 1)) if k + 1 < bK else (tCsA_write(_, 0), tCsB_write(_, 0))
-                dsl.copy(sA_k, tCrA(_, (k + 1) % 2))                          # fragments of step k+1 ...
-                dsl.copy(sB_k, tCrB(_, (k + 1) % 2))
+                load_fragments(k, (tCsA_read, tCsB_read), (tCsA_write, tCsB_write))
                 if k == 0:
                     # the last k-tile reloads itself (a wasted load, but no branch in the loop)
                     load_tile(imin(k_tile + 1, k_tile_max - 1))
-                if cfg.fence:
-                    dsl.compiler_barrier()                                    # (the fragment loads stay ahead)
-                dsl.gemm(tCrA(_, k % 2), tCrB(_, k % 2), tCrC)            # ... while step k computes: (THR_M_VALS,THR_N_VALS) += outer product
+                compute(k)
 
     #
     # Epilogue
