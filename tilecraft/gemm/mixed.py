@@ -50,6 +50,7 @@ from tilecraft.dsl import Constexpr, blockIdx, gridDim, hopper, threadIdx
 from tilecraft.dsl.expr import make, render
 from tilecraft.dsl.memory import RegisterEngine
 from tilecraft.dsl.trace import current
+from tilecraft.gemm.limits import CTA_RESERVED_SMEM, CTA_SMEM, SM_SMEM
 from tilecraft.layout.inttuple import imin
 from tilecraft.quant.pack import PackedFormat, PackedWeight, k_block
 from tilecraft.tensor import Tensor
@@ -61,10 +62,6 @@ __all__ = ["MixedConfig", "MixedGemm", "mixed_gemm", "mixed_gemm_kernel", "pick_
 MAX_M = 32
 #: shared memory a CTA may hold for its async_copy stages: an H100's 227 KB less the split-K reduction's
 SMEM_MAX = 200 * 1024
-#: an H100's (and H200's) shared memory per SM, and what the driver reserves of it per CTA
-_SM_SMEM, _CTA_RESERVED_SMEM = 233472, 1024
-#: the most shared memory one CTA may hold on an H100 (227 KB)
-_CTA_SMEM = _SM_SMEM - _CTA_RESERVED_SMEM
 #: programmatic dependent launches (sm_90): the sixteenths of its k-range whose weights a CTA asks L2 for
 #: while the previous kernel of the stream finishes (0: none; the launch overlap alone); MixedGemm's default
 PDL_PREFETCH = 2
@@ -138,9 +135,9 @@ class MixedConfig:
                              f"int{fmt.bits} and M = {M}, more than the stages may take beside the split-K "
                              f"reduction ({SMEM_MAX}); use fewer stages or tiles")
         total = cta_smem_bytes(self, fmt, M)
-        if total > _CTA_SMEM:
+        if total > CTA_SMEM:
             raise ValueError(f"{self.name}: its shared-memory stages and the warps' reduction take {total} bytes for "
-                             f"int{fmt.bits} and M = {M}, more than a CTA may have ({_CTA_SMEM}); "
+                             f"int{fmt.bits} and M = {M}, more than a CTA may have ({CTA_SMEM}); "
                              f"use fewer stages, warps or tiles")
         if self.splits is not None and not 1 <= self.splits <= K // self.chunk:
             raise ValueError(f"{self.name}: splits must be in 1..K/chunk = {K // self.chunk}")
@@ -485,7 +482,7 @@ def _check_device(x: Any) -> None:
 def _smem_per_cta(x: Any) -> int:
     """The most shared memory a CTA may have on x's GPU (its opt-in limit; an H100's off a GPU)."""
     if not x.is_cuda:
-        return _CTA_SMEM
+        return CTA_SMEM
     from tilecraft.runtime.device import device_info
     return device_info(x.device.index).max_shared_memory_per_block_optin
 
@@ -496,7 +493,7 @@ def _sm_count(x: Any) -> int:
 
 
 def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
-                      smem: int = _CTA_SMEM) -> MixedConfig:
+                      smem: int = CTA_SMEM) -> MixedConfig:
     """The tiling for a problem (splits left to the launch, which knows the kernel's occupancy), as the
     H100 sweeps (``benchmarks/bench_mixed.py --sweep``, N = K = 8192) ranked them: 4 warps; 128-value
     chunks where K allows (64 for groups of 32, whose per-group scales and zero points then stay in
@@ -529,7 +526,7 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         cfgs = [c for c in (MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=p, async_copy=True)
                             for p in (4, 3, 2)) if fits(c)]
         if cfgs:
-            return next((c for c in cfgs if per_sm * (cta_smem_bytes(c, fmt, M) + _CTA_RESERVED_SMEM) <= _SM_SMEM),
+            return next((c for c in cfgs if per_sm * (cta_smem_bytes(c, fmt, M) + CTA_RESERVED_SMEM) <= SM_SMEM),
                         cfgs[0])
     wide = MixedConfig(warps=8, tiles=4, chunk=chunk, stages=2, async_copy=True)
     if fmt.bits == 4 and mb == 2 and N % 64 == 0 and fits(wide):

@@ -58,6 +58,7 @@ from tilecraft import _, dsl
 from tilecraft.atoms import gmma_layout_atom, make_tiled_mma, wgmma_atom
 from tilecraft.atoms.sm90_codegen import HEADER_N
 from tilecraft.dsl import Constexpr, blockIdx, gridDim, hopper, threadIdx
+from tilecraft.gemm.limits import CTA_SMEM
 from tilecraft.layout.inttuple import imax, imin
 from tilecraft.tensor import Tensor
 
@@ -143,7 +144,7 @@ class Sm90Config:
         acc = self.rows // 64 * self.blk_n // 2
         if acc > 160:
             raise ValueError(f"{self.name}: {acc} fp32 accumulators per consumer thread leave no registers")
-        if self.smem_bytes(elem_bytes) > 227 * 1024:
+        if self.smem_bytes(elem_bytes) > CTA_SMEM:
             raise ValueError(f"{self.name}: {self.smem_bytes(elem_bytes)} bytes of smem exceed the 227 KB of an SM")
         for r in (self.producer_regs, self.consumer_regs):
             if r % 8 or not 24 <= r <= 256:

@@ -77,6 +77,7 @@ from tilecraft.atoms import cp_async
 from tilecraft.dsl import Constexpr, hopper, threadIdx
 from tilecraft.dsl.expr import make, render
 from tilecraft.dsl.trace import current
+from tilecraft.gemm.limits import CTA_SMEM
 from tilecraft.gemm.sm90 import ELEMENTS, Sm90Config, _advance, _Schedule, consumer, pipeline
 from tilecraft.layout.inttuple import imin
 from tilecraft.quant.pack import PackedFormat, PackedWeight, k_block
@@ -161,7 +162,7 @@ class Sm90MixedConfig:
             raise ValueError(f"{self.name}: depth must be 1..4")
         if self.ring and (self.depth != 1 or not 2 <= self.ring <= 12):
             raise ValueError(f"{self.name}: a shared-memory ring takes 2..12 k-tiles and depth 1")
-        if t.smem_bytes(2) + self.ring_bytes(fmt) > 227 * 1024:
+        if t.smem_bytes(2) + self.ring_bytes(fmt) > CTA_SMEM:
             raise ValueError(f"{self.name}: the stages and the ring take {t.smem_bytes(2) + self.ring_bytes(fmt)} bytes "
                              "of smem, more than the 227 KB of an SM; use fewer stages or a shorter ring")
         if t.producer_regs < 64:
@@ -488,7 +489,7 @@ def with_ring(cfg: Sm90MixedConfig, fmt: PackedFormat, ring: int) -> Sm90MixedCo
     """cfg with the producer's packed words in a shared-memory ring of `ring` k-tiles (depth 1), taking
     stages off the pipeline until both fit an SM (at least 2 stages)."""
     out = replace(cfg, depth=1, ring=ring)
-    while out.tile.stages > 2 and out.tile.smem_bytes(2) + out.ring_bytes(fmt) > 227 * 1024:
+    while out.tile.stages > 2 and out.tile.smem_bytes(2) + out.ring_bytes(fmt) > CTA_SMEM:
         out = replace(out, tile=replace(out.tile, stages=out.tile.stages - 1))
     out.validate(fmt)
     return out

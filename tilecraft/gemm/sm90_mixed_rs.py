@@ -54,6 +54,7 @@ from tilecraft.atoms import make_tiled_mma, wgmma_atom
 from tilecraft.dsl import Constexpr, hopper, threadIdx
 from tilecraft.dsl.expr import render
 from tilecraft.dsl.trace import current
+from tilecraft.gemm.limits import CTA_SMEM
 from tilecraft.gemm.sm90 import (
     ELEMENTS, HEADER_N, Sm90Config, _advance, _release, _Schedule, smem_layout, stage_barriers, tma_producer,
 )
@@ -127,7 +128,7 @@ class RsConfig:
             raise ValueError(f"{self.name}: splits must be 1..16")
         if self.cluster not in (1, 2):
             raise ValueError(f"{self.name}: cluster must be 1 or 2 (CTAs sharing each x k-tile)")
-        if self.smem_bytes() > 227 * 1024:
+        if self.smem_bytes() > CTA_SMEM:
             raise ValueError(f"{self.name}: {self.smem_bytes()} bytes of smem exceed the 227 KB of an SM")
         launch = min(65536 // self.threads, 255) // 8 * 8
         if self.producer_regs + self.consumers * self.consumer_regs > (1 + self.consumers) * launch:

@@ -52,6 +52,7 @@ from tilecraft.dsl import Constexpr, blockIdx, threadIdx
 from tilecraft.dsl.expr import make
 from tilecraft.dsl.memory import PointerEngine
 from tilecraft.dsl.trace import current
+from tilecraft.gemm.limits import CTA_SMEM
 from tilecraft.layout.inttuple import imax, imin
 from tilecraft.tensor import Tensor
 
@@ -173,7 +174,7 @@ class TensorOpConfig:
                 if self.threads % thr_c or other % (self.threads // thr_c):
                     raise ValueError(f"{self.name}: a {mn}x{k} tile does not split into 16-byte "
                                      f"copies among {self.threads} threads")
-        if self.smem_bytes(elem_bytes) > 227 * 1024:
+        if self.smem_bytes(elem_bytes) > CTA_SMEM:
             raise ValueError(f"{self.name}: {self.smem_bytes(elem_bytes)} bytes of smem exceed the 227 KB of an SM")
 
 
