@@ -76,6 +76,12 @@ ELEMENTS = {
 }
 
 
+def launch_regs(threads: int) -> int:
+    """Registers per thread a warp-specialized kernel of `threads` threads launches with: the cap of
+    __launch_bounds__(threads, 1), a multiple of 8 (168 for 384 threads), which its setmaxnreg roles share."""
+    return min(65536 // threads, 255) // 8 * 8
+
+
 @dataclass(frozen=True)
 class Sm90Config:
     """One tiling of the Hopper GEMM: CTA tile (blk_m, blk_n, blk_k; blk_k is 128 bytes of the operand
@@ -106,9 +112,9 @@ class Sm90Config:
 
     @property
     def launch_regs(self) -> int:
-        """Registers per thread at launch: __launch_bounds__(threads, 1)'s cap, a multiple of 8 (168 for
-        384 threads); the setmaxnreg roles share exactly threads x launch_regs."""
-        return min(65536 // self.threads, 255) // 8 * 8
+        """Registers per thread at launch (``launch_regs(threads)``); the setmaxnreg roles share exactly
+        threads x launch_regs."""
+        return launch_regs(self.threads)
 
     @property
     def rows(self) -> int:

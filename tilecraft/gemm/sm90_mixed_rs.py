@@ -56,7 +56,8 @@ from tilecraft.dsl.expr import render
 from tilecraft.dsl.trace import current
 from tilecraft.gemm.limits import CTA_SMEM
 from tilecraft.gemm.sm90 import (
-    ELEMENTS, HEADER_N, Sm90Config, _advance, _release, _Schedule, smem_layout, stage_barriers, tma_producer,
+    ELEMENTS, HEADER_N, Sm90Config, _advance, _release, _Schedule, launch_regs, smem_layout, stage_barriers,
+    tma_producer,
 )
 from tilecraft.gemm.sm90_mixed import (
     _HEADER, Launch, _half_bits, _packed, block_words, group_slot, register_ring, slot_group,
@@ -130,7 +131,7 @@ class RsConfig:
             raise ValueError(f"{self.name}: cluster must be 1 or 2 (CTAs sharing each x k-tile)")
         if self.smem_bytes() > CTA_SMEM:
             raise ValueError(f"{self.name}: {self.smem_bytes()} bytes of smem exceed the 227 KB of an SM")
-        launch = min(65536 // self.threads, 255) // 8 * 8
+        launch = launch_regs(self.threads)
         if self.producer_regs + self.consumers * self.consumer_regs > (1 + self.consumers) * launch:
             raise ValueError(f"{self.name}: producer {self.producer_regs} + {self.consumers} x consumer "
                              f"{self.consumer_regs} registers exceed the {self.threads} x {launch} launched with")
