@@ -13,8 +13,13 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
   arrive with the stage's transaction bytes; TMA completes it) and ``empty`` (one arrival per consumer
   warpgroup once its wgmmas have read the stage). Stage and phase run on across output tiles.
 * **Main loop.** Per k-tile a consumer waits on ``full``, issues blk_k/K wgmmas (m64nNkK, K = 32 bytes
-  of the operand type: 16 for 16-bit, 8 for tf32, 32 for fp8) into its fp32 accumulators, commits them as a group and waits until only that group is in flight, so the
-  previous k-tile's stage is released while this one computes.
+  of the operand type: 16 for 16-bit, 8 for tf32, 32 for fp8) into its fp32 accumulators, commits them
+  as a group and waits until only that group is in flight, so the previous k-tile's stage is released
+  while this one computes.
+* **fp8 promotion.** fp8 wgmma adds its products with fewer mantissa bits than fp32 (relative error
+  1.3e-3 at K = 4096 against 1.3e-4 in fp32). With ``promote`` each k-tile's wgmmas start afresh and the
+  consumer adds them into a second set of fp32 registers once they are done, as cuBLASLt does unless
+  asked for fast accumulation (``_promoted_main_loop``). tc.gemm promotes unless ``fast_accum=True``.
 * **Pingpong.** With ``pingpong`` the two consumers take whole tiles in turn (CUTLASS's "pingpong" kernel):
   each holds a whole tile's accumulators, consumer 0 computes the CTA's first, third, ... tile and
   consumer 1 the others. Named barriers pass the main loop from one to the other, so one's epilogue runs
@@ -89,7 +94,10 @@ class Sm90Config:
     ``consumers`` consumer warpgroups splitting blk_m (each a multiple of 64 rows), ``raster`` m-tiles
     per group of the persistent walk, and the registers per thread of the producer / consumer roles.
     ``pingpong`` makes the two consumer warpgroups take whole tiles in turn instead of halves of each tile:
-    one's epilogue runs while the other's main loop keeps the tensor cores busy."""
+    one's epilogue runs while the other's main loop keeps the tensor cores busy.
+    ``promote`` (fp8 only) adds the tensor cores' sums into fp32 registers after every k-tile (128
+    elements): fp8 wgmma accumulates with fewer bits than fp32, which over a long K costs accuracy
+    (cuBLASLt does the same unless asked for fast accumulation). It doubles the accumulator registers."""
 
     blk_m: int = 128
     blk_n: int = 256
@@ -104,6 +112,7 @@ class Sm90Config:
     tma_store: bool = True
     stream_k: int = 0
     pingpong: bool = False
+    promote: bool = False
 
     @property
     def threads(self) -> int:
@@ -126,7 +135,8 @@ class Sm90Config:
         return (f"sm90_{self.blk_m}x{self.blk_n}x{self.blk_k}_s{self.stages}_c{self.consumers}"
                 + (f"_r{self.raster}" if self.raster != 8 else "") + (f"_cl{self.cluster_m}x1" if self.cluster_m > 1 else "")
                 + (f"_sk{self.splits}" if self.splits > 1 else "") + (f"_streamk{self.stream_k}" if self.stream_k else "")
-                + ("_pp" if self.pingpong else "") + ("" if self.tma_store else "_direct"))
+                + ("_pp" if self.pingpong else "") + ("_promote" if self.promote else "")
+                + ("" if self.tma_store else "_direct"))
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
         """Shared memory of the stages, the epilogue's D buffers (two 128-byte-wide column chunks of each
@@ -150,6 +160,12 @@ class Sm90Config:
         acc = self.rows // 64 * self.blk_n // 2
         if acc > 160:
             raise ValueError(f"{self.name}: {acc} fp32 accumulators per consumer thread leave no registers")
+        if self.promote and elem_bytes != 1:
+            raise ValueError(f"{self.name}: promote is for fp8 operands (16-bit and tf32 wgmma accumulate in fp32)")
+        if self.promote and (2 * acc + 40 > self.consumer_regs or self.consumers == 1 and acc > 64):
+            raise ValueError(f"{self.name}: promote keeps two sets of {acc} fp32 accumulators per consumer "
+                             f"thread, more than {self.consumer_regs} registers hold without spills (64 rows x 192 "
+                             "columns per consumer fit with two consumers, 64 x 128 with one)")
         if self.smem_bytes(elem_bytes) > CTA_SMEM:
             raise ValueError(f"{self.name}: {self.smem_bytes(elem_bytes)} bytes of smem exceed the 227 KB of an SM")
         for r in (self.producer_regs, self.consumer_regs):
@@ -425,6 +441,9 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
     thr_mma = make_tiled_mma(atom).get_slice(threadIdx.x % 128)
     acc_shape = thr_mma.partition_C(tc.make_identity_tensor((cfg.rows, bN))).shape
     tCrC = dsl.make_rmem_tensor(dsl.float32, tc.make_layout(acc_shape))   # (V,MMA_M,1) fp32 accumulators
+    tCrS = tCrC                                                           # the tile's sums
+    if cfg.promote:                                                       # ... in fp32 beside the wgmma's
+        tCrS = dsl.make_rmem_tensor(dsl.float32, tc.make_layout(acc_shape))
     leader = dsl.eq(threadIdx.x % 128, 0)                                 # arrives for the warpgroup
     stage = dsl.declare(0, "stage", const=False)
     phase = dsl.declare(0, "phase", const=False)
@@ -437,23 +456,28 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
             dsl.assign(phase, slot // cfg.stages % 2)
             with dsl.if_(dsl.ne(unit, sch.unit0)):                        # the CTA's first unit starts at once
                 hopper.named_barrier(3 + cw, 256)                         # the other consumer issued its unit
-        for k_tile in dsl.range(k_count):
-            full_bar.wait(stage, phase)                                   # the stage's bytes landed
-            hopper.wgmma_fence()
-            sA_k = tc.local_tile(sA(_, _, stage), (cfg.rows, bK), (part, 0))  # (ROWS,BLK_K)
-            hopper.wgmma_gemm(atom, sA_k, sB(_, _, stage), tCrC, accumulate=k_tile > 0)
-            hopper.wgmma_commit()
-            hopper.wgmma_wait(1)                                          # the previous k-tile's wgmmas are done:
-            with dsl.if_(leader & (k_tile > 0)):                          # its stage goes back to the producer(s)
-                _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), sch.CL)
-            _advance(stage, phase, cfg.stages)
+        if cfg.promote:
+            _promoted_main_loop(cfg, atom, sA, sB, tCrC, tCrS, part, k_count, full_bar, empty_bar, stage, phase,
+                                leader, sch.CL)
+        else:
+            for k_tile in dsl.range(k_count):
+                full_bar.wait(stage, phase)                               # the stage's bytes landed
+                hopper.wgmma_fence()
+                sA_k = tc.local_tile(sA(_, _, stage), (cfg.rows, bK), (part, 0))  # (ROWS,BLK_K)
+                hopper.wgmma_gemm(atom, sA_k, sB(_, _, stage), tCrC, accumulate=k_tile > 0)
+                hopper.wgmma_commit()
+                hopper.wgmma_wait(1)                                      # the previous k-tile's wgmmas are done:
+                with dsl.if_(leader & (k_tile > 0)):                      # its stage goes back to the producer(s)
+                    _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), sch.CL)
+                _advance(stage, phase, cfg.stages)
         if pp:
             with dsl.if_(unit + sch.unit_step < sch.num_units):           # the next unit is the other's
                 hopper.named_arrive(4 - cw, 256)
             dsl.assign(slot, slot + 2 * sch.k_tiles)
-        hopper.wgmma_wait(0)
-        with dsl.if_(leader):                                             # the tile's last stage
-            _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), sch.CL)
+        if not cfg.promote:                                               # (the promoted loop ends so itself)
+            hopper.wgmma_wait(0)
+            with dsl.if_(leader):                                         # the tile's last stage
+                _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), sch.CL)
 
         #
         # Epilogue: this consumer's (ROWS, BLK_N) part of the tile, from the accumulators
@@ -468,7 +492,7 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
         if cfg.splits > 1:                                                # this split's fp32 partial tile
             split = unit // sch.tile_units
             gW = tc.local_tile(tc.local_tile(W(split, l_idx, _, _), tiler, coord), (cfg.rows, bN), (part, 0))
-            _store(tCrC, thr_mma.partition_C(gW), tCcD, M, N, full)
+            _store(tCrS, thr_mma.partition_C(gW), tCcD, M, N, full)
             continue
         tCgC = None
         if ep.read_c:
@@ -476,19 +500,47 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
             tCgC = thr_mma.partition_C(gC)                                # (V,MMA_M,1)
         origin = (m_tile * bM + part * cfg.rows, n_tile * bN, l_idx)
         if not cfg.stream_k:
-            _tile_epilogue(cfg, wg_type, tCrC, tCgC, tCgD, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep, origin,
+            _tile_epilogue(cfg, wg_type, tCrS, tCgC, tCgD, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep, origin,
                            M, N, full)
             continue
         with dsl.if_(k_begin > 0):                                        # a later slice of K: hand it over
-            _publish(cfg, tCrC, W, flags, cw, leader)
+            _publish(cfg, tCrS, W, flags, cw, leader)
         with dsl.else_():
             with dsl.if_(k_begin + k_count < sch.k_tiles):                # the first slice: add the others'
-                _collect(cfg, sch, unit, tCrC, W, flags, cw, leader)
-            _tile_epilogue(cfg, wg_type, tCrC, tCgC, tCgD, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep, origin,
+                _collect(cfg, sch, unit, tCrS, W, flags, cw, leader)
+            _tile_epilogue(cfg, wg_type, tCrS, tCgC, tCgD, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep, origin,
                            M, N, full)
     if tmD is not None:
         with dsl.if_(leader):
             hopper.tma_store_wait(0, read=False)                          # every store done before the CTA exits
+
+
+@dsl.inline
+def _promoted_main_loop(cfg: Sm90Config, atom: Any, sA: Any, sB: Any, acc: Any, sums: Any, part: Any, k_count: Any,
+                        full_bar: Any, empty_bar: Any, stage: Any, phase: Any, leader: Any, cluster: int) -> None:
+    """A unit's main loop with fp8 promotion: each k-tile's wgmmas start afresh in acc (scale-d 0); the
+    warpgroup waits for them, releases the stage and adds acc into the fp32 sums. The other consumer's
+    wgmmas keep the tensor cores busy meanwhile. (Reading acc while a later k-tile's wgmmas run, after a
+    ``wgmma.wait_group 1``, makes ptxas serialize every wgmma; a second accumulator set read under the next
+    k-tile's wgmmas ran 8-12% slower on an H100, and sums every two or four k-tiles 5-18% slower.)"""
+    bK = cfg.blk_k
+    dsl.fill(sums, 0.0)
+    for _k_tile in dsl.range(k_count):
+        full_bar.wait(stage, phase)                                       # the stage's bytes landed
+        hopper.wgmma_fence()
+        sA_k = tc.local_tile(sA(_, _, stage), (cfg.rows, bK), (part, 0))  # (ROWS,BLK_K)
+        hopper.wgmma_gemm(atom, sA_k, sB(_, _, stage), acc, accumulate=False)
+        hopper.wgmma_commit()
+        hopper.wgmma_wait(0)
+        with dsl.if_(leader):                                             # the stage is read
+            _release(empty_bar, stage, cluster)
+        _accumulate(sums, acc)
+        _advance(stage, phase, cfg.stages)
+
+
+def _accumulate(sums: Any, acc: Any) -> None:
+    for i in range(tc.size(acc)):
+        sums[i] = sums(i) + acc(i)
 
 
 @dsl.inline
