@@ -534,13 +534,9 @@ def _promoted_main_loop(cfg: Sm90Config, atom: Any, sA: Any, sB: Any, acc: Any, 
         hopper.wgmma_wait(0)
         with dsl.if_(leader):                                             # the stage is read
             _release(empty_bar, stage, cluster)
-        _accumulate(sums, acc)
+        for i in range(tc.size(acc)):
+            sums[i] = sums(i) + acc(i)
         _advance(stage, phase, cfg.stages)
-
-
-def _accumulate(sums: Any, acc: Any) -> None:
-    for i in range(tc.size(acc)):
-        sums[i] = sums(i) + acc(i)
 
 
 @dsl.inline
