@@ -188,6 +188,10 @@ EMULATED = [
     (8, 32, False, torch.bfloat16, 20, 384, 16, MixedConfig(1, 1, 32, splits=3, stages=12, async_copy=True)),
     # 16 warps (512 threads), one CTA of four tiles: a chunk each
     (4, 128, False, torch.float16, 1, 2048, 64, MixedConfig(16, 4, 128, stages=2, async_copy=True)),
+    # chunks shorter than a group (each scaled by its group's scales), in registers and in shared memory
+    (4, 128, False, torch.float16, 16, 1024, 64, MixedConfig(8, 4, 64, stages=4, async_copy=True)),
+    (8, 128, True, torch.bfloat16, 3, 768, 32, MixedConfig(2, 2, 32, splits=2, stages=3)),
+    (4, 128, False, torch.bfloat16, 9, 1280, 32, MixedConfig(2, 1, 64, splits=3, stages=5, async_copy=True)),
 ]
 
 
@@ -355,7 +359,8 @@ def test_pipeline_knobs_compile_without_spills(arch: str) -> None:
     """stages 2-4, prefetch and min_ctas on the decoding tiling: no spills, and the register cap holds."""
     fmt = (4, 128, False, torch.float16)
     for cfg in (MixedConfig(4, 2, 128, stages=3), MixedConfig(4, 1, 128, stages=4, prefetch=4),
-                MixedConfig(4, 4, 128, prefetch=2), MixedConfig(4, 2, 128, min_ctas=4, prefetch=2)):
+                MixedConfig(4, 4, 128, prefetch=2), MixedConfig(4, 2, 128, min_ctas=4, prefetch=2),
+                MixedConfig(8, 4, 64, stages=5, async_copy=True)):
         r = _variant_resources(arch, fmt, 1, cfg)
         assert r.spills == 0 and r.stack_frame_bytes == 0, (arch, cfg, r)
         if cfg.min_ctas:
@@ -502,8 +507,9 @@ def test_entry_point_errors(emulated: None) -> None:
     forged = Q.PackedWeight(pw.qweight[:, :1].contiguous(), pw.scales, None, pw.shape, pw.format)
     with pytest.raises(ValueError, match="packed qweight must be a contiguous"):
         Q.gemm(x, forged)
-    with pytest.raises(ValueError, match="chunk must be a multiple of the group size 128"):
-        Q.gemm(x, pw, config=MixedConfig(chunk=64))
+    x8, pw8, _b8 = _problem(8, 64, False, torch.float16, 2, 192, 32)
+    with pytest.raises(ValueError, match="chunk must be a multiple or a divisor of the group size 64"):
+        Q.gemm(x8, pw8, config=MixedConfig(chunk=96))
     with pytest.raises(ValueError, match="N = 32 is not a multiple of 16 x tiles = 64"):
         Q.gemm(x, pw, config=MixedConfig(tiles=4))
     with pytest.raises(ValueError, match=r"stages must be in 2\.\.4"):
@@ -576,6 +582,22 @@ def test_gpu_async_copy_stages(bits: int, group: int | None, zp: bool, dtype: An
                    (rng.randint(17, 32), MixedConfig(2, 2, 128, splits=3, stages=4, async_copy=True))):
         K = 128 * rng.randint(3, 40)
         N = 32 * rng.randint(1, 48)
+        x, pw, b = _problem(bits, group, zp, dtype, M, K, N, seed=M, device="cuda", bias=rng.random() < 0.5)
+        y = Q.gemm(x, pw, b, config=cfg)
+        torch.cuda.synchronize()
+        _check(y, x, pw, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bits,group,zp,dtype", FORMATS)
+def test_gpu_short_chunks(bits: int, group: int | None, zp: bool, dtype: Any) -> None:
+    """Chunks of 64 k (shorter than groups of 128: each chunk scaled by its group's scales) in shared-memory
+    and register stages against float64."""
+    rng = random.Random(f"{bits}-{group}-{zp}-{dtype}-short")
+    for M, cfg in ((rng.randint(9, 16), MixedConfig(8, 4, 64, stages=5, async_copy=True)),
+                   (rng.randint(1, 8), MixedConfig(4, 2, 64, stages=3))):
+        K = 128 * rng.randint(2, 64)
+        N = 64 * rng.randint(1, 24)
         x, pw, b = _problem(bits, group, zp, dtype, M, K, N, seed=M, device="cuda", bias=rng.random() < 0.5)
         y = Q.gemm(x, pw, b, config=cfg)
         torch.cuda.synchronize()

@@ -78,7 +78,8 @@ _SYMMETRIC_ZERO = {("float16", 4): 0x48004800, ("float16", 8): 0x58005800,
 class MixedConfig:
     """One tiling of the mixed-input GEMM: ``warps`` per CTA (they split the CTA's k-range), ``tiles``
     16-row tiles per CTA (every warp covers all of them), ``chunk`` k values per warp iteration (a
-    multiple of the group size and of KB = 64 / 32 for int4 / int8), ``stages`` register buffers per warp
+    multiple of KB = 64 / 32 for int4 / int8, and a multiple or a divisor of the group size: a chunk
+    shorter than a group is scaled by its group's scales on its own), ``stages`` register buffers per warp
     (chunks j+1 .. j+stages-1 are in flight while chunk j is converted), ``min_ctas`` the CTAs per SM
     ptxas must make room for (it caps the registers; None: ptxas's choice), ``prefetch`` how many chunks beyond the register
     buffers each warp asks L2 to fetch from HBM ahead of its loads (no registers held), ``splits`` slices
@@ -124,8 +125,8 @@ class MixedConfig:
             raise ValueError(f"{self.name}: min_ctas must be in 1..{2048 // self.threads} for {self.threads} threads")
         if self.chunk % kb or self.chunk % 16:
             raise ValueError(f"{self.name}: chunk must be a multiple of {kb} for int{fmt.bits}")
-        if fmt.group_size is not None and self.chunk % fmt.group_size:
-            raise ValueError(f"{self.name}: chunk must be a multiple of the group size {fmt.group_size}")
+        if fmt.group_size is not None and self.chunk % fmt.group_size and fmt.group_size % self.chunk:
+            raise ValueError(f"{self.name}: chunk must be a multiple or a divisor of the group size {fmt.group_size}")
         if K % self.chunk:
             raise ValueError(f"{self.name}: K = {K} is not a multiple of chunk = {self.chunk}")
         if N % (16 * self.tiles):
@@ -194,14 +195,21 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     M, K = x.shape
     BN = 16 * NT                                                          # rows of W^T (columns of y) per CTA
     grouped = fmt.group_size is not None
-    G = fmt.group_size if grouped else CK                                 # k per scaled accumulation
-    GPC = CK // G                                                         # groups per chunk
+    G = fmt.group_size if grouped else CK                                 # k per group of scales
+    GPC = max(1, CK // G)                                                 # groups a chunk touches
+    KS = min(G, CK)                                                       # k per scaled accumulation
+    CPG = max(1, G // CK)                                                 # chunks per group (chunk < group)
     K16 = CK // 16                                                        # mma k-blocks per chunk
     split_k = ws is not None
     N = y.shape[1]
     # the packed tensors are contiguous (the host checks): their layouts, with the static inner modes
     mW = Tensor(qw.engine, tc.make_layout((N // 16, K // KB, 32, 4), ((K // KB) * 128, 128, 4, 1)))
     groups = K // G if grouped else 1
+
+    def group(c: Any, gi: int) -> Any:
+        """The group of scales of chunk c's gi-th scaled accumulation."""
+        return c * GPC + gi if CPG == 1 else c // CPG
+
     mS = Tensor(scales.engine, tc.make_layout((N // 16, groups, 8, 2), (groups * 16, 16, 2, 1)))
     mZ = Tensor(zeros.engine, mS.layout) if zeros is not None else None
 
@@ -238,7 +246,10 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                     hopper.prefetch_l2_bulk(mW(rb * NT + t, c_begin * (CK // KB), _, _), n_pf * (CK // KB) * 512)
                     for mT in (mS, mZ) if grouped else ():
                         if mT is not None:
-                            hopper.prefetch_l2_bulk(mT(rb * NT + t, c_begin * GPC, _, _), n_pf * GPC * 32)
+                            # the groups of n_pf chunks (a group may span several chunks)
+                            hopper.prefetch_l2_bulk(mT(rb * NT + t, group(c_begin, 0), _, _),
+                                                    n_pf * GPC * 32 if CPG == 1 else
+                                                    ((c_begin + n_pf - 1) // CPG + 1 - c_begin // CPG) * 32)
         hopper.griddep_wait()
         # only now may the next kernel launch: its CTAs take the SM slots this kernel's CTAs leave and
         # prefetch while its tail runs; triggered before the wait, a chain of kernels would all launch
@@ -315,7 +326,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                 for mT, buf, sT in ((mS, sbuf, sS if AC else None), (mZ, zbuf, sZ if AC else None)):
                     if buf is None:
                         continue
-                    src = mT(rb * NT + t, c * GPC + gi, g, _)
+                    src = mT(rb * NT + t, group(c, gi), g, _)
                     if AC:
                         dsl.copy(cps, src, sT(_, lane, gi, t, warp, b))
                     else:
@@ -352,11 +363,12 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
         if not x_ahead:
             load_x(xb, c, stage)
         for gi in range(GPC):
+            ks = range(gi * (KS // 16), (gi + 1) * (KS // 16))
             for t in range(NT):
                 dst = tmp if grouped else acc[t]
                 if grouped:
                     dsl.clear(tmp)
-                for j in range(gi * (G // 16), (gi + 1) * (G // 16)):
+                for j in ks:
                     kb, jj = divmod(j, KB // 16)
                     if fmt.bits == 4:
                         _call(f"dequant_u4_{'f16' if fmt.dtype == 'float16' else 'bf16'}", _word(wbuf[b], jj, kb, t),
@@ -717,7 +729,7 @@ def stage_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int
     x_rows(M) rows of x (padded by 16 bytes)."""
     if not cfg.async_copy:
         return 0
-    groups = cfg.chunk // fmt.group_size if fmt.group_size is not None else 0
+    groups = max(1, cfg.chunk // fmt.group_size) if fmt.group_size is not None else 0
     per_lane = 16 * (cfg.chunk // k_block(fmt.bits)) * cfg.tiles + 4 * groups * cfg.tiles * (1 + fmt.zero_point)
     return (32 * per_lane + 2 * x_rows(M) * (cfg.chunk + _X_PAD)) * cfg.warps * cfg.stages
 
