@@ -594,7 +594,7 @@ def test_gpu_short_chunks(bits: int, group: int | None, zp: bool, dtype: Any) ->
     """Chunks of 64 k (shorter than groups of 128: each chunk scaled by its group's scales) in shared-memory
     and register stages against float64."""
     rng = random.Random(f"{bits}-{group}-{zp}-{dtype}-short")
-    for M, cfg in ((rng.randint(9, 16), MixedConfig(8, 4, 64, stages=5, async_copy=True)),
+    for M, cfg in ((rng.randint(9, 16), MixedConfig(4, 4, 64, stages=4, async_copy=True)),     # valid for all formats
                    (rng.randint(1, 8), MixedConfig(4, 2, 64, stages=3))):
         K = 128 * rng.randint(2, 64)
         N = 64 * rng.randint(1, 24)
