@@ -356,7 +356,8 @@ def _variant_resources(arch: str, fmt: tuple, M: int, cfg: MixedConfig) -> Any:
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_pipeline_knobs_compile_without_spills(arch: str) -> None:
-    """stages 2-4, prefetch and min_ctas on the decoding tiling: no spills, and the register cap holds."""
+    """stages 2-4, prefetch and min_ctas on the decoding tiling, and 64-value chunks (half a group) in five
+    shared-memory stages: no spills, and the register cap holds."""
     fmt = (4, 128, False, torch.float16)
     for cfg in (MixedConfig(4, 2, 128, stages=3), MixedConfig(4, 1, 128, stages=4, prefetch=4),
                 MixedConfig(4, 4, 128, prefetch=2), MixedConfig(4, 2, 128, min_ctas=4, prefetch=2),
