@@ -192,6 +192,9 @@ EMULATED = [
     (4, 128, False, torch.float16, 16, 1024, 64, MixedConfig(8, 4, 64, stages=4, async_copy=True)),
     (8, 128, True, torch.bfloat16, 3, 768, 32, MixedConfig(2, 2, 32, splits=2, stages=3)),
     (4, 128, False, torch.bfloat16, 9, 1280, 32, MixedConfig(2, 1, 64, splits=3, stages=5, async_copy=True)),
+    # chunks dealt to the warps round-robin (interleave), with uneven counts, in registers and shared memory
+    (4, 64, True, torch.float16, 3, 1088, 32, MixedConfig(4, 2, 64, splits=2, stages=3, interleave=True)),
+    (8, 128, False, torch.bfloat16, 11, 1280, 64, MixedConfig(4, 2, 128, stages=4, async_copy=True, interleave=True)),
 ]
 
 
@@ -223,12 +226,13 @@ def test_default_shared_memory_stages_keep_one_wave() -> None:
 
 
 def test_int4_at_m_9_to_16_takes_four_tiles_in_eight_warps() -> None:
-    """int4 at M = 9..16 (where N allows four 16-row tiles): 8 warps, two shared-memory stages, a valid
-    tiling for every group size; M = 8 keeps its 4 warps, and N = 16 x odd falls back to register buffers."""
+    """int4 at M = 9..16 (where N allows four 16-row tiles): 8 warps, two shared-memory stages, the chunks
+    dealt round-robin, a valid tiling for every group size; M = 8 keeps its 4 warps, and N = 16 x odd falls
+    back to register buffers."""
     for group, M in itertools.product((None, 32, 64, 128), (9, 16)):
         fmt = Q.PackedFormat(4, group, True, "float16")
         cfg = pick_mixed_config(fmt, M, 4096, 8192)
-        assert (cfg.warps, cfg.tiles, cfg.stages, cfg.async_copy) == (8, 4, 2, True), (group, M, cfg)
+        assert (cfg.warps, cfg.tiles, cfg.stages, cfg.async_copy, cfg.interleave) == (8, 4, 2, True, True), (group, M, cfg)
         cfg.validate(fmt, 4096, 8192, M)
     fmt = Q.PackedFormat(4, 128, False, "bfloat16")
     assert pick_mixed_config(fmt, 8, 8192, 8192).warps == 4

@@ -30,8 +30,11 @@ At M <= 16 the time is the time to stream W from HBM once; everything here serve
   k = 4q + 2 (s >= 8) + s % 2, so lane (g, q)'s B operand is x[g, 4q .. 4q+3], one 8-byte load.
 * **Split-K.** N = 8192 gives only N / (16 tiles) row blocks, too few CTAs for 132 SMs; grid.y = S
   slices of K fill the machine: the fewest S that keep every CTA in one wave and give the busiest warp
-  the fewest chunks (``_pick_splits``). Within a CTA, its warps take the slice's chunks round-robin and
-  meet in shared memory at the end. With S > 1, each CTA adds its partial (already scaled) to an fp32
+  the fewest chunks (``_pick_splits``). Within a CTA, each warp takes a contiguous run of the slice's
+  chunks, or (``MixedConfig.interleave``) they are dealt round-robin; N = K = 8192 on an H100, PDL
+  stream, runs against round-robin: W4A16 g128 13.05 against 13.30 us at M = 1, W8A16 per-channel 25.5
+  against 26.3 at M = 16, even at M = 8, and 15.9 against 15.8 for int4 at M = 9..16 (whose pick deals
+  them round-robin). The warps meet in shared memory at the end. With S > 1, each CTA adds its partial (already scaled) to an fp32
   workspace with ``red.add`` and counts itself in (one gpu-scope acq_rel atomic per CTA after a barrier,
   not a fence per thread); the last CTA of a row block writes y (+ bias) and zeroes the workspace and
   counter for the next launch: one kernel, no memset. The order of the fp32 additions varies from run to
@@ -85,7 +88,8 @@ class MixedConfig:
     buffers each warp asks L2 to fetch from HBM ahead of its loads (no registers held), ``splits`` slices
     of K (grid.y; None: chosen per problem). ``async_copy``: the ``stages`` buffers are per-lane slots in
     shared memory filled by ``cp.async`` (up to 12; no registers held while the bytes travel), read into
-    one register buffer just before the chunk is converted."""
+    one register buffer just before the chunk is converted. ``interleave``: the warps of a CTA take its
+    chunks round-robin (warp w: w, w + warps, ...) instead of a contiguous run each."""
 
     warps: int = 4
     tiles: int = 4
@@ -95,6 +99,7 @@ class MixedConfig:
     min_ctas: int | None = None
     prefetch: int = 0
     async_copy: bool = False
+    interleave: bool = False
 
     @property
     def threads(self) -> int:
@@ -107,6 +112,7 @@ class MixedConfig:
         s += f"_o{self.min_ctas}" if self.min_ctas else ""
         s += f"_f{self.prefetch}" if self.prefetch else ""
         s += "_a" if self.async_copy else ""
+        s += "_i" if self.interleave else ""
         return s + (f"_s{self.splits}" if self.splits else "")
 
     def validate(self, fmt: PackedFormat, K: int, N: int, M: int = MAX_M) -> None:
@@ -221,7 +227,20 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     T = K // CK                                                           # chunks along K
     c_begin = blockIdx.y * T // gridDim.y                                 # this split's chunks
     c_end = (blockIdx.y + 1) * T // gridDim.y
-    n_w = (c_end - c_begin - warp + W - 1) // W                           # chunks of this warp: c_begin + warp + W j
+    if cfg.interleave:
+        n_w = (c_end - c_begin - warp + W - 1) // W                       # chunks of this warp: c_begin + warp + W j
+
+        def chunk(j: Any) -> Any:
+            """The warp's j-th chunk (absolute)."""
+            return c_begin + warp + W * j
+    else:
+        # this warp's run: n_w chunks from w_begin (the first (c_end - c_begin) % W warps' one longer)
+        n_w = (c_end - c_begin - warp + W - 1) // W
+        w_begin = c_begin + warp * ((c_end - c_begin) // W) + imin(warp, (c_end - c_begin) % W)
+
+        def chunk(j: Any) -> Any:
+            """The warp's j-th chunk (absolute)."""
+            return w_begin + j
 
     def record(*fields: int) -> None:
         """Thread 0 writes the global timer (the SM too, for field 1) to timeline[this CTA, fields]."""
@@ -238,7 +257,10 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
         # a programmatic dependent launch: this CTA may be running while the stream's previous kernel still
         # does. Nothing that kernel may read or write (x, y, bias, the split-K workspace) is touched before
         # griddep_wait; only L2 is asked for the first prefetch_pdl / 16 of the CTA's chunks of weights (and
-        # their scales, zero points), so the weight stream starts during the previous kernel's tail
+        # their scales, zero points), so the weight stream starts during the previous kernel's tail. With
+        # each warp on a run of its own, these are the first warp's: W4A16 g128 at M = 1, N = K = 8192 on an
+        # H100 ran 13.05 us so (13.30 round-robin); with the first 2/16 of every warp's run instead, 13.58
+        # (13.25 round-robin, another machine)
         if prefetch_pdl:
             n_pf = (c_end - c_begin) * prefetch_pdl // 16
             with dsl.if_(dsl.eq(threadIdx.x, 0) & (n_pf > 0)):
@@ -404,9 +426,9 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     for s in range(P - 1 + D):
         with dsl.if_(s < n_w):
             if s < P - 1:
-                load(s, c_begin + warp + W * s)
+                load(s, chunk(s))
             else:
-                prefetch(c_begin + warp + W * s)
+                prefetch(chunk(s))
         if AC and s < P - 1:
             dsl.cp_async_commit()
     for it in dsl.range((n_w + P - 1) // P):
@@ -414,19 +436,19 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
             j = P * it + s                                                # this step's chunk (of the warp's)
             if D:
                 with dsl.if_(j + P - 1 + D < n_w):
-                    prefetch(c_begin + warp + W * (j + P - 1 + D))
+                    prefetch(chunk(j + P - 1 + D))
             if AC:
                 with dsl.if_(j < n_w) if s else _nullcontext():
                     dsl.cp_async_wait(P - 2)
                     dsl.syncwarp()
             with dsl.if_(j + P - 1 < n_w):
-                load((s + P - 1) % P, c_begin + warp + W * (j + P - 1))
+                load((s + P - 1) % P, chunk(j + P - 1))
             if AC:
                 dsl.cp_async_commit()
             with dsl.if_(j < n_w) if s else _nullcontext():               # s = 0: it < ceil(n_w / P), j < n_w
                 if AC:
                     stage_in(s)
-                compute(0 if AC else s, c_begin + warp + W * j, s if AC else None)
+                compute(0 if AC else s, chunk(j), s if AC else None)
 
     if not grouped:
         # per-channel: one scale per row, applied once to the whole sum
@@ -540,12 +562,13 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         if cfgs:
             return next((c for c in cfgs if per_sm * (cta_smem_bytes(c, fmt, M) + CTA_RESERVED_SMEM) <= SM_SMEM),
                         cfgs[0])
-    wide = MixedConfig(warps=8, tiles=4, chunk=chunk, stages=2, async_copy=True)
+    wide = MixedConfig(warps=8, tiles=4, chunk=chunk, stages=2, async_copy=True, interleave=True)
     if fmt.bits == 4 and mb == 2 and N % 64 == 0 and fits(wide):
         # int4 at M = 9..16: 8 warps over four tiles in two shared-memory stages (one CTA per SM). Each CTA
         # reads its k-range of x once, so four tiles halve the rows of x read from L2 per weight byte
         # (at two tiles they were twice the weight bytes): 15.8 us against 18.1 for three register
-        # buffers of two tiles (H100, N = K = 8192, g128, PDL stream; fourteenth session)
+        # buffers of two tiles (H100, N = K = 8192, g128, PDL stream; fourteenth session). The chunks are
+        # dealt round-robin: 15.75-15.81 us against 15.91-15.98 with a run per warp (twenty-fifth session)
         return wide
     if mb > 2 and N % 32 == 0:
         # M = 17..32: two tiles in two shared-memory stages, 8 warps for int4 and 4 for int8 (whose stages
@@ -751,7 +774,7 @@ def pdl_ctas_per_sm(ctas: int, sms: int) -> int:
 def _pick_splits(blocks: int, chunks: int, warps: int, slots: int) -> int:
     """The split-K count for `blocks` row blocks of `chunks` chunks each when `slots` CTAs fit the GPU at
     once: all CTAs in one wave, and, among those, the fewest splits that give the busiest warp (which
-    ends the kernel: a split's chunks are dealt to its warps round-robin) the fewest chunks,
+    ends the kernel: a split's chunks are shared out evenly among its warps) the fewest chunks,
     ceil(chunks / (splits * warps)). More splits than that only add partial sums to reduce."""
     most = max(1, min(slots // blocks, chunks // warps, 64))
     return min(range(1, most + 1), key=lambda s: (-(-chunks // (s * warps)), s))
