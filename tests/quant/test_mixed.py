@@ -192,9 +192,10 @@ EMULATED = [
     (4, 128, False, torch.float16, 16, 1024, 64, MixedConfig(8, 4, 64, stages=4, async_copy=True)),
     (8, 128, True, torch.bfloat16, 3, 768, 32, MixedConfig(2, 2, 32, splits=2, stages=3)),
     (4, 128, False, torch.bfloat16, 9, 1280, 32, MixedConfig(2, 1, 64, splits=3, stages=5, async_copy=True)),
-    # chunks dealt to the warps round-robin (interleave), with uneven counts, in registers and shared memory
-    (4, 64, True, torch.float16, 3, 1088, 32, MixedConfig(4, 2, 64, splits=2, stages=3, interleave=True)),
-    (8, 128, False, torch.bfloat16, 11, 1280, 64, MixedConfig(4, 2, 128, stages=4, async_copy=True, interleave=True)),
+    # each warp a run of chunks, of uneven lengths, in registers and shared memory (and L2 prefetch)
+    (4, 64, True, torch.float16, 3, 1088, 32, MixedConfig(4, 2, 64, splits=2, stages=3, prefetch=2, runs=True)),
+    (8, 128, False, torch.bfloat16, 11, 1280, 64, MixedConfig(4, 2, 128, stages=4, async_copy=True, runs=True)),
+    (8, None, True, torch.float16, 16, 2304, 32, None),                  # int8's pick at M = 9..16 takes runs
 ]
 
 
@@ -228,16 +229,18 @@ def test_default_shared_memory_stages_keep_one_wave() -> None:
 def test_int4_at_m_9_to_16_takes_four_tiles_in_eight_warps() -> None:
     """int4 at M = 9..16 (where N allows four 16-row tiles): 8 warps, two shared-memory stages, the chunks
     dealt round-robin, a valid tiling for every group size; M = 8 keeps its 4 warps, and N = 16 x odd falls
-    back to register buffers."""
+    back to register buffers. int8 at M = 9..16 gives each warp a run of chunks, and at M = 8 not."""
     for group, M in itertools.product((None, 32, 64, 128), (9, 16)):
         fmt = Q.PackedFormat(4, group, True, "float16")
         cfg = pick_mixed_config(fmt, M, 4096, 8192)
-        assert (cfg.warps, cfg.tiles, cfg.stages, cfg.async_copy, cfg.interleave) == (8, 4, 2, True, True), (group, M, cfg)
+        assert (cfg.warps, cfg.tiles, cfg.stages, cfg.async_copy, cfg.runs) == (8, 4, 2, True, False), (group, M, cfg)
         cfg.validate(fmt, 4096, 8192, M)
     fmt = Q.PackedFormat(4, 128, False, "bfloat16")
     assert pick_mixed_config(fmt, 8, 8192, 8192).warps == 4
     odd = pick_mixed_config(fmt, 16, 8192, 16 * 513)
     assert not odd.async_copy and 16 * 513 % (16 * odd.tiles) == 0
+    w8 = Q.PackedFormat(8, None, False, "bfloat16")
+    assert [pick_mixed_config(w8, M, 8192, 8192).runs for M in (1, 8, 9, 16)] == [False, False, True, True]
 
 
 def test_m_17_to_32_takes_two_tiles_in_shared_memory_stages_where_they_fit() -> None:

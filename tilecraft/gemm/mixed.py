@@ -30,11 +30,11 @@ At M <= 16 the time is the time to stream W from HBM once; everything here serve
   k = 4q + 2 (s >= 8) + s % 2, so lane (g, q)'s B operand is x[g, 4q .. 4q+3], one 8-byte load.
 * **Split-K.** N = 8192 gives only N / (16 tiles) row blocks, too few CTAs for 132 SMs; grid.y = S
   slices of K fill the machine: the fewest S that keep every CTA in one wave and give the busiest warp
-  the fewest chunks (``_pick_splits``). Within a CTA, each warp takes a contiguous run of the slice's
-  chunks, or (``MixedConfig.interleave``) they are dealt round-robin; N = K = 8192 on an H100, PDL
-  stream, runs against round-robin: W4A16 g128 13.05 against 13.30 us at M = 1, W8A16 per-channel 25.5
-  against 26.3 at M = 16, even at M = 8, and 15.9 against 15.8 for int4 at M = 9..16 (whose pick deals
-  them round-robin). The warps meet in shared memory at the end. With S > 1, each CTA adds its partial (already scaled) to an fp32
+  the fewest chunks (``_pick_splits``). Within a CTA, the warps take the slice's chunks round-robin, or
+  (``MixedConfig.runs``) each a contiguous run of them; N = K = 8192, PDL stream, runs against round-robin:
+  W8A16 per-channel at M = 16 25.5 against 26.3 us on an H100 (even on an H200), so its pick takes runs;
+  W4A16 g128 at M = 8 12.6 against 11.7 on an H200 (even on an H100), at M = 1 13.05 against 13.30 on an
+  H100 but 11.8 against 11.7 on an H200. The warps meet in shared memory at the end. With S > 1, each CTA adds its partial (already scaled) to an fp32
   workspace with ``red.add`` and counts itself in (one gpu-scope acq_rel atomic per CTA after a barrier,
   not a fence per thread); the last CTA of a row block writes y (+ bias) and zeroes the workspace and
   counter for the next launch: one kernel, no memset. The order of the fp32 additions varies from run to
@@ -88,8 +88,8 @@ class MixedConfig:
     buffers each warp asks L2 to fetch from HBM ahead of its loads (no registers held), ``splits`` slices
     of K (grid.y; None: chosen per problem). ``async_copy``: the ``stages`` buffers are per-lane slots in
     shared memory filled by ``cp.async`` (up to 12; no registers held while the bytes travel), read into
-    one register buffer just before the chunk is converted. ``interleave``: the warps of a CTA take its
-    chunks round-robin (warp w: w, w + warps, ...) instead of a contiguous run each."""
+    one register buffer just before the chunk is converted. ``runs``: each warp of a CTA takes a contiguous
+    run of its chunks instead of every ``warps``-th one (warp w: w, w + warps, ...)."""
 
     warps: int = 4
     tiles: int = 4
@@ -99,7 +99,7 @@ class MixedConfig:
     min_ctas: int | None = None
     prefetch: int = 0
     async_copy: bool = False
-    interleave: bool = False
+    runs: bool = False
 
     @property
     def threads(self) -> int:
@@ -112,7 +112,7 @@ class MixedConfig:
         s += f"_o{self.min_ctas}" if self.min_ctas else ""
         s += f"_f{self.prefetch}" if self.prefetch else ""
         s += "_a" if self.async_copy else ""
-        s += "_i" if self.interleave else ""
+        s += "_r" if self.runs else ""
         return s + (f"_s{self.splits}" if self.splits else "")
 
     def validate(self, fmt: PackedFormat, K: int, N: int, M: int = MAX_M) -> None:
@@ -227,13 +227,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     T = K // CK                                                           # chunks along K
     c_begin = blockIdx.y * T // gridDim.y                                 # this split's chunks
     c_end = (blockIdx.y + 1) * T // gridDim.y
-    if cfg.interleave:
-        n_w = (c_end - c_begin - warp + W - 1) // W                       # chunks of this warp: c_begin + warp + W j
-
-        def chunk(j: Any) -> Any:
-            """The warp's j-th chunk (absolute)."""
-            return c_begin + warp + W * j
-    else:
+    if cfg.runs:
         # this warp's run: n_w chunks from w_begin (the first (c_end - c_begin) % W warps' one longer)
         n_w = (c_end - c_begin - warp + W - 1) // W
         w_begin = c_begin + warp * ((c_end - c_begin) // W) + imin(warp, (c_end - c_begin) % W)
@@ -241,6 +235,12 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
         def chunk(j: Any) -> Any:
             """The warp's j-th chunk (absolute)."""
             return w_begin + j
+    else:
+        n_w = (c_end - c_begin - warp + W - 1) // W                       # chunks of this warp: c_begin + warp + W j
+
+        def chunk(j: Any) -> Any:
+            """The warp's j-th chunk (absolute)."""
+            return c_begin + warp + W * j
 
     def record(*fields: int) -> None:
         """Thread 0 writes the global timer (the SM too, for field 1) to timeline[this CTA, fields]."""
@@ -258,9 +258,9 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
         # does. Nothing that kernel may read or write (x, y, bias, the split-K workspace) is touched before
         # griddep_wait; only L2 is asked for the first prefetch_pdl / 16 of the CTA's chunks of weights (and
         # their scales, zero points), so the weight stream starts during the previous kernel's tail. With
-        # each warp on a run of its own, these are the first warp's: W4A16 g128 at M = 1, N = K = 8192 on an
-        # H100 ran 13.05 us so (13.30 round-robin); with the first 2/16 of every warp's run instead, 13.58
-        # (13.25 round-robin, another machine)
+        # runs, these are the first warp's: W4A16 g128 at M = 1, N = K = 8192 on an H100 ran 13.05 us so
+        # (13.30 round-robin); with the first 2/16 of every warp's run instead, 13.58 (13.25 round-robin,
+        # another machine)
         if prefetch_pdl:
             n_pf = (c_end - c_begin) * prefetch_pdl // 16
             with dsl.if_(dsl.eq(threadIdx.x, 0) & (n_pf > 0)):
@@ -557,18 +557,19 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         # the most stages, up to four, that let the row blocks run in one wave on `sms` SMs (four where no
         # count does): at M = 9..16 the chunk's 16 rows of x make an int8 stage 34 KB
         per_sm = -(-(N // (16 * tiles)) // sms)
-        cfgs = [c for c in (MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=p, async_copy=True)
+        # int8 at M = 9..16: each warp a run of chunks (see the module docstring)
+        cfgs = [c for c in (MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=p, async_copy=True, runs=mb == 2)
                             for p in (4, 3, 2)) if fits(c)]
         if cfgs:
             return next((c for c in cfgs if per_sm * (cta_smem_bytes(c, fmt, M) + CTA_RESERVED_SMEM) <= SM_SMEM),
                         cfgs[0])
-    wide = MixedConfig(warps=8, tiles=4, chunk=chunk, stages=2, async_copy=True, interleave=True)
+    wide = MixedConfig(warps=8, tiles=4, chunk=chunk, stages=2, async_copy=True)
     if fmt.bits == 4 and mb == 2 and N % 64 == 0 and fits(wide):
         # int4 at M = 9..16: 8 warps over four tiles in two shared-memory stages (one CTA per SM). Each CTA
         # reads its k-range of x once, so four tiles halve the rows of x read from L2 per weight byte
         # (at two tiles they were twice the weight bytes): 15.8 us against 18.1 for three register
-        # buffers of two tiles (H100, N = K = 8192, g128, PDL stream; fourteenth session). The chunks are
-        # dealt round-robin: 15.75-15.81 us against 15.91-15.98 with a run per warp (twenty-fifth session)
+        # buffers of two tiles (H100, N = K = 8192, g128, PDL stream; fourteenth session). Runs: 15.9-16.0
+        # against 15.8 on an H100, 15.0 against 14.7 on an H200 (twenty-fifth session)
         return wide
     if mb > 2 and N % 32 == 0:
         # M = 17..32: two tiles in two shared-memory stages, 8 warps for int4 and 4 for int8 (whose stages
