@@ -233,7 +233,8 @@ def test_int4_at_m_9_to_16_takes_four_tiles_in_eight_warps() -> None:
     for group, M in itertools.product((None, 32, 64, 128), (9, 16)):
         fmt = Q.PackedFormat(4, group, True, "float16")
         cfg = pick_mixed_config(fmt, M, 4096, 8192)
-        assert (cfg.warps, cfg.tiles, cfg.stages, cfg.async_copy, cfg.runs) == (8, 4, 2, True, False), (group, M, cfg)
+        got = (cfg.warps, cfg.tiles, cfg.stages, cfg.async_copy, cfg.runs)
+        assert got == (8, 4, 2, True, False), (group, M, cfg)
         cfg.validate(fmt, 4096, 8192, M)
     fmt = Q.PackedFormat(4, 128, False, "bfloat16")
     assert pick_mixed_config(fmt, 8, 8192, 8192).warps == 4

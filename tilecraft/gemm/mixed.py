@@ -34,11 +34,11 @@ At M <= 16 the time is the time to stream W from HBM once; everything here serve
   (``MixedConfig.runs``) each a contiguous run of them; N = K = 8192, PDL stream, runs against round-robin:
   W8A16 per-channel at M = 16 25.5 against 26.3 us on an H100 (even on an H200), so its pick takes runs;
   W4A16 g128 at M = 8 12.6 against 11.7 on an H200 (even on an H100), at M = 1 13.05 against 13.30 on an
-  H100 but 11.8 against 11.7 on an H200. The warps meet in shared memory at the end. With S > 1, each CTA adds its partial (already scaled) to an fp32
-  workspace with ``red.add`` and counts itself in (one gpu-scope acq_rel atomic per CTA after a barrier,
-  not a fence per thread); the last CTA of a row block writes y (+ bias) and zeroes the workspace and
-  counter for the next launch: one kernel, no memset. The order of the fp32 additions varies from run to
-  run (results differ in the last bits).
+  H100 but 11.8 against 11.7 on an H200. The warps meet in shared memory at the end. With S > 1, each CTA
+  adds its partial (already scaled) to an fp32 workspace with ``red.add`` and counts itself in (one
+  gpu-scope acq_rel atomic per CTA after a barrier, not a fence per thread); the last CTA of a row block
+  writes y (+ bias) and zeroes the workspace and counter for the next launch: one kernel, no memset. The
+  order of the fp32 additions varies from run to run (results differ in the last bits).
 """
 from __future__ import annotations
 
@@ -227,20 +227,14 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     T = K // CK                                                           # chunks along K
     c_begin = blockIdx.y * T // gridDim.y                                 # this split's chunks
     c_end = (blockIdx.y + 1) * T // gridDim.y
+    n_w = (c_end - c_begin - warp + W - 1) // W                           # chunks of this warp
     if cfg.runs:
-        # this warp's run: n_w chunks from w_begin (the first (c_end - c_begin) % W warps' one longer)
-        n_w = (c_end - c_begin - warp + W - 1) // W
+        # from w_begin on (the first (c_end - c_begin) % W warps' runs one chunk longer)
         w_begin = c_begin + warp * ((c_end - c_begin) // W) + imin(warp, (c_end - c_begin) % W)
 
-        def chunk(j: Any) -> Any:
-            """The warp's j-th chunk (absolute)."""
-            return w_begin + j
-    else:
-        n_w = (c_end - c_begin - warp + W - 1) // W                       # chunks of this warp: c_begin + warp + W j
-
-        def chunk(j: Any) -> Any:
-            """The warp's j-th chunk (absolute)."""
-            return c_begin + warp + W * j
+    def chunk(j: Any) -> Any:
+        """The warp's j-th chunk (absolute): of its run, or round-robin c_begin + warp + W j."""
+        return w_begin + j if cfg.runs else c_begin + warp + W * j
 
     def record(*fields: int) -> None:
         """Thread 0 writes the global timer (the SM too, for field 1) to timeline[this CTA, fields]."""
@@ -541,6 +535,7 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     int4 at M = 9..16: 8 warps, four tiles, two shared-memory stages (where N allows four tiles); M = 17..32:
     two tiles in two shared-memory stages (8 warps for int4, 4 for int8). Otherwise register buffers: two
     tiles up to M = 16 (int4, three buffers), one past that (the accumulators take the registers).
+    Every pick deals the chunks to the warps round-robin but int8's at M = 9..16, whose warps take runs.
     Shared-memory tilings are taken only where their stages and reduction fit `smem`, the most a CTA may have
     on the GPU (default an H100's 227 KB; an A100 has 163 KB, sm_86 / sm_89 99 KB)."""
     mb = -(-min(M, MAX_M) // 8)
