@@ -148,6 +148,19 @@ def test_axpby_does_not_read_y_when_beta_is_zero():
 
 
 @dsl.kernel
+def accumulate(c):
+    r = dsl.make_rmem_tensor(dsl.float32, 2)
+    dsl.clear(r)
+    dsl.axpby(1.0, r, 1, tc.local_tile(c, (2,), (threadIdx.x,)))          # (2) c += r
+
+
+def test_axpby_with_unit_scales_only_adds():
+    src = re.sub(r"//[^\n]*", "", accumulate.source(torch.zeros(8)))
+    assert "c[int(threadIdx.x) * 2 + 1] = r[1] + c[int(threadIdx.x) * 2 + 1];" in src
+    assert "1.0f *" not in src and "1 *" not in src
+
+
+@dsl.kernel
 def guarded_vector_copy(x, y, n):
     from tilecraft.atoms import universal_copy
     tx = tc.local_tile(x, (8,), (threadIdx.x,))                           # (8)

@@ -488,18 +488,25 @@ def _index_of(C: Tensor, m: int, n: int) -> int:
 def axpby(alpha: Any, x: Tensor, beta: Any, y: Tensor, pred: Any = None) -> None:
     """y = alpha * x + beta * y element-wise (where pred holds, if given).
 
-    As in BLAS, y is not read when beta is 0 (it may hold NaN): a runtime beta branches once.
+    As in BLAS, y is not read when beta is 0 (it may hold NaN): a runtime beta branches once. A static
+    alpha or beta of 1 multiplies nothing (``axpby(1, x, 1, y)``: y += x).
     """
     n = _size(x, "axpby")
     if _size(y, "axpby") != n:
         raise TraceError(f"axpby: x has {n} elements, y {_size(y, 'axpby')}")
     t = current()
 
+    def unit(c: Any) -> bool:
+        return isinstance(c, (int, float)) and c == 1                    # a static 1 multiplies nothing
+
     def body(read_y: bool) -> None:
         for i in range(n):
             ax = _element(x, i)
-            ax = ax if (isinstance(alpha, (int, float)) and alpha == 1) else alpha * ax
-            val = ax + beta * _element(y, i) if read_y else ax
+            ax = ax if unit(alpha) else alpha * ax
+            val = ax
+            if read_y:
+                by = _element(y, i)
+                val = ax + (by if unit(beta) else beta * by)
             p = True if pred is None else pred(i)
             if isinstance(p, bool):
                 if p:

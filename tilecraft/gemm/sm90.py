@@ -534,8 +534,7 @@ def _promoted_main_loop(cfg: Sm90Config, atom: Any, sA: Any, sB: Any, acc: Any, 
         hopper.wgmma_wait(0)
         with dsl.if_(leader):                                             # the stage is read
             _release(empty_bar, stage, cluster)
-        for i in range(tc.size(acc)):
-            sums[i] = sums(i) + acc(i)
+        dsl.axpby(1.0, acc, 1.0, sums)                                    # sums += acc
         _advance(stage, phase, cfg.stages)
 
 
