@@ -45,6 +45,16 @@ from tilecraft.bench.timing import Timer, against, in_turn  # noqa: E402
 from tilecraft.gemm.mixed import MixedGemm  # noqa: E402
 
 SOURCE = r"""
+__device__ __forceinline__ unsigned su32(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+// This CTA's contiguous slice [lo, hi) of the buffer's n16 16-byte vectors.
+__device__ __forceinline__ void slice(unsigned long long n16, unsigned long long& lo, unsigned long long& hi) {
+  unsigned long long per = (n16 + gridDim.x - 1) / gridDim.x;
+  lo = blockIdx.x * per;
+  hi = lo + per < n16 ? lo + per : n16;
+}
+
+// Ask L2 for the first pf16 / 16 of the slice, wait for the previous kernel, let the next one launch.
 __device__ __forceinline__ void pdl_start(const char* slice, unsigned long long bytes, int pf16) {
   unsigned pf = (unsigned)(bytes * pf16 / 16) & ~15u;
   if (threadIdx.x == 0 && pf > 0)
@@ -53,11 +63,30 @@ __device__ __forceinline__ void pdl_start(const char* slice, unsigned long long 
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 }
 
+__device__ __forceinline__ void bar_init(unsigned long long* b, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(su32(b)), "r"(count));
+}
+__device__ __forceinline__ void bar_wait(unsigned long long* b, unsigned parity) {
+  unsigned done = 0;
+  while (!done)
+    asm volatile("{ .reg .pred q; mbarrier.try_wait.parity.shared::cta.b64 q, [%1], %2; selp.u32 %0, 1, 0, q; }"
+                 : "=r"(done) : "r"(su32(b)), "r"(parity) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(unsigned long long* b) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(su32(b)) : "memory");
+}
+// One thread: `bytes` from global `src` to shared `dst` (cp.async.bulk), announced on and completing on `b`.
+__device__ __forceinline__ void bulk_copy(void* dst, const char* src, unsigned bytes, unsigned long long* b) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(su32(b)), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               :: "r"(su32(dst)), "l"(src), "r"(bytes), "r"(su32(b)) : "memory");
+}
+
 // One contiguous slice per CTA, U 16-byte loads in flight per thread.
 template <int U>
 __device__ void ldg(const uint4* __restrict__ p, unsigned long long n16, unsigned* out, int pf16) {
-  unsigned long long per = (n16 + gridDim.x - 1) / gridDim.x;
-  unsigned long long lo = blockIdx.x * per, hi = lo + per < n16 ? lo + per : n16;
+  unsigned long long lo, hi;
+  slice(n16, lo, hi);
   pdl_start((const char*)(p + lo), (hi - lo) * 16, pf16);
   unsigned acc = 0;
   unsigned long long i = lo + threadIdx.x;
@@ -77,60 +106,58 @@ template <int S>
 __device__ void bulk(const uint4* __restrict__ p, unsigned long long n16, unsigned* out, int pf16, unsigned chunk) {
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ __align__(8) unsigned long long bar[S];
-  unsigned long long per = (n16 + gridDim.x - 1) / gridDim.x;
-  unsigned long long lo = blockIdx.x * per, hi = lo + per < n16 ? lo + per : n16;
+  unsigned long long lo, hi;
+  slice(n16, lo, hi);
   const char* src = (const char*)(p + lo);
   unsigned long long bytes = (hi - lo) * 16;
   pdl_start(src, bytes, pf16);
   if (threadIdx.x != 0) return;
-  for (int s = 0; s < S; ++s)
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"((unsigned)__cvta_generic_to_shared(&bar[s])));
+  for (int s = 0; s < S; ++s) bar_init(&bar[s], 1);
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   unsigned long long n = (bytes + chunk - 1) / chunk;            // pieces of the slice
   auto issue = [&](unsigned long long j) {
-    int s = (int)(j % S);
     unsigned long long off = j * chunk;
-    unsigned len = (unsigned)(bytes - off < chunk ? bytes - off : chunk);
-    unsigned b = (unsigned)__cvta_generic_to_shared(&bar[s]);
-    unsigned d = (unsigned)__cvta_generic_to_shared(smem + (size_t)s * chunk);
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(len) : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                 :: "r"(d), "l"(src + off), "r"(len), "r"(b) : "memory");
+    bulk_copy(smem + (j % S) * chunk, src + off, (unsigned)(bytes - off < chunk ? bytes - off : chunk), &bar[j % S]);
   };
   for (unsigned long long j = 0; j < n && j < S; ++j) issue(j);
   for (unsigned long long j = 0; j < n; ++j) {
-    unsigned b = (unsigned)__cvta_generic_to_shared(&bar[j % S]);
-    unsigned parity = (unsigned)((j / S) & 1), done = 0;
-    while (!done)
-      asm volatile("{ .reg .pred q; mbarrier.try_wait.parity.shared::cta.b64 q, [%1], %2; selp.u32 %0, 1, 0, q; }"
-                   : "=r"(done) : "r"(b), "r"(parity) : "memory");
+    bar_wait(&bar[j % S], (unsigned)((j / S) & 1));
     if (j + S < n) issue(j + S);
   }
   if (bytes == 1) out[0] = smem[0];
 }
 
-// The small-M kernel's arithmetic on one warp's 1 KB chunk of a stage (`c`, 32 bytes per lane): per
-// 16-bit k-block, the int4 -> bf16 conversion (11 instructions per word) and an m16n8k16 HMMA chained on one
-// accumulator, as tilecraft's kernel does at M = 1.
 // The small-M kernel's structure without its arithmetic: each CTA one contiguous slice, its warps taking the
-// slice's `chunk`-byte chunks round-robin through P stages of their own in shared memory. ring_cp: every lane
-// cp.async's 16-byte pieces (cp.async.wait_group, __syncwarp); ring_bulk: lane 0 issues one cp.async.bulk
-// per chunk on the stage's mbarrier and every lane waits on it.
-template <int P>
-__device__ void ring_cp(const uint4* __restrict__ p, unsigned long long n16, unsigned* out, int pf16, unsigned chunk) {
+// slice's `chunk`-byte chunks round-robin through P stages of their own in shared memory. BULK false (ring_cp):
+// every lane cp.async's 16-byte pieces (cp.async.wait_group, __syncwarp); BULK true (ring_bulk): lane 0 issues
+// one cp.async.bulk per chunk on the stage's mbarrier and every lane waits on it.
+template <int P, bool BULK>
+__device__ void ring(const uint4* __restrict__ p, unsigned long long n16, unsigned* out, int pf16, unsigned chunk) {
   extern __shared__ __align__(128) unsigned char smem[];
-  unsigned long long per = (n16 + gridDim.x - 1) / gridDim.x;
-  unsigned long long lo = blockIdx.x * per, hi = lo + per < n16 ? lo + per : n16;
+  __shared__ __align__(8) unsigned long long bars[BULK ? 16 * P : 1];
+  unsigned long long lo, hi;
+  slice(n16, lo, hi);
   const char* src = (const char*)(p + lo);
   unsigned long long bytes = (hi - lo) * 16;
   pdl_start(src, bytes, pf16);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, W = blockDim.x / 32;
   unsigned char* ring = smem + (size_t)warp * P * chunk;
+  unsigned long long* bar = bars + (BULK ? warp * P : 0);
   long long n = (long long)(bytes / chunk), nw = (n - warp + W - 1) / W;
+  if (BULK) {
+    if (lane == 0)
+      for (int s = 0; s < P; ++s) bar_init(&bar[s], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    __syncwarp();
+  }
   auto issue = [&](long long j) {
+    const char* g = src + (warp + W * j) * chunk;
+    if (BULK) {
+      if (lane == 0 && j < nw) bulk_copy(ring + (j % P) * chunk, g, chunk, &bar[j % P]);
+      return;
+    }
     if (j < nw) {
-      const char* g = src + (warp + W * j) * chunk;
-      unsigned d = (unsigned)__cvta_generic_to_shared(ring + (j % P) * chunk);
+      unsigned d = su32(ring + (j % P) * chunk);
       for (unsigned o = lane * 16; o < chunk; o += 512)
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(d + o), "l"(g + o) : "memory");
     }
@@ -139,48 +166,8 @@ __device__ void ring_cp(const uint4* __restrict__ p, unsigned long long n16, uns
   for (int j = 0; j < P - 1; ++j) issue(j);
   unsigned acc = 0;
   for (long long j = 0; j < nw; ++j) {
-    asm volatile("cp.async.wait_group %0;" :: "n"(P - 2) : "memory");
-    __syncwarp();
-    issue(j + P - 1);
-    acc ^= *(const unsigned*)(ring + (j % P) * chunk + lane * 16);
-  }
-  if (acc == 0x9e3779b9u) out[0] = acc;
-}
-
-template <int P>
-__device__ void ring_bulk(const uint4* __restrict__ p, unsigned long long n16, unsigned* out, int pf16, unsigned chunk) {
-  extern __shared__ __align__(128) unsigned char smem[];
-  __shared__ __align__(8) unsigned long long bars[16 * P];
-  unsigned long long per = (n16 + gridDim.x - 1) / gridDim.x;
-  unsigned long long lo = blockIdx.x * per, hi = lo + per < n16 ? lo + per : n16;
-  const char* src = (const char*)(p + lo);
-  unsigned long long bytes = (hi - lo) * 16;
-  pdl_start(src, bytes, pf16);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, W = blockDim.x / 32;
-  unsigned char* ring = smem + (size_t)warp * P * chunk;
-  unsigned long long* bar = bars + warp * P;
-  long long n = (long long)(bytes / chunk), nw = (n - warp + W - 1) / W;
-  if (lane == 0)
-    for (int s = 0; s < P; ++s)
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"((unsigned)__cvta_generic_to_shared(&bar[s])));
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  __syncwarp();
-  auto issue = [&](long long j) {
-    if (lane == 0 && j < nw) {
-      unsigned b = (unsigned)__cvta_generic_to_shared(&bar[j % P]);
-      unsigned d = (unsigned)__cvta_generic_to_shared(ring + (j % P) * chunk);
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(chunk) : "memory");
-      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                   :: "r"(d), "l"(src + (warp + W * j) * chunk), "r"(chunk), "r"(b) : "memory");
-    }
-  };
-  for (int j = 0; j < P - 1; ++j) issue(j);
-  unsigned acc = 0;
-  for (long long j = 0; j < nw; ++j) {
-    unsigned b = (unsigned)__cvta_generic_to_shared(&bar[j % P]), parity = (unsigned)((j / P) & 1), done = 0;
-    while (!done)
-      asm volatile("{ .reg .pred q; mbarrier.try_wait.parity.shared::cta.b64 q, [%1], %2; selp.u32 %0, 1, 0, q; }"
-                   : "=r"(done) : "r"(b), "r"(parity) : "memory");
+    if (BULK) bar_wait(&bar[j % P], (unsigned)((j / P) & 1));
+    else asm volatile("cp.async.wait_group %0;" :: "n"(P - 2) : "memory");
     __syncwarp();
     issue(j + P - 1);
     acc ^= *(const unsigned*)(ring + (j % P) * chunk + lane * 16);
@@ -196,58 +183,47 @@ template <int P>
 __device__ void cta_bulk(const uint4* __restrict__ p, unsigned long long n16, unsigned* out, int pf16, unsigned chunk) {
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ __align__(8) unsigned long long full[P], empty[P];
-  unsigned long long per = (n16 + gridDim.x - 1) / gridDim.x;
-  unsigned long long lo = blockIdx.x * per, hi = lo + per < n16 ? lo + per : n16;
+  unsigned long long lo, hi;
+  slice(n16, lo, hi);
   const char* src = (const char*)(p + lo);
   unsigned long long bytes = (hi - lo) * 16;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, C = blockDim.x / 32 - 1;   // consumer warps
   if (threadIdx.x == 0)
     for (int s = 0; s < P; ++s) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"((unsigned)__cvta_generic_to_shared(&full[s])));
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"((unsigned)__cvta_generic_to_shared(&empty[s])), "r"(C));
+      bar_init(&full[s], 1);
+      bar_init(&empty[s], C);
     }
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   __syncthreads();
   pdl_start(src, bytes, pf16);
   long long n = (long long)((bytes + chunk - 1) / chunk);
-  auto wait = [](unsigned long long* b, unsigned parity) {
-    unsigned a = (unsigned)__cvta_generic_to_shared(b), done = 0;
-    while (!done)
-      asm volatile("{ .reg .pred q; mbarrier.try_wait.parity.shared::cta.b64 q, [%1], %2; selp.u32 %0, 1, 0, q; }"
-                   : "=r"(done) : "r"(a), "r"(parity) : "memory");
-  };
   if (warp == C) {
     if (lane == 0)
       for (long long j = 0; j < n; ++j) {
         int s = (int)(j % P);
-        if (j >= P) wait(&empty[s], (unsigned)(((j / P) - 1) & 1));
+        if (j >= P) bar_wait(&empty[s], (unsigned)(((j / P) - 1) & 1));
         unsigned long long off = j * chunk;
-        unsigned len = (unsigned)(bytes - off < chunk ? bytes - off : chunk);
-        unsigned b = (unsigned)__cvta_generic_to_shared(&full[s]);
-        unsigned d = (unsigned)__cvta_generic_to_shared(smem + (size_t)s * chunk);
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(len) : "memory");
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                     :: "r"(d), "l"(src + off), "r"(len), "r"(b) : "memory");
+        bulk_copy(smem + (size_t)s * chunk, src + off, (unsigned)(bytes - off < chunk ? bytes - off : chunk), &full[s]);
       }
     return;
   }
   unsigned acc = 0;
   for (long long j = 0; j < n; ++j) {
     int s = (int)(j % P);
-    wait(&full[s], (unsigned)((j / P) & 1));
+    bar_wait(&full[s], (unsigned)((j / P) & 1));
     acc ^= *(const unsigned*)(smem + (size_t)s * chunk + (warp * 32 + lane) * 16 % chunk);
     __syncwarp();
-    if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"((unsigned)__cvta_generic_to_shared(&empty[s])) : "memory");
+    if (lane == 0) bar_arrive(&empty[s]);
   }
   if (acc == 0x9e3779b9u) out[0] = acc;
 }
 """
 UNROLLS = (2, 4, 8)
 RINGS = (4, 6, 8)
-SOURCE += "".join(f'extern "C" __global__ void ring_bulk_{r}(const uint4* p, unsigned long long n, unsigned* o, int pf, '
-                  f'unsigned c) {{ ring_bulk<{r}>(p, n, o, pf, c); }}\n' for r in RINGS)
 SOURCE += "".join(f'extern "C" __global__ void {k}_{r}(const uint4* p, unsigned long long n, unsigned* o, int pf, '
-                  f'unsigned c) {{ {k}<{r}>(p, n, o, pf, c); }}\n' for k in ("ring_cp", "cta_bulk") for r in RINGS)
+                  f'unsigned c) {{ {t}<{r}{b}>(p, n, o, pf, c); }}\n'
+                  for k, t, b in (("ring_cp", "ring", ", false"), ("ring_bulk", "ring", ", true"),
+                                  ("cta_bulk", "cta_bulk", "")) for r in RINGS)
 STAGES = (4, 8)
 SOURCE += "".join(f'extern "C" __global__ void ldg_{u}(const uint4* p, unsigned long long n, unsigned* o, int pf) '
                   f'{{ ldg<{u}>(p, n, o, pf); }}\n' for u in UNROLLS)
@@ -267,7 +243,7 @@ def main() -> int:
                     help="';'-separated G,S,KB of the bulk kernels")
     ap.add_argument("--ring", default="cp,512,128,4,1;cp,512,128,6,1;bulk,512,128,4,1;cta,512,160,4,4;"
                     "cta,528,160,4,4;cta,264,160,4,16",
-                    help="';'-separated kind (cp or bulk),G,B,P,KB of the ring kernels")
+                    help="';'-separated kind (cp, bulk or cta),G,B,P,KB of the ring kernels")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     if not torch.cuda.is_available():
@@ -289,31 +265,26 @@ def main() -> int:
     timer = Timer(warmup_ms=20, rep_ms=60, min_reps=20 * args.calls, calls_per_sample=args.calls)
     timers: dict[str, Any] = {}
 
-    def capped(k: Any, block: int, grid: int, smem: int) -> int:
-        return k.smem_for_occupancy(block, smem, -(-grid // sms))
+    def add(name: str, k: Any, grid: int, block: int, smem: int, *extra: int) -> None:
+        """Time kernel k on every buffer as a PDL stream, at most ceil(grid / SMs) CTAs per SM (as MixedGemm
+        caps its launches: the launch asks for more shared memory than smem where needed)."""
+        sm = k.smem_for_occupancy(block, smem, -(-grid // sms))
+
+        def call(buf: Any) -> None:
+            k(buf, n16, out, args.pf, *extra, grid=grid, block=block, smem=sm, pdl=True)
+        timers[name] = lambda: timer(call, bufs).median_ms * 1e3
 
     for spec in filter(None, args.ldg.split(";")):
         g, b, u = (int(v) for v in spec.split(","))
-        k = mod.kernel(f"ldg_{u}")
-        sm = capped(k, b, g, 0)
-        call = (lambda k, g, b, sm: lambda buf: k(buf, n16, out, args.pf, grid=g, block=b, smem=sm, pdl=True))(k, g, b, sm)
-        timers[f"ldg g={g} b={b} U={u}"] = (lambda c: lambda: timer(c, bufs).median_ms * 1e3)(call)
+        add(f"ldg g={g} b={b} U={u}", mod.kernel(f"ldg_{u}"), g, b, 0)
     for spec in filter(None, args.bulk.split(";")):
-        g, s, kb = (int(v) for v in spec.split(","))
-        k = mod.kernel(f"bulk_{s}")
-        sm = capped(k, 32, g, s * kb * 1024)
-        call = (lambda k, g, sm, c: lambda buf: k(buf, n16, out, args.pf, c, grid=g, block=32, smem=sm, pdl=True))(
-            k, g, sm, kb * 1024)
-        timers[f"bulk g={g} S={s} x {kb} KB"] = (lambda c: lambda: timer(c, bufs).median_ms * 1e3)(call)
-
+        g, st, kb = (int(v) for v in spec.split(","))
+        add(f"bulk g={g} S={st} x {kb} KB", mod.kernel(f"bulk_{st}"), g, 32, st * kb * 1024, kb * 1024)
     for spec in filter(None, args.ring.split(";")):
         kind, g, b, r, kb = spec.split(",")
         g, b, r, c = int(g), int(b), int(r), int(float(kb) * 1024)
         k = mod.kernel({"cp": "ring_cp", "bulk": "ring_bulk", "cta": "cta_bulk"}[kind] + f"_{r}")
-        sm = capped(k, b, g, (b // 32 if kind != "cta" else 1) * r * c)
-        call = (lambda k, g, b, sm, c: lambda buf: k(buf, n16, out, args.pf, c, grid=g, block=b, smem=sm, pdl=True))(
-            k, g, b, sm, c)
-        timers[f"ring {kind} g={g} b={b} P={r} x {kb} KB"] = (lambda c: lambda: timer(c, bufs).median_ms * 1e3)(call)
+        add(f"ring {kind} g={g} b={b} P={r} x {kb} KB", k, g, b, (b // 32 if kind != "cta" else 1) * r * c, c)
 
     # tilecraft's W4A16 g128 kernel on an 8192^2 weight (34.6 MB with its scales), as bench_decode's stream+pdl
     pws = BM._packed(8192, 8192, 4, 128, torch.bfloat16)
@@ -325,7 +296,8 @@ def main() -> int:
         ref = x.double() @ pws[0].dequantize(torch.float64)
         errs.append(float((y.double() - ref).norm() / ref.norm()))
         sets = [(x, p) for p in pws]
-        timers[f"W4A16 g128 M={M} ({pws[0].nbytes / 1e6:.1f} MB)"] = (lambda r, s: lambda: timer(r, s).median_ms * 1e3)(run, sets)
+        timers[f"W4A16 g128 M={M} ({pws[0].nbytes / 1e6:.1f} MB)"] = \
+            lambda run=run, sets=sets: timer(run, sets).median_ms * 1e3
     print(f"W4 relative errors against float64: {', '.join(f'{e:.2e}' for e in errs)}")
     if max(errs) > 1.2e-2:
         print("W4 kernel wrong")
