@@ -1,21 +1,14 @@
 """benchmarks/bench_anchor.py: argument handling and the Markdown it writes (fed fake sweeps)."""
-import importlib.util
-from pathlib import Path
-
 import pytest
+from benchmark_script import load_benchmark
 
 from tilecraft.bench.gemm import GemmRecord, GemmSweep, environment
 from tilecraft.bench.roofline import Ceilings
 from tilecraft.bench.timing import TimingResult
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def _load():
-    spec = importlib.util.spec_from_file_location("bench_anchor", ROOT / "benchmarks" / "bench_anchor.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("bench_anchor")
 
 
 def test_args():

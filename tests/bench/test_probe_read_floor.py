@@ -1,31 +1,16 @@
 """benchmarks/probe_read_floor.py: every read-only kernel it times compiles for sm_90a (NVRTC, no GPU needed),
 without spills, and uses the instructions its docstring names."""
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("torch")
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load():
-    sys.path.insert(0, str(ROOT / "benchmarks"))                          # the probe imports bench_mixed
-    try:
-        spec = importlib.util.spec_from_file_location("probe_read_floor", ROOT / "benchmarks" / "probe_read_floor.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-    return mod
+from benchmark_script import load_benchmark  # noqa: E402
 
 
 def test_kernels_compile_for_sm90a():
     import tilecraft.runtime as rt
     from tilecraft.runtime.compiler import compile_ptx
 
-    m = _load()
+    m = load_benchmark("probe_read_floor")
     mod = rt.compile(m.SOURCE, arch="sm_90a")
     names = set(mod.kernel_names)
     want = {f"ldg_{u}" for u in m.UNROLLS} | {f"{k}_{r}" for k in ("ring_cp", "ring_bulk", "cta_bulk") for r in m.RINGS}

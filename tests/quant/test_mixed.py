@@ -334,12 +334,8 @@ def test_every_format_compiles_at_larger_m(arch: str, M: int) -> None:
 
 def _bench() -> Any:
     """benchmarks/bench_mixed.py as a module (its sweep's configurations)."""
-    import importlib.util
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_mixed.py"
-    spec = importlib.util.spec_from_file_location("bench_mixed", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from benchmark_script import load_benchmark
+    return load_benchmark("bench_mixed")
 
 
 def _sweep_variants(Ms: tuple[int, ...]) -> list[tuple]:
