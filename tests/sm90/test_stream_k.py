@@ -15,29 +15,62 @@ torch = pytest.importorskip("torch")
 import tilecraft.runtime as rt  # noqa: E402
 from tilecraft.gemm import GemmOp, Sm90Config  # noqa: E402
 from tilecraft.gemm import sm90  # noqa: E402
-from tilecraft.gemm.sm90 import stream_k_item, stream_k_items, stream_k_last_peer, stream_k_share  # noqa: E402
+from tilecraft.gemm.sm90 import stream_k_first_peer, stream_k_item, stream_k_items, stream_k_share  # noqa: E402
 from tilecraft.gemm.tensorop import EpilogueSpec  # noqa: E402
 
 
 def _walk(units, k_tiles, clusters, mode):
     """Every cluster's items as the kernel walks them: {(unit, k): cluster}, {cluster: unit it publishes},
-    {unit: (finisher, peers it waits for)}."""
-    owner, published, finished = {}, {}, {}
+    {unit: (finisher, peers it waits for)}, {cluster: [(unit, k_begin, k_count), ...] in order}."""
+    owner, published, finished, walks = {}, {}, {}, {}
     for c in range(clusters):
         share = stream_k_share(units, k_tiles, clusters, c, mode=mode)
         items, segments = stream_k_items(share, units, k_tiles, clusters)
+        walks[c] = []
         for item in range(items):
             unit, k_begin, k_count = stream_k_item(item, share, segments, k_tiles, clusters, c)
+            walks[c].append((unit, k_begin, k_count))
             assert 0 <= unit < units and k_count >= 1 and k_begin + k_count <= k_tiles
             for k in range(k_begin, k_begin + k_count):
                 assert (unit, k) not in owner, f"({unit}, {k}) computed twice"
                 owner[unit, k] = c
-            if k_begin > 0:
+            if k_begin + k_count < k_tiles:
                 assert c not in published, f"cluster {c} publishes two partial tiles"
                 published[c] = unit
-            elif k_count < k_tiles:
-                finished[unit] = (c, list(range(c + 1, stream_k_last_peer(unit, share, k_tiles) + 1)))
-    return owner, published, finished
+            elif k_begin > 0:
+                finished[unit] = (c, list(range(stream_k_first_peer(unit, share, k_tiles), c)))
+    return owner, published, finished, walks
+
+
+def _run(walks, k_tiles, published, finished):
+    """Runs the clusters' walks in time, a k-tile per step each, a finisher waiting at its unit's end until
+    every peer has published; returns {cluster: step its walk ends} (an AssertionError if they deadlock)."""
+    pos = {c: 0 for c in walks}                                           # next item
+    left = {c: (w[0][2] if w else 0) for c, w in walks.items()}          # k-tiles left in that item
+    done_at, posted, t = {c: 0 for c, w in walks.items() if not w}, set(), 0
+    while len(done_at) < len(walks):
+        moved = False
+        for c, w in walks.items():
+            if c in done_at:
+                continue
+            if left[c] > 0:
+                left[c] -= 1
+                moved = True
+                continue
+            unit, _k_begin, _k_count = w[pos[c]]
+            if unit in finished and finished[unit][0] == c and not all(p in posted for p in finished[unit][1]):
+                continue                                                  # waits for a peer's flag
+            if published.get(c) == unit:
+                posted.add(c)
+            pos[c] += 1
+            moved = True
+            if pos[c] == len(w):
+                done_at[c] = t
+            else:
+                left[c] = w[pos[c]][2]
+        assert moved, "the clusters wait for each other"
+        t += 1
+    return done_at
 
 
 @pytest.mark.parametrize("mode", [1, 2])
@@ -46,13 +79,28 @@ def test_every_iteration_once_and_every_finisher_waits_for_its_publishers(cluste
     few = range(1, 3 * clusters + 3)
     for units in few if clusters < 20 else (1, 40, 65, 66, 67, 80, 131, 132, 133, 160, 200, 264, 300, 448):
         for k_tiles in (1, 2, 3, 5, 64, 128):
-            owner, published, finished = _walk(units, k_tiles, clusters, mode)
+            owner, published, finished, walks = _walk(units, k_tiles, clusters, mode)
             assert len(owner) == units * k_tiles
-            split = {u for (u, _k), c in owner.items() if owner[u, 0] != c}
+            split = {u for (u, _k), c in owner.items() if owner[u, k_tiles - 1] != c}
             assert set(finished) == split
             for unit, (c, peers) in finished.items():
-                assert owner[unit, 0] == c
+                assert owner[unit, k_tiles - 1] == c
                 assert sorted(p for p, u in published.items() if u == unit) == peers
+            _run(walks, k_tiles, published, finished)
+
+
+def test_stream_k_shares_start_at_k_0_and_stay_together():
+    # 128 units of 128 k-tiles on 132 clusters (mode 2 shares all: 124.1 k-tiles each): at every step t each
+    # cluster computes a k-tile in [t, t + 4], so the clusters running together read the same k-tiles of A and
+    # B (in unit order cluster c started at k-tile 124.1 c % 128: spread over all 128)
+    owner, published, finished, walks = _walk(128, 128, 132, 2)
+    assert sum(w[0][1] == 0 for w in walks.values()) == 128
+    for c, w in walks.items():
+        ks = [k for _u, k0, n in w for k in range(k0, k0 + n)]
+        assert all(0 <= k - t <= 4 for t, k in enumerate(ks)), (c, w)
+    # nobody waits: every finisher's peers published their slice (their first item) before it got there
+    ends = _run(walks, 128, published, finished)
+    assert max(ends.values()) <= 126
 
 
 def test_stream_k_takes_the_partial_round_and_one_whole_round():
@@ -63,11 +111,11 @@ def test_stream_k_takes_the_partial_round_and_one_whole_round():
     assert stream_k_items(stream_k_share(288, 128, 132, 0, mode=1), 288, 128, 132) == (3, 1)
     sk_units, sharers, begin, end = stream_k_share(288, 128, 132, 0, mode=2)
     assert (sk_units, sharers, begin, end) == (156, 132, 0, 151)
-    # cluster 5 takes iterations [756, 907): the end of unit 5, all of unit 6, the start of unit 7, then one
-    # whole unit (156 + 5)
+    # cluster 5 takes iterations [756, 907): the start of unit 7, all of unit 6, the end of unit 5 (its share's
+    # units last first), then one whole unit (156 + 5)
     share = stream_k_share(288, 128, 132, 5, mode=2)
     assert share[2:] == (756, 907) and stream_k_items(share, 288, 128, 132) == (4, 3)
-    assert [stream_k_item(i, share, 3, 128, 132, 5) for i in range(4)] == [(5, 116, 12), (6, 0, 128), (7, 0, 11),
+    assert [stream_k_item(i, share, 3, 128, 132, 5) for i in range(4)] == [(7, 0, 11), (6, 0, 128), (5, 116, 12),
                                                                           (161, 0, 128)]
     for mode in (1, 2):
         assert stream_k_share(264, 128, 132, 7, mode=mode)[0] == 0       # whole rounds: no stream-K

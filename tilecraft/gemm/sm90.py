@@ -265,23 +265,35 @@ def stream_k_items(share: tuple[Any, Any, Any, Any], units: Any, k_tiles: Any, c
 
 def stream_k_item(item: Any, share: tuple[Any, Any, Any, Any], segments: Any, k_tiles: Any, clusters: Any,
                   c: Any, name: Any = _same) -> tuple[Any, Any, Any]:
-    """(unit, first k-tile, k-tiles) of cluster c's item-th piece of work: its stream-K segments in order,
-    then the whole units sk_units + c, sk_units + c + clusters, ..."""
+    """(unit, first k-tile, k-tiles) of cluster c's item-th piece of work: its stream-K segments, last unit
+    first, then the whole units sk_units + c, sk_units + c + clusters, ...
+    Last unit first: a share is the top of one unit's K, whole units, then the bottom of another's, and the
+    bottom starts at k = 0. Taken in that reverse order, every cluster starts at k-tile 0 and all of them stay
+    within (k_tiles - share) k-tiles of each other, so clusters that run at the same time read the same A and
+    B k-tiles from L2, as whole tiles do. (In unit order cluster c would start at k-tile c * share % k_tiles.)"""
     sk_units, _sharers, begin, end = share
     is_sk = name(item < segments, "in_stream_k")
-    unit = name(dsl.where(is_sk, begin // k_tiles + item, sk_units + c + (item - segments) * clusters), "unit")
+    unit = name(dsl.where(is_sk, begin // k_tiles + segments - 1 - item,
+                          sk_units + c + (item - segments) * clusters), "unit")
     base = unit * k_tiles
     k_begin = dsl.where(is_sk, imax(begin - base, 0), 0)
     k_end = dsl.where(is_sk, imin(end - base, k_tiles), k_tiles)
     return unit, k_begin, k_end - k_begin
 
 
-def stream_k_last_peer(unit: Any, share: tuple[Any, Any, Any, Any], k_tiles: Any) -> Any:
-    """The last cluster whose stream-K iterations reach into `unit` (the owner of its last k-iteration).
-    The cluster that owns the unit's first k-iteration finishes it: it adds the partial tiles of the
-    clusters after it, up to this one, each of which computed a later slice of the unit's K."""
+def stream_k_owner(iteration: Any, share: tuple[Any, Any, Any, Any], k_tiles: Any) -> Any:
+    """The cluster whose stream-K share holds `iteration` (unit * k_tiles + k-tile): cluster c holds
+    [c * sk_iters // sharers, (c + 1) * sk_iters // sharers)."""
     sk_units, sharers = share[:2]
-    return ((unit + 1) * k_tiles * sharers - 1) // (sk_units * k_tiles)
+    return ((iteration + 1) * sharers - 1) // (sk_units * k_tiles)
+
+
+def stream_k_first_peer(unit: Any, share: tuple[Any, Any, Any, Any], k_tiles: Any) -> Any:
+    """The first cluster whose stream-K iterations reach into `unit` (the owner of its k-tile 0).
+    The cluster that owns the unit's last k-tile finishes it: it takes that slice last of its share
+    (``stream_k_item``), when the clusters from this one up to the one before it have published theirs, each
+    the first or only slice of their own shares; it adds their partial tiles."""
+    return stream_k_owner(unit * k_tiles, share, k_tiles)
 
 
 def _release(empty_bar: Any, stage: Any, cluster: int) -> None:
@@ -354,11 +366,11 @@ class _Schedule:
 
     def peers(self, item: Any) -> tuple[Any, Any]:
         """Stream-K: the CTAs (first, last) whose partial tiles this CTA adds to finish the item's unit
-        (none when first > last): the same cluster rank in the clusters after this one that computed
-        later slices of the unit's K."""
+        (none when first > last): the same cluster rank in the clusters before this one that computed
+        earlier slices of the unit's K."""
         unit = self.unit(item)[0]
-        last = stream_k_last_peer(unit, self.share, self.k_tiles)
-        return (self.cluster + 1) * self.CL + self.rank, last * self.CL + self.rank
+        first = stream_k_first_peer(unit, self.share, self.k_tiles)
+        return first * self.CL + self.rank, (self.cluster - 1) * self.CL + self.rank
 
 
 @dsl.inline
@@ -417,8 +429,8 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
     each followed by the epilogue of its (ROWS, BLK_N) part (or, with split-K, the fp32 partial). With a
     TMA map of D (tmD) and the epilogue buffers sD (ROWS, CHUNK, 2 * consumers) the tile leaves through
     shared memory and TMA stores (see ``_store_through_smem``); otherwise straight from the registers.
-    With stream-K, a unit's slices of K end in one tile: the CTAs that computed a later slice leave their
-    accumulators in the workspace W and raise their flag (``_publish``), the CTA of the first slice adds them
+    With stream-K, a unit's slices of K end in one tile: the CTAs that computed an earlier slice leave their
+    accumulators in the workspace W and raise their flag (``_publish``), the CTA of the last slice adds them
     and runs the epilogue (``_collect``).
 
     With pingpong the two consumers take the CTA's units in turn, each whole: consumer 0 the first, third,
@@ -503,10 +515,10 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
             _tile_epilogue(cfg, wg_type, tCrS, tCgC, tCgD, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep, origin,
                            M, N, full)
             continue
-        with dsl.if_(k_begin > 0):                                        # a later slice of K: hand it over
+        with dsl.if_(k_begin + k_count < sch.k_tiles):                    # an earlier slice of K: hand it over
             _publish(cfg, tCrS, W, flags, cw, leader)
         with dsl.else_():
-            with dsl.if_(k_begin + k_count < sch.k_tiles):                # the first slice: add the others'
+            with dsl.if_(k_begin > 0):                                    # the last slice: add the others'
                 _collect(cfg, sch, unit, tCrS, W, flags, cw, leader)
             _tile_epilogue(cfg, wg_type, tCrS, tCgC, tCgD, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep, origin,
                            M, N, full)
@@ -568,7 +580,7 @@ def _partial(cfg: Sm90Config, W: Any, cta: Any, cw: Any, n: int) -> Any:
 
 @dsl.inline
 def _publish(cfg: Sm90Config, tCrC: Any, W: Any, flags: Any, cw: Any, leader: Any) -> None:
-    """Stream-K, a later slice of a unit's K: store the accumulators as this CTA's partial tile, then (every
+    """Stream-K, an earlier slice of a unit's K: store the accumulators as this CTA's partial tile, then (every
     thread of the warpgroup past its barrier) raise the warpgroup's flag with release semantics."""
     dsl.copy(tCrC, _partial(cfg, W, blockIdx.x, cw, tc.size(tCrC)))
     hopper.named_barrier(1 + cw, 128)
@@ -578,7 +590,7 @@ def _publish(cfg: Sm90Config, tCrC: Any, W: Any, flags: Any, cw: Any, leader: An
 
 @dsl.inline
 def _collect(cfg: Sm90Config, sch: _Schedule, item: Any, tCrC: Any, W: Any, flags: Any, cw: Any, leader: Any) -> None:
-    """Stream-K, the first slice of a unit's K: add the partial tiles of the CTAs that computed the later
+    """Stream-K, the last slice of a unit's K: add the partial tiles of the CTAs that computed the earlier
     slices, in CTA order (a sum in a fixed order: the result does not depend on timing). Each flag is
     waited for and put back to 0 for the next launch."""
     n = tc.size(tCrC)
