@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Device session 27 (issue 8): stream-K with each share's units taken last first (every cluster starts at
 # k-tile 0 and the clusters stay together in k), the last slice's CTA finishing the unit.
-# Usage: bash benchmarks/device_session27.sh [sk_tests|skinny|long_k ...]
+# Usage: bash benchmarks/device_session27.sh [sk_tests|skinny|long_k|ncu_sk ...]
 # sk_tests: the stream-K GPU tests and the Hopper GEMM's stream-K cases; skinny: whole tiles against stream-K
 # at session 13's shapes (where stream-K took twice the whole tiles' time); long_k: the stream-K forms of the
-# big tiles at session 26's long-K LLM shapes (SHAPES / CONFIGS override either).
+# big tiles at session 26's long-K LLM shapes (SHAPES / CONFIGS override either); ncu_sk: Nsight Compute's
+# DRAM and L2 counts for whole tiles and stream-K (NCU_SHAPES, NCU_CONFIGS).
 source "$(dirname "$0")/device_env.sh"
 llm() {  # llm NAME SHAPES CONFIGS
   timeout "${LLM_S:-280}" python3 benchmarks/probe_llm.py --gpu-only --reps 20 --rounds "${ROUNDS:-3}" \
@@ -24,5 +25,17 @@ for part in ${*:-sk_tests skinny long_k}; do
     echo "== stream-K at the long-K LLM shapes"
     llm long_k "256x8192x28672,1024x8192x28672,1024x57344x8192,128x57344x8192,1024x4096x14336,256x8192x8192,256x10240x8192" \
       "S(128, 256, 64, 4, cluster_m=2, stream_k=1);S(128, 128, 64, 6, cluster_m=2, stream_k=1);S(128, 192, 64, 4, stream_k=1);S(128, 128, 64, 6, stream_k=1);S(128, 128, 64, 6, cluster_m=2, stream_k=2)" ;;
+  ncu_sk)
+    # DRAM bytes, L2 hit rate and time of whole tiles against stream-K at one shape (ncu flushes the caches
+    # before each profiled kernel: cold operands, as the rotated benchmark)
+    for shape in ${NCU_SHAPES:-1024x1024x8192 2048x2048x16384}; do
+      echo "== ncu: whole tiles against stream-K at $shape"
+      timeout "${NCU_TIMEOUT:-200}" ncu --profile-from-start off --clock-control none \
+        --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct,lts__t_bytes.sum,sm__cycles_elapsed.avg.per_second,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active \
+        python3 benchmarks/ncu_gemm.py --dtype bfloat16 --shape "$shape" --which cfg0,cfg1,cfg2,cfg3 \
+        --configs "${NCU_CONFIGS:-S(64, 128, 64, 8, consumers=1);S(64, 128, 64, 8, consumers=1, stream_k=2);S(128, 128, 64, 6);S(128, 128, 64, 6, stream_k=2)}" \
+        > "$OUT/ncu_sk_$shape.txt" 2>&1
+      grep -E "^cfg|gpu__time|dram__bytes|lts__t|sm__cycles|sm__pipe|==ERR|rror" "$OUT/ncu_sk_$shape.txt" | head -60
+    done ;;
   esac
 done

@@ -10,6 +10,10 @@ stalls its warps. The calls inside the profiled range are the 4th of each conten
 ``--dtype float32 --which cublas,sgemm`` profiles fp32 SIMT SGEMM: cuBLAS (TF32 off) against the tuned
 kernel's tilings named by ``--sgemm`` (tilecraft.gemm.simt_tuned.CONFIGS names, comma-separated).
 
+``--shape MxNxK --configs "S(64, 128, 64, 8, consumers=1);S(...)"`` profiles the Hopper GEMM in each
+Sm90Config (S = Sm90Config) at that shape (the names to pass to ``--which``: cublas, sm90 for the pick, and
+cfg0, cfg1, ... in order), e.g. with ``--section MemoryWorkloadAnalysis`` for DRAM and L2 traffic.
+
 ``--which w4a16,w8a16,copy`` profiles the decoding case instead: x (M, n) @ W4A16 g128 / W8A16 per-channel
 packed weights (n, n) at ``--m`` rows, and a device copy of the W4 weight's bytes.
 """
@@ -33,13 +37,23 @@ def main() -> int:
     p.add_argument("--which", default="cublas,sm90,sm80")
     p.add_argument("--m", type=int, default=1, help="rows of x for w4a16 / w8a16")
     p.add_argument("--sgemm", default="128x256x8_w4x8_t256_b1", help="SIMT tilings for --which sgemm")
+    p.add_argument("--shape", help="MxNxK instead of n^3")
+    p.add_argument("--configs", help="';'-separated Sm90Config expressions, profiled as cfg0, cfg1, ...")
     a = p.parse_args()
     dt = getattr(torch, a.dtype)
-    A = torch.randn(a.n, a.n, device="cuda").to(dt)
-    B = torch.randn(a.n, a.n, device="cuda").to(dt)
+    M, N, K = (int(x) for x in a.shape.split("x")) if a.shape else (a.n,) * 3
+    A = torch.randn(M, K, device="cuda").to(dt)
+    B = torch.randn(K, N, device="cuda").to(dt)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     calls = {"cublas": lambda: A @ B, "sm90": lambda: gemm(A, B),
-             "sm80": lambda: gemm(A, B, config=pick_config(a.n, a.n, a.n, 1, a.dtype, sms))}
+             "sm80": lambda: gemm(A, B, config=pick_config(M, N, K, 1, a.dtype, sms))}
+    if a.configs:
+        from tilecraft.gemm import Sm90Config
+
+        for i, e in enumerate(a.configs.split(";")):
+            cfg = eval(e, {"S": Sm90Config})
+            print(f"cfg{i}: {cfg.name}", flush=True)
+            calls[f"cfg{i}"] = lambda cfg=cfg: gemm(A, B, config=cfg)
     if "sgemm" in a.which.split(","):
         from tilecraft.gemm import CONFIGS, sgemm_tuned
 
