@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Device session 27 (issue 8): stream-K with each share's units taken last first (every cluster starts at
 # k-tile 0 and the clusters stay together in k), the last slice's CTA finishing the unit.
-# Usage: bash benchmarks/device_session27.sh [sk_tests|skinny|long_k|ncu_sk ...]
+# Usage: bash benchmarks/device_session27.sh [sk_tests|skinny|long_k|ncu_sk|timeline ...]
 # sk_tests: the stream-K GPU tests and the Hopper GEMM's stream-K cases; skinny: whole tiles against stream-K
 # at session 13's shapes (where stream-K took twice the whole tiles' time); long_k: the stream-K forms of the
 # big tiles at session 26's long-K LLM shapes (SHAPES / CONFIGS override either); ncu_sk: Nsight Compute's
-# DRAM and L2 counts for whole tiles and stream-K (NCU_SHAPES, NCU_CONFIGS).
+# DRAM and L2 counts for whole tiles and stream-K (NCU_SHAPES, NCU_CONFIGS); timeline: per-CTA timelines
+# (probe_sm90_timeline.py; TL_SHAPES, TL_CONFIGS).
 source "$(dirname "$0")/device_env.sh"
 llm() {  # llm NAME SHAPES CONFIGS
   timeout "${LLM_S:-280}" python3 benchmarks/probe_llm.py --gpu-only --reps 20 --rounds "${ROUNDS:-3}" \
@@ -36,6 +37,13 @@ for part in ${*:-sk_tests skinny long_k}; do
         --configs "${NCU_CONFIGS:-S(64, 128, 64, 8, consumers=1);S(64, 128, 64, 8, consumers=1, stream_k=2);S(128, 128, 64, 6);S(128, 128, 64, 6, stream_k=2)}" \
         > "$OUT/ncu_sk_$shape.txt" 2>&1
       grep -E "^cfg|gpu__time|dram__bytes|lts__t|sm__cycles|sm__pipe|==ERR|rror" "$OUT/ncu_sk_$shape.txt" | head -60
+    done ;;
+  timeline)
+    # per-CTA timelines: where stream-K's time goes against whole tiles
+    for shape in ${TL_SHAPES:-1024x1024x8192 2048x2048x16384}; do
+      timeout "${TL_S:-120}" python3 benchmarks/probe_sm90_timeline.py --shape "$shape" \
+        --configs "${TL_CONFIGS:-S(64, 128, 64, 8, consumers=1);S(64, 128, 64, 8, consumers=1, stream_k=2);S(128, 128, 64, 6);S(128, 128, 64, 6, stream_k=2)}" \
+        2>&1 | tee -a "$OUT/timeline.md"
     done ;;
   esac
 done

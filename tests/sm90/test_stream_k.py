@@ -161,6 +161,18 @@ def test_stream_k_compiles_for_fp8_and_the_register_epilogue():
         assert k.resources.spill_store_bytes == 0, (cfg.name, k.resources)
 
 
+def test_timeline_compiles_and_leaves_the_kernel_alone_without_it():
+    """sm90_gemm_kernel(timeline=...) (benchmarks/probe_sm90_timeline.py): the start and three stamps per work
+    unit, without spills; without a timeline no timer is read."""
+    for cfg in (Sm90Config(64, 128, 64, 8, consumers=1, stream_k=2), Sm90Config(128, 256, 64, 4, cluster_m=2)):
+        args = _compile(cfg)
+        assert "globaltimer" not in sm90.sm90_gemm_kernel.source(*args)
+        tl = torch.zeros(132, 2 + 3 * sm90.TIMELINE_ITEMS, dtype=torch.int64)
+        assert sm90.sm90_gemm_kernel.source(*args, timeline=tl).count("tc::globaltimer()") == 4
+        k = sm90.sm90_gemm_kernel.compile(*args, timeline=tl, arch="sm_90a")
+        assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log, (cfg.name, k.resources)
+
+
 def test_stream_k_config_rules():
     assert Sm90Config(stream_k=2).name.endswith("_streamk2")
     with pytest.raises(ValueError, match="stream_k is 0"):

@@ -424,7 +424,7 @@ def tma_producer(sch: _Schedule, full_bar: Any, empty_bar: Any, stage_bytes: Any
 @dsl.inline
 def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full: Any, sch: _Schedule, sA: Any, sB: Any,
              full_bar: Any, empty_bar: Any, C: Any, D: Any, W: Any, bias: Any, alpha: Any, beta: Any,
-             tmD: Any = None, sD: Any = None, flags: Any = None) -> None:
+             tmD: Any = None, sD: Any = None, flags: Any = None, timeline: Any = None) -> None:
     """A consumer warpgroup's whole life: wgmma from the stages into fp32 accumulators, tile after tile,
     each followed by the epilogue of its (ROWS, BLK_N) part (or, with split-K, the fp32 partial). With a
     TMA map of D (tmD) and the epilogue buffers sD (ROWS, CHUNK, 2 * consumers) the tile leaves through
@@ -461,8 +461,10 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
     phase = dsl.declare(0, "phase", const=False)
     if pp:
         slot = dsl.declare(cw * sch.k_tiles, "slot", const=False)         # ring slot of this unit's first k-tile
+    stamp = _timeline(timeline)
     for unit in sch.units(cw):
         m_tile, n_tile, l_idx, k_begin, k_count = sch.coords(unit)
+        stamp(0)
         if pp:
             dsl.assign(stage, slot % cfg.stages)
             dsl.assign(phase, slot // cfg.stages % 2)
@@ -490,6 +492,7 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
             hopper.wgmma_wait(0)
             with dsl.if_(leader):                                         # the tile's last stage
                 _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), sch.CL)
+        stamp(1)
 
         #
         # Epilogue: this consumer's (ROWS, BLK_N) part of the tile, from the accumulators
@@ -505,6 +508,7 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
             split = unit // sch.tile_units
             gW = tc.local_tile(tc.local_tile(W(split, l_idx, _, _), tiler, coord), (cfg.rows, bN), (part, 0))
             _store(tCrS, thr_mma.partition_C(gW), tCcD, M, N, full)
+            stamp(2)
             continue
         tCgC = None
         if ep.read_c:
@@ -514,6 +518,7 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
         if not cfg.stream_k:
             _tile_epilogue(cfg, wg_type, tCrS, tCgC, tCgD, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep, origin,
                            M, N, full)
+            stamp(2)
             continue
         with dsl.if_(k_begin + k_count < sch.k_tiles):                    # an earlier slice of K: hand it over
             _publish(cfg, tCrS, W, flags, cw, leader)
@@ -522,9 +527,36 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
                 _collect(cfg, sch, unit, tCrS, W, flags, cw, leader)
             _tile_epilogue(cfg, wg_type, tCrS, tCgC, tCgD, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep, origin,
                            M, N, full)
+        stamp(2)
     if tmD is not None:
         with dsl.if_(leader):
             hopper.tma_store_wait(0, read=False)                          # every store done before the CTA exits
+
+
+#: work units (stream-K items) per CTA whose times ``sm90_gemm_kernel(timeline=...)`` records
+TIMELINE_ITEMS = 6
+
+
+def _timeline(timeline: Any) -> Any:
+    """stamp(f): thread 128 (the first consumer warpgroup's first thread) writes the global timer to field
+    2 + 3 i + f of its CTA's row of `timeline` for the i-th work unit it walks (i < TIMELINE_ITEMS), and moves
+    to the next unit after field 2. Before the walk it records its SM (field 0) and the timer (field 1).
+    Without a timeline, stamp does nothing and the kernel is unchanged."""
+    if timeline is None:
+        return lambda _f: None
+    first = dsl.eq(threadIdx.x, 128)
+    with dsl.if_(first):
+        timeline[blockIdx.x, 0] = dsl.smid()
+        timeline[blockIdx.x, 1] = dsl.globaltimer()
+    walked = dsl.declare(0, "walked", const=False)
+
+    def stamp(f: int) -> None:
+        with dsl.if_(first & (walked < TIMELINE_ITEMS)):
+            timeline[blockIdx.x, 2 + 3 * walked + f] = dsl.globaltimer()
+        if f == 2:
+            dsl.assign(walked, walked + 1)
+
+    return stamp
 
 
 @dsl.inline
@@ -646,13 +678,16 @@ def _store_through_smem(cfg: Sm90Config, wg_type: str, tCrC: Any, tCgC: Any, tCg
 
 @dsl.kernel
 def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, elem: Constexpr, majors: Constexpr,
-                     ep: Constexpr, full: Constexpr, tmD=None, flags=None):
+                     ep: Constexpr, full: Constexpr, tmD=None, flags=None, timeline=None):
     """D (L,M,N) = epilogue(alpha * A @ B^T, C, bias) with A and B given as TMA maps of (M,K,L) and
     (N,K,L) views; see the module docstring. With split-K, W is the fp32 workspace (S,L,M,N) of the
     splits' partial tiles (D then only gives the extents) and splitk_reduce_kernel finishes. tmD, a TMA
     map of D's (M,N,L) view (``d_map``), makes the epilogue store through shared memory. With stream-K, W is
     the flat fp32 workspace of one partial tile per CTA (``streamk_workspace``) and flags its int32 flags, one
-    per CTA and consumer warpgroup, 0 before the launch and after it."""
+    per CTA and consumer warpgroup, 0 before the launch and after it. timeline: None, or an int64
+    (grid, 2 + 3 * TIMELINE_ITEMS) tensor in which the first consumer warpgroup of each CTA records its SM, the
+    global timer (ns) when it starts, and for each of its first TIMELINE_ITEMS work units (or stream-K items)
+    the timer before the main loop, after it, and after the epilogue or hand-off (benchmarks/probe_sm90_timeline.py)."""
     dsl.launch_bounds(cfg.threads, 1)
     dtype, _wg_type = ELEMENTS[elem]
     bM, bN, bK = cfg.blk_m, cfg.blk_n, cfg.blk_k
@@ -688,7 +723,7 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
             tma_producer(sch, full_bar, empty_bar, stage_bytes, load)
     with dsl.else_():
         consumer(cfg, elem, majors, ep, full, sch, sA, sB, full_bar, empty_bar, C, D, W, bias, alpha, beta, tmD, sD,
-                 flags)
+                 flags, timeline)
     if CL > 1:
         hopper.cluster_sync()           # no CTA leaves while a peer may still multicast into it or arrive on it
 

@@ -1,0 +1,104 @@
+#!/usr/bin/env python
+"""Where a Hopper GEMM launch spends its time, CTA by CTA: per-CTA timelines of sm90_gemm_kernel (whole tiles,
+split-K or stream-K), each launch with operands that are not in L2.
+
+    PYTHONPATH=$PWD python3 benchmarks/probe_sm90_timeline.py --shape 1024x1024x8192 \\
+        --configs "S(64, 128, 64, 8, consumers=1);S(64, 128, 64, 8, consumers=1, stream_k=2)"
+
+``sm90_gemm_kernel(timeline=...)``: the first consumer warpgroup of every CTA records its start and, for its first
+TIMELINE_ITEMS work units (stream-K items), the time before its main loop, after it, and after the epilogue or
+the partial tile's hand-off. Per configuration, over the last of ``--calls`` launches (operands rotated past L2):
+the launch's span (first start to last end), then per CTA (``--ctas`` of them, and the slowest) each item's
+k-tiles, main-loop µs and µs per k-tile, and hand-off / epilogue µs, and a summary: the median main-loop µs per
+k-tile, the median and largest epilogue / hand-off, and the latest end.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from tilecraft.gemm import Sm90Config, sm90  # noqa: E402
+from tilecraft.gemm.sm90 import TIMELINE_ITEMS  # noqa: E402
+from tilecraft.gemm.tensorop import EpilogueSpec  # noqa: E402
+
+
+def timeline(cfg: Sm90Config, M: int, N: int, K: int, calls: int, dt: torch.dtype) -> tuple[np.ndarray, torch.Tensor,
+                                                                                             torch.Tensor]:
+    """The last launch's timeline (grid, 2 + 3 TIMELINE_ITEMS) in ns, its D and the operands it read."""
+    copies = max(2, -(-200 * 2**20 // (2 * (M * K + K * N))))            # > 200 MB of operands: not in L2
+    As = [torch.randn(1, M, K, device="cuda").to(dt) for _ in range(copies)]
+    Bts = [(torch.randn(1, N, K, device="cuda") * 0.05).to(dt) for _ in range(copies)]
+    D = torch.empty(1, M, N, device="cuda", dtype=dt)
+    elem = str(dt).removeprefix("torch.")
+    one, zero = np.float32(1), np.float32(0)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    launch = sm90.Launch(As[0], Bts[0], None, D, None, one, zero, cfg, elem, EpilogueSpec(), sms)
+    tl = torch.zeros(launch.grid, 2 + 3 * TIMELINE_ITEMS, dtype=torch.int64, device="cuda")
+    cfg = launch.cfg
+    for i in range(calls):
+        A, Bt = As[i % copies], Bts[i % copies]
+        W = sm90.streamk_workspace(D, launch.grid, cfg) if cfg.stream_k else None
+        flags = launch.stream_flags(D) if cfg.stream_k else None
+        tl.zero_()
+        args = launch._args(A, Bt, None, D, None, one, zero, W, flags)
+        sm90.sm90_gemm_kernel.launch(*args, timeline=tl, grid=(launch.grid,), block=(cfg.threads,),
+                                     cluster=(cfg.cluster_m, 1, 1) if cfg.cluster_m > 1 else None)
+    torch.cuda.synchronize()
+    return tl.cpu().numpy(), D, (A, Bt)
+
+
+def report(name: str, tl: np.ndarray, ctas: int) -> None:
+    t0 = tl[:, 1].min()
+    ends = []
+    rows = []
+    loops, hand = [], []
+    for cta, r in enumerate(tl):
+        items = []
+        for i in range(TIMELINE_ITEMS):
+            b, e, h = r[2 + 3 * i: 5 + 3 * i]
+            if b == 0 or h == 0:
+                break
+            items.append(((b - t0) / 1e3, (e - b) / 1e3, (h - e) / 1e3))
+            loops.append((e - b) / 1e3)
+            hand.append((h - e) / 1e3)
+        end = (max(r[2:]) - t0) / 1e3
+        ends.append(end)
+        rows.append((cta, int(r[0]), (r[1] - t0) / 1e3, items, end))
+    print(f"\n### {name}: span {max(ends):.1f} µs, CTA ends median {np.median(ends):.1f} / min {min(ends):.1f}; "
+          f"main loops median {np.median(loops):.1f} µs; epilogue or hand-off median {np.median(hand):.2f}, "
+          f"max {max(hand):.2f} µs\n")
+    print("| CTA | SM | start µs | items: (begin µs, main loop µs, epilogue or hand-off µs) | end µs |\n|---:|---:|---:|---|---:|")
+    slowest = sorted(rows, key=lambda x: -x[4])[:3]
+    for cta, sm, start, items, end in rows[:ctas] + slowest:
+        its = " ".join(f"({b:.1f}, {l:.1f}, {h:.2f})" for b, l, h in items)
+        print(f"| {cta} | {sm} | {start:.2f} | {its} | {end:.1f} |")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--shape", default="1024x1024x8192")
+    p.add_argument("--configs", default="S(64, 128, 64, 8, consumers=1);S(64, 128, 64, 8, consumers=1, stream_k=2)")
+    p.add_argument("--dtype", default="bfloat16")
+    p.add_argument("--calls", type=int, default=5)
+    p.add_argument("--ctas", type=int, default=6, help="CTAs listed (then the three that end last)")
+    a = p.parse_args()
+    M, N, K = (int(x) for x in a.shape.split("x"))
+    dt = getattr(torch, a.dtype)
+    print(f"# sm90 timelines, {torch.cuda.get_device_name(0)}, {a.shape}, {a.dtype}")
+    for e in a.configs.split(";"):
+        cfg = eval(e, {"S": Sm90Config})
+        tl, D, (A, Bt) = timeline(cfg, M, N, K, a.calls, dt)
+        ref = A[0].double() @ Bt[0].double().T
+        err = float((D[0].double() - ref).norm() / ref.norm())
+        report(f"{cfg.name} (rel err {err:.1e})", tl, a.ctas)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
