@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Device session 27 (issue 8): stream-K with each share's units taken last first (every cluster starts at
 # k-tile 0 and the clusters stay together in k), the last slice's CTA finishing the unit.
-# Usage: bash benchmarks/device_session27.sh [sk_tests|skinny|long_k|big|mid|ncu_sk|timeline ...]
+# Usage: bash benchmarks/device_session27.sh [sk_tests|skinny|long_k|big|mid|cluster_tests|clusters|ncu_sk|timeline ...]
 # sk_tests: the stream-K GPU tests and the Hopper GEMM's stream-K cases; skinny: whole tiles against stream-K
 # at session 13's shapes (where stream-K took twice the whole tiles' time); long_k: the stream-K forms of the
 # big tiles at session 26's long-K LLM shapes; big / mid: stream-K 1 of the clustered tiles against the pick at
-# the LLM shapes of M = 4096, 8192 / 256, 1024 (SHAPES / CONFIGS override any of these); ncu_sk: Nsight Compute's
+# the LLM shapes of M = 4096, 8192 / 256, 1024; cluster_tests / clusters: clusters along N and 2x2, GPU tests /
+# against 2x1 at large LLM shapes (SHAPES / CONFIGS override any of these); ncu_sk: Nsight Compute's
 # DRAM and L2 counts for whole tiles and stream-K (NCU_SHAPES, NCU_CONFIGS); timeline: per-CTA timelines
 # (probe_sm90_timeline.py; TL_SHAPES, TL_CONFIGS).
 source "$(dirname "$0")/device_env.sh"
@@ -35,6 +36,13 @@ for part in ${*:-sk_tests skinny long_k}; do
     echo "== stream-K 1 of the clustered tiles against the pick, M = 256 and 1024"
     llm mid "256x4096x4096,256x6144x4096,256x28672x4096,256x4096x14336,256x8192x8192,256x10240x8192,256x57344x8192,256x8192x28672,1024x4096x4096,1024x6144x4096,1024x28672x4096,1024x4096x14336,1024x8192x8192,1024x10240x8192,1024x57344x8192,1024x8192x28672" \
       "S(128, 256, 64, 4, cluster_m=2, stream_k=1);S(128, 128, 64, 6, cluster_m=2, stream_k=1)" ;;
+  cluster_tests)
+    echo "== clusters along N and 2x2: GPU tests"
+    gpu_tests cluster_tests 280 tests/sm90/test_gemm_sm90.py -k "(matches_float64 and (M1000-N1000-K1000-majorsMK or M600-N1100 or M1000-N1000-K2000-biasm or M300-N500-K2000-outfloat32 or M1920-N2560-K520-majorsKN or M1344 or M384)) or (promoted_configs_match and (cl2x2 or cl2x1))" ;;
+  clusters)
+    echo "== 2x2 clusters against 2x1 at large LLM shapes"
+    llm clusters "4096x4096x4096,8192x8192x8192,4096x28672x4096,1024x57344x8192,4096x8192x28672,8192x4096x14336,1024x8192x8192,4096x10240x8192" \
+      "S(128, 256, 64, 4, cluster_m=2);S(128, 256, 64, 4, cluster_m=2, cluster_n=2);S(128, 256, 64, 4, cluster_n=2);S(128, 128, 64, 6, cluster_m=2, cluster_n=2)" ;;
   ncu_sk)
     # DRAM bytes, L2 hit rate and time of whole tiles against stream-K at one shape (ncu flushes the caches
     # before each profiled kernel: cold operands, as the rotated benchmark)

@@ -136,6 +136,8 @@ def test_validate_names_the_broken_rule():
         Sm90Config(256, 256, 64, stages=4, consumers=4).validate()
     with pytest.raises(ValueError, match="blk_n must be one of"):
         Sm90Config(128, 48, 64, stages=8).validate()         # no m64n48 wrapper: refused here, not by NVRTC
+    with pytest.raises(ValueError, match="clusters up to 2x2"):
+        Sm90Config(cluster_n=4).validate()
     # a 96-wide tile of an N-major B does not split into 64-element swizzle columns: the host says so (tc.gemm
     # then takes the sm80 path) instead of the layout algebra failing inside the launch
     A, Bt = _operands(1, 256, 384, 256, ("K", "N"), torch.float16)
@@ -229,6 +231,14 @@ CASES = [
     dict(M=200, N=1000, K=1000, C=True, beta=0.5, cfg=Sm90Config(64, 128, 64, 8, consumers=1)),  # one consumer
     dict(M=130, N=4096, K=4096, bias="n", act="silu", cfg=Sm90Config(64, 64, 64, 8, consumers=1)),
     dict(M=384, N=512, K=256, L=3, C=True, beta=0.5, cfg=Sm90Config(cluster_m=2)),
+    # clusters along N (A multicast) and 2x2 (both): odd n-tiles and m-tiles in a cluster, both majors, batch,
+    # epilogues, split-K, stream-K, pingpong
+    dict(M=1000, N=1000, K=1000, majors="MK", cfg=Sm90Config(cluster_n=2)),
+    dict(M=600, N=1100, K=520, C=True, beta=0.5, bias="n", act="gelu", cfg=Sm90Config(cluster_m=2, cluster_n=2)),
+    dict(M=600, N=1100, K=520, L=2, majors="MN", cfg=Sm90Config(128, 128, 64, 6, cluster_m=2, cluster_n=2)),
+    dict(M=1000, N=1000, K=2000, bias="m", cfg=Sm90Config(128, 128, 64, 6, cluster_m=2, cluster_n=2, stream_k=1)),
+    dict(M=300, N=500, K=2000, out="float32", cfg=Sm90Config(128, 128, 64, 6, cluster_n=2, splits=3)),
+    dict(M=1920, N=2560, K=520, majors="KN", cfg=Sm90Config(128, 128, 64, 5, cluster_m=2, cluster_n=2, pingpong=True)),
     dict(M=512, N=512, K=8192, C=True, beta=-1.0, bias="n", act="gelu", cfg=Sm90Config(128, 128, 64, 6, splits=8)),
     dict(M=200, N=320, K=2000, L=2, majors="KN", cfg=Sm90Config(128, 128, 64, 6, splits=5)),
     # pingpong: the consumers take whole tiles in turn; 2 units per CTA, 3 (odd), ragged, 1 k-tile, batch
@@ -335,6 +345,7 @@ def test_fp8_compiles_to_qgmma(elem):
 PROMOTED = [Sm90Config(128, 128, 128, stages=6, promote=True),
             Sm90Config(128, 192, 128, stages=4, promote=True),
             Sm90Config(128, 128, 128, stages=6, cluster_m=2, promote=True),
+            Sm90Config(128, 128, 128, stages=6, cluster_m=2, cluster_n=2, promote=True),
             Sm90Config(128, 128, 128, stages=6, stream_k=2, promote=True),
             Sm90Config(64, 128, 128, stages=6, pingpong=True, promote=True),
             Sm90Config(64, 128, 128, stages=8, consumers=1, promote=True)]
@@ -505,15 +516,24 @@ def test_pingpong_refuses_what_it_does_not_do():
             PackedFormat(4, 128, False, "bfloat16"))
 
 
-def test_cluster_multicast_compiles():
-    cfg = Sm90Config(128, 256, 64, stages=4, cluster_m=2)
+@pytest.mark.parametrize("cm, cn", [(2, 1), (1, 2), (2, 2)])
+def test_cluster_multicast_compiles(cm, cn):
+    """2x1 clusters share B (each CTA loads half and multicasts it to the CTAs of its n-tile), 1x2 share A, 2x2
+    both: every stage's empty barrier counts the consumers of the CTAs that write into it (its row and column)."""
+    cfg = Sm90Config(128, 256, 64, stages=4, cluster_m=cm, cluster_n=cn)
     cfg.validate()
+    assert cfg.name.endswith(f"_cl{cm}x{cn}") and cfg.cluster == cm * cn
     kern, args = _compile(cfg, "float16")
     src = kern.source(*args)
     assert "tc::tma_load_multicast_3d(" in src and "tc::mbarrier_arrive_cluster(" in src and "tc::cluster_sync()" in src
+    assert src.count("tc::tma_load_multicast_3d(") == (cm > 1) + (cn > 1)
+    assert src.count("tc::mbarrier_init(") == 2 * cfg.stages
+    assert f"mbarrier_init(tc::smem_u32(smem1), {2 * (cm + cn - 1)});" in src    # empty: 2 consumers per writer
+    assert src.count("tc::mbarrier_arrive_cluster(") == 2 * (cm + cn - 1)       # in the loop and after it
     k = kern.compile(*args, arch="sm_90a")
-    assert k.resources.spill_store_bytes == 0
-    assert args[1].args.box_dims[1] == 128                          # each CTA loads half of B's 256 rows
+    assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log
+    assert args[0].args.box_dims[1] == 128 // cn                    # each CTA loads 1/cn of A's 128 rows
+    assert args[1].args.box_dims[1] == 256 // cm                    # and 1/cm of B's 256 rows
     if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm"):
         # the consumers' remote arrives stay CTA-scoped releases: a cluster-scoped one is a MEMBAR.ALL.GPU
         # per k-tile (measured: half the speed); only the two cluster_syncs fence the GPU

@@ -270,3 +270,16 @@ def test_cuda_stays_unimported():
             "t.tma_encode_args((64, 64), (64, 1), 'f16', (64, 64), swizzle=128);"
             "print(any(m.startswith(('cuda', 'torch')) for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("major, mn", [("K", 128), ("MN", 128), ("K", 64), ("MN", 256)])
+def test_multicast_halves_of_the_gemm_stages(major, mn):
+    """A 2x1 / 1x2 / 2x2 cluster of the Hopper GEMM multicasts half of each A (or B) stage from each of two CTAs
+    (sm90.smem_layout, both majors): every element of the stage lands once, where the layout says."""
+    from tilecraft import dsl
+    from tilecraft.gemm.sm90 import smem_layout
+    smem = smem_layout(dsl.bfloat16, major, mn, 64, 1)(None, None, 0)
+    shape = (5 * mn // 2, 320)                                    # (MN, K): the last MN tile is ragged
+    strides = (320, 1) if major == "K" else (1, 5 * mn // 2)
+    a = check(shape, strides, "bf16", smem, (mn, 64), _origins(shape, (mn, 64)), multicast=2)
+    assert a.tile_bytes == mn * 64 * 2 and a.box_bytes == a.tile_bytes // 2

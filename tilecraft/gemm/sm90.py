@@ -29,7 +29,10 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
 * **Clusters.** With ``cluster_m`` = 2 two CTAs on neighbouring m-tiles share each B k-tile: each loads half
   (half of the columns; half of the k-rows where an N-major tile has three 64-column blocks, ``smem_layout``)
   and multicasts it to both, and a stage is free only when the consumers of both CTAs released it (a
-  CTA-scoped remote arrive: a cluster-scoped release costs a MEMBAR.ALL.GPU per k-tile).
+  CTA-scoped remote arrive: a cluster-scoped release costs a MEMBAR.ALL.GPU per k-tile). ``cluster_n`` = 2
+  shares A the same way between neighbouring n-tiles, and both make a 2x2 cluster (ranks m-fastest): each
+  CTA loads half of A for its m-tile's two CTAs and half of B for its n-tile's two, and a stage is free once
+  the consumers of the three CTAs that write into it (itself, its row and its column) released it.
 * **Split-K.** ``splits`` > 1 makes each work unit one k-slice of a tile: the splits write fp32
   partial tiles to a workspace and the sm80 path's reduction kernel sums them and applies the epilogue
   (for shapes with few output tiles and a long K, which otherwise leave most SMs idle).
@@ -108,6 +111,7 @@ class Sm90Config:
     producer_regs: int = 40
     consumer_regs: int = 232
     cluster_m: int = 1
+    cluster_n: int = 1
     splits: int = 1
     tma_store: bool = True
     stream_k: int = 0
@@ -126,6 +130,11 @@ class Sm90Config:
         return launch_regs(self.threads)
 
     @property
+    def cluster(self) -> int:
+        """CTAs per cluster: cluster_m along M (sharing B) times cluster_n along N (sharing A)."""
+        return self.cluster_m * self.cluster_n
+
+    @property
     def rows(self) -> int:
         """Rows of the tile per consumer warpgroup (all of them when the consumers take turns)."""
         return self.blk_m if self.pingpong else self.blk_m // self.consumers
@@ -133,7 +142,7 @@ class Sm90Config:
     @property
     def name(self) -> str:
         return (f"sm90_{self.blk_m}x{self.blk_n}x{self.blk_k}_s{self.stages}_c{self.consumers}"
-                + (f"_r{self.raster}" if self.raster != 8 else "") + (f"_cl{self.cluster_m}x1" if self.cluster_m > 1 else "")
+                + (f"_r{self.raster}" if self.raster != 8 else "") + (f"_cl{self.cluster_m}x{self.cluster_n}" if self.cluster > 1 else "")
                 + (f"_sk{self.splits}" if self.splits > 1 else "") + (f"_streamk{self.stream_k}" if self.stream_k else "")
                 + ("_pp" if self.pingpong else "") + ("_promote" if self.promote else "")
                 + ("" if self.tma_store else "_direct"))
@@ -180,8 +189,9 @@ class Sm90Config:
         if self.pingpong and (self.consumers != 2 or self.splits > 1 or self.stream_k):
             raise ValueError(f"{self.name}: pingpong takes two consumer warpgroups and whole tiles (no split-K "
                              "or stream-K)")
-        if self.cluster_m not in (1, 2):
-            raise ValueError(f"{self.name}: cluster_m must be 1 or 2 (CTAs of a cluster along M sharing B)")
+        if self.cluster_m not in (1, 2) or self.cluster_n not in (1, 2):
+            raise ValueError(f"{self.name}: cluster_m and cluster_n must be 1 or 2 (CTAs of a cluster along M "
+                             "sharing B, along N sharing A: clusters up to 2x2)")
         if self.cluster_m > 1 and (self.blk_n // self.cluster_m) * self.blk_k * elem_bytes % 1024:
             raise ValueError(f"{self.name}: each CTA's slice of the multicast B tile must be whole 1 KB swizzle atoms")
         if self.producer_regs + self.consumers * self.consumer_regs > (1 + self.consumers) * self.launch_regs:
@@ -296,12 +306,16 @@ def stream_k_first_peer(unit: Any, share: tuple[Any, Any, Any, Any], k_tiles: An
     return stream_k_owner(unit * k_tiles, share, k_tiles)
 
 
-def _release(empty_bar: Any, stage: Any, cluster: int) -> None:
-    """A consumer warpgroup frees `stage` for the producer of every CTA that writes into it."""
-    if cluster == 1:
-        empty_bar.arrive(stage)
-        return
-    for r in range(cluster):
+def _release(empty_bar: Any, stage: Any, cluster: Any) -> None:
+    """A consumer warpgroup frees `stage` for the producer of every CTA that writes into it: `cluster` is the
+    CTA count of a one-dimensional cluster (its CTAs all write into each other's stages), or the ranks of
+    those CTAs (``_Schedule.writers``: in a 2x2 cluster this CTA, its row and its column)."""
+    if isinstance(cluster, int):
+        if cluster == 1:
+            empty_bar.arrive(stage)
+            return
+        cluster = range(cluster)
+    for r in cluster:
         empty_bar.arrive(stage, cta=r)
 
 
@@ -320,16 +334,21 @@ class _Schedule:
         name = dsl.declare                                                # runtime values get a C++ name
         self.L, self.M, self.N = shape                                    # of D
         self.batched = not (isinstance(self.L, int) and self.L == 1)
-        self.CL = CL = cfg.cluster_m                                      # CTAs along M sharing B (multicast)
+        CLM, CLN = self.CLM, self.CLN = cfg.cluster_m, cfg.cluster_n        # CTAs along M sharing B, along N sharing A
+        self.CL = CL = CLM * CLN                                          # (multicast)
         tiles_m = name(tc.ceil_div(self.M, cfg.blk_m), "tiles_m")
         self.tiles_n = name(tc.ceil_div(self.N, cfg.blk_n), "tiles_n")
-        self.units_m = name(tc.ceil_div(tiles_m, CL), "units_m") if CL > 1 else tiles_m  # m-tiles of whole clusters
-        self.tile_units = name(self.units_m * self.tiles_n * self.L, "tile_units")
+        self.units_m = name(tc.ceil_div(tiles_m, CLM), "units_m") if CLM > 1 else tiles_m  # m-tiles of whole clusters
+        self.units_n = name(tc.ceil_div(self.tiles_n, CLN), "units_n") if CLN > 1 else self.tiles_n  # n-tiles of them
+        self.tile_units = name(self.units_m * self.units_n * self.L, "tile_units")
         self.num_units = name(self.tile_units * cfg.splits, "num_units") if cfg.splits > 1 else self.tile_units  # what one cluster computes at a time
         self.k_tiles = name(tc.ceil_div(K, cfg.blk_k), "k_tiles")
         # k-tiles per split (the host makes every split non-empty)
         self.per_split = name(tc.ceil_div(self.k_tiles, cfg.splits), "per_split") if cfg.splits > 1 else self.k_tiles
-        self.rank = name(hopper.cluster_rank(), "rank") if CL > 1 else 0  # this CTA's m-tile in its cluster
+        self.rank = name(hopper.cluster_rank(), "rank") if CL > 1 else 0  # this CTA's tile in its cluster:
+        self.rank_m, self.rank_n = self.rank, 0                           # m-tile rank % CLM, n-tile rank // CLM
+        if CLN > 1:
+            self.rank_m, self.rank_n = (0, self.rank) if CLM == 1 else (self.rank % CLM, self.rank // CLM)
         self.unit0, self.unit_step = (blockIdx.x // CL, gridDim.x // CL) if CL > 1 else (blockIdx.x, gridDim.x)
         self.cfg = cfg
         if cfg.stream_k:                                                  # this cluster's stream-K items
@@ -357,12 +376,34 @@ class _Schedule:
         """(m_tile, n_tile, batch, first k-tile, k-tiles) of a loop index of ``units()`` for this CTA."""
         if self.cfg.stream_k:
             unit, k_begin, k_count = self.unit(item)
-            m_unit, n_tile, l_idx = _tile_coords(self.cfg, unit, self.units_m, self.tiles_n, self.batched)
+            m_unit, n_tile, l_idx = _tile_coords(self.cfg, unit, self.units_m, self.units_n, self.batched)
         else:
-            m_unit, n_tile, l_idx, k_begin, k_count = _unit_coords(self.cfg, item, self.units_m, self.tiles_n,
+            m_unit, n_tile, l_idx, k_begin, k_count = _unit_coords(self.cfg, item, self.units_m, self.units_n,
                                                                    self.batched, self.tile_units, self.per_split,
                                                                    self.k_tiles)
-        return m_unit * self.CL + self.rank, n_tile, l_idx, k_begin, k_count
+        if self.CLN > 1:
+            n_tile = n_tile * self.CLN + self.rank_n
+        return m_unit * self.CLM + self.rank_m, n_tile, l_idx, k_begin, k_count
+
+    @property
+    def writers(self) -> Any:
+        """The CTAs whose producers write into this CTA's stages, for ``_release``: the cluster's CTA count
+        when it is one-dimensional (all of them), else (2x2) this CTA, the one beside it along M (its
+        B slice) and the one along N (its A slice); ranks are m-fastest."""
+        if self.CLM == 1 or self.CLN == 1:
+            return self.CL
+        return [self.rank, (1 - self.rank_m) + 2 * self.rank_n, self.rank_m + 2 * (1 - self.rank_n)]
+
+    def multicast(self) -> tuple[Any, Any]:
+        """(A's, B's) multicast: None without, else (CTA mask, this CTA's slice): A goes to the CTAs of this
+        CTA's m-tile (same rank_m), B to those of its n-tile (same rank_n)."""
+        CLM, CLN = self.CLM, self.CLN
+        a = b = None
+        if CLN > 1:                                                       # ranks rank_m + CLM j (2x2: 5 << rank_m)
+            a = ((1 << CLN) - 1 if CLM == 1 else 5 * (1 + self.rank_m), self.rank_n)
+        if CLM > 1:                                                       # ranks i + CLM rank_n (2x2: 3 << 2 rank_n)
+            b = ((1 << CLM) - 1 if CLN == 1 else 3 * (1 + 3 * self.rank_n), self.rank_m)
+        return a, b
 
     def peers(self, item: Any) -> tuple[Any, Any]:
         """Stream-K: the CTAs (first, last) whose partial tiles this CTA adds to finish the item's unit
@@ -395,10 +436,11 @@ def stage_barriers(cfg: Sm90Config, producer_arrivals: int = 1) -> tuple[Any, An
     with dsl.if_(dsl.eq(threadIdx.x, 0)):
         for s in range(cfg.stages):
             full_bar.init(s, producer_arrivals)
-            # every consumer of the cluster (with pingpong, one per CTA reads a stage)
-            empty_bar.init(s, (1 if cfg.pingpong else cfg.consumers) * cfg.cluster_m)
+            # every consumer of the CTAs this one multicasts to: its m-tile's and its n-tile's (with pingpong,
+            # one per CTA reads a stage)
+            empty_bar.init(s, (1 if cfg.pingpong else cfg.consumers) * (cfg.cluster_m + cfg.cluster_n - 1))
         hopper.fence_barrier_init()
-    if cfg.cluster_m > 1:
+    if cfg.cluster > 1:
         hopper.cluster_sync()                                             # the peers' barriers exist
     else:
         dsl.syncthreads()
@@ -472,7 +514,7 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
                 hopper.named_barrier(3 + cw, 256)                         # the other consumer issued its unit
         if cfg.promote:
             _promoted_main_loop(cfg, atom, sA, sB, tCrC, tCrS, part, k_count, full_bar, empty_bar, stage, phase,
-                                leader, sch.CL)
+                                leader, sch.writers)
         else:
             for k_tile in dsl.range(k_count):
                 full_bar.wait(stage, phase)                               # the stage's bytes landed
@@ -482,7 +524,7 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
                 hopper.wgmma_commit()
                 hopper.wgmma_wait(1)                                      # the previous k-tile's wgmmas are done:
                 with dsl.if_(leader & (k_tile > 0)):                      # its stage goes back to the producer(s)
-                    _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), sch.CL)
+                    _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), sch.writers)
                 _advance(stage, phase, cfg.stages)
         if pp:
             with dsl.if_(unit + sch.unit_step < sch.num_units):           # the next unit is the other's
@@ -491,7 +533,7 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
         if not cfg.promote:                                               # (the promoted loop ends so itself)
             hopper.wgmma_wait(0)
             with dsl.if_(leader):                                         # the tile's last stage
-                _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), sch.CL)
+                _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), sch.writers)
         stamp(1)
 
         #
@@ -561,7 +603,7 @@ def _timeline(timeline: Any) -> Any:
 
 @dsl.inline
 def _promoted_main_loop(cfg: Sm90Config, atom: Any, sA: Any, sB: Any, acc: Any, sums: Any, part: Any, k_count: Any,
-                        full_bar: Any, empty_bar: Any, stage: Any, phase: Any, leader: Any, cluster: int) -> None:
+                        full_bar: Any, empty_bar: Any, stage: Any, phase: Any, leader: Any, cluster: Any) -> None:
     """A unit's main loop with fp8 promotion: each k-tile's wgmmas start afresh in acc (scale-d 0); the
     warpgroup waits for them, releases the stage and adds acc into the fp32 sums. The other consumer's
     wgmmas keep the tensor cores busy meanwhile. (Reading acc while a later k-tile's wgmmas run, after a
@@ -627,7 +669,7 @@ def _collect(cfg: Sm90Config, sch: _Schedule, item: Any, tCrC: Any, W: Any, flag
     waited for and put back to 0 for the next launch."""
     n = tc.size(tCrC)
     first, last = sch.peers(item)
-    for cta in dsl.range(first, last + 1, cfg.cluster_m):
+    for cta in dsl.range(first, last + 1, cfg.cluster):
         with dsl.if_(leader):
             dsl.flag_wait(flags, cta * cfg.consumers + cw, 1)
             dsl.flag_release(flags, cta * cfg.consumers + cw, 0)
@@ -700,7 +742,7 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
     CL = sch.CL
     sA, sB, full_bar, empty_bar = pipeline(cfg, dtype, majors)
     sD = epilogue_buffers(cfg, D) if tmD is not None else None           # (ROWS,CHUNK,2*CONSUMERS)
-    stage_bytes = tmA.box_bytes + tmB.box_bytes * CL                      # B lands whole: every CTA's slice
+    stage_bytes = tmA.box_bytes * sch.CLN + tmB.box_bytes * sch.CLM      # A and B land whole: every CTA's slice
 
     wg = hopper.warpgroup_index()
     with dsl.if_(dsl.eq(wg, 0)):
@@ -712,11 +754,17 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
             hopper.tma_prefetch(tmA)
             hopper.tma_prefetch(tmB)
 
+            mc_a, mc_b = sch.multicast()
+
             def load(stage: Any, m_tile: Any, n_tile: Any, l_idx: Any, k_tile: Any) -> None:
-                hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, k_tile * bK, l_idx))
-                if CL > 1:                                                 # this CTA's slice of B, to both
+                if mc_a is not None:                                       # this CTA's slice of A, to its row
+                    hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, k_tile * bK, l_idx),
+                                    multicast=mc_a[0], cta_rank=mc_a[1])
+                else:
+                    hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, k_tile * bK, l_idx))
+                if mc_b is not None:                                       # this CTA's slice of B, to its column
                     hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx),
-                                    multicast=(1 << CL) - 1, cta_rank=sch.rank)
+                                    multicast=mc_b[0], cta_rank=mc_b[1])
                 else:
                     hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx))
 
@@ -772,7 +820,7 @@ def make_maps(A3: Any, Bt: Any, cfg: Sm90Config, elem: str) -> tuple[Any, Any]:
     stage of the operand's smem layout (the same layout the kernel's descriptors read). Maps are cached
     on everything they encode (address, extents, strides, tile), so a repeated call costs a lookup."""
     a_major, b_major = operand_majors(A3, Bt)
-    return (_map(A3.permute(1, 2, 0), elem, a_major, cfg.blk_m, cfg.blk_k, cfg.stages, 1),
+    return (_map(A3.permute(1, 2, 0), elem, a_major, cfg.blk_m, cfg.blk_k, cfg.stages, cfg.cluster_n),
             _map(Bt.permute(1, 2, 0), elem, b_major, cfg.blk_n, cfg.blk_k, cfg.stages, cfg.cluster_m))
 
 
@@ -823,7 +871,7 @@ def tma_problem(A3: Any, Bt: Any, cfg: Sm90Config, elem: str) -> str | None:
 @functools.lru_cache(maxsize=1024)
 def _tma_problem(a_shape: tuple, a_stride: tuple, a_mis: int, b_shape: tuple, b_stride: tuple, b_mis: int,
                  dtype: str, cfg: Sm90Config, elem: str) -> str | None:
-    for name, shape, stride, mis, mn, mc in (("A", a_shape, a_stride, a_mis, cfg.blk_m, 1),
+    for name, shape, stride, mis, mn, mc in (("A", a_shape, a_stride, a_mis, cfg.blk_m, cfg.cluster_n),
                                              ("B", b_shape, b_stride, b_mis, cfg.blk_n, cfg.cluster_m)):
         major = "K" if stride[2] == 1 else "MN"
         if major != "K" and ELEMENTS[elem][0].bits != 16:
@@ -886,10 +934,11 @@ class Launch:
             self.cfg = cfg = replace(cfg, stream_k=0)                     # the kernel's int32 iteration arithmetic
         self.elem, self.ep = elem, ep
         self.majors = operand_majors(A3, Bt)
-        CL, S = cfg.cluster_m, cfg.splits
-        tiles_m = -(-M // cfg.blk_m)
-        units = -(-tiles_m // CL) * -(-N // cfg.blk_n) * L * S
-        self.full = M % cfg.blk_m == 0 and N % cfg.blk_n == 0 and tiles_m % CL == 0
+        CL, S = cfg.cluster, cfg.splits
+        tiles_m, tiles_n = -(-M // cfg.blk_m), -(-N // cfg.blk_n)
+        units = -(-tiles_m // cfg.cluster_m) * -(-tiles_n // cfg.cluster_n) * L * S
+        self.full = (M % cfg.blk_m == 0 and N % cfg.blk_n == 0 and tiles_m % cfg.cluster_m == 0
+                     and tiles_n % cfg.cluster_n == 0)
         self.store = S == 1 and d_map(D3, cfg) is not None                 # the epilogue stores D through TMA
         self._maps: tuple[dict, dict, dict] = ({}, {}, {})
         self._ep0 = EpilogueSpec()                                        # the split-K main kernel's epilogue
@@ -912,7 +961,7 @@ class Launch:
     def _args(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, W: Any, flags: Any) -> tuple:
         cfg, elem = self.cfg, self.elem
         tmA = by_address(self._maps[0], A3, lambda x: _map(x.permute(1, 2, 0), elem, self.majors[0], cfg.blk_m, cfg.blk_k,
-                                              cfg.stages, 1))
+                                              cfg.stages, cfg.cluster_n))
         tmB = by_address(self._maps[1], Bt, lambda x: _map(x.permute(1, 2, 0), elem, self.majors[1], cfg.blk_n, cfg.blk_k,
                                               cfg.stages, cfg.cluster_m))
         if cfg.splits > 1:

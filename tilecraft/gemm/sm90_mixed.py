@@ -150,7 +150,7 @@ class Sm90MixedConfig:
         """Raise ValueError naming the condition this tiling breaks for weights of format fmt."""
         t = self.tile
         t.validate(2)
-        if t.cluster_m != 1:
+        if t.cluster > 1:
             raise ValueError(f"{self.name}: the producer writes B itself; no multicast clusters")
         if t.stream_k:
             raise ValueError(f"{self.name}: stream-K is not wired into the mixed-input kernel (split-K is: tile.splits)")
