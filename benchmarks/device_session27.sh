@@ -38,7 +38,7 @@ for part in ${*:-sk_tests skinny long_k}; do
       "S(128, 256, 64, 4, cluster_m=2, stream_k=1);S(128, 128, 64, 6, cluster_m=2, stream_k=1)" ;;
   cluster_tests)
     echo "== clusters along N and 2x2: GPU tests"
-    gpu_tests cluster_tests 280 tests/sm90/test_gemm_sm90.py -k "(matches_float64 and (M1000-N1000-K1000-majorsMK or M600-N1100 or M1000-N1000-K2000-biasm or M300-N500-K2000-outfloat32 or M1920-N2560-K520-majorsKN or M1344 or M384)) or (promoted_configs_match and (cl2x2 or cl2x1))" ;;
+    gpu_tests cluster_tests 280 tests/sm90/test_gemm_sm90.py -k "(matches_float64 and (M1024-N1000-K1000-majorsMK or M600-N1100 or M576-N1088 or M1000-N1000-K2000-biasm or M300-N500-K2000-outfloat32 or M1920-N2560-K520-majorsKN or M1344 or M384)) or (promoted_configs_match and (cl2x2 or cl2x1))" ;;
   clusters)
     echo "== 2x2 clusters against 2x1 at large LLM shapes"
     llm clusters "4096x4096x4096,8192x8192x8192,4096x28672x4096,1024x57344x8192,4096x8192x28672,8192x4096x14336,1024x8192x8192,4096x10240x8192" \

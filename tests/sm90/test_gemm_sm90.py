@@ -233,9 +233,9 @@ CASES = [
     dict(M=384, N=512, K=256, L=3, C=True, beta=0.5, cfg=Sm90Config(cluster_m=2)),
     # clusters along N (A multicast) and 2x2 (both): odd n-tiles and m-tiles in a cluster, both majors, batch,
     # epilogues, split-K, stream-K, pingpong
-    dict(M=1000, N=1000, K=1000, majors="MK", cfg=Sm90Config(cluster_n=2)),
+    dict(M=1024, N=1000, K=1000, majors="MK", cfg=Sm90Config(cluster_n=2)),     # (an M-major A: M of 64s)
     dict(M=600, N=1100, K=520, C=True, beta=0.5, bias="n", act="gelu", cfg=Sm90Config(cluster_m=2, cluster_n=2)),
-    dict(M=600, N=1100, K=520, L=2, majors="MN", cfg=Sm90Config(128, 128, 64, 6, cluster_m=2, cluster_n=2)),
+    dict(M=576, N=1088, K=520, L=2, majors="MN", cfg=Sm90Config(128, 128, 64, 6, cluster_m=2, cluster_n=2)),
     dict(M=1000, N=1000, K=2000, bias="m", cfg=Sm90Config(128, 128, 64, 6, cluster_m=2, cluster_n=2, stream_k=1)),
     dict(M=300, N=500, K=2000, out="float32", cfg=Sm90Config(128, 128, 64, 6, cluster_n=2, splits=3)),
     dict(M=1920, N=2560, K=520, majors="KN", cfg=Sm90Config(128, 128, 64, 5, cluster_m=2, cluster_n=2, pingpong=True)),
