@@ -25,10 +25,10 @@ def _walk(units, k_tiles, clusters, mode):
     owner, published, finished, walks = {}, {}, {}, {}
     for c in range(clusters):
         share = stream_k_share(units, k_tiles, clusters, c, mode=mode)
-        items, segments = stream_k_items(share, units, k_tiles, clusters)
+        items, whole = stream_k_items(share, units, k_tiles, clusters)
         walks[c] = []
         for item in range(items):
-            unit, k_begin, k_count = stream_k_item(item, share, segments, k_tiles, clusters, c)
+            unit, k_begin, k_count = stream_k_item(item, share, whole, units, k_tiles, clusters, c)
             walks[c].append((unit, k_begin, k_count))
             assert 0 <= unit < units and k_count >= 1 and k_begin + k_count <= k_tiles
             for k in range(k_begin, k_begin + k_count):
@@ -38,7 +38,7 @@ def _walk(units, k_tiles, clusters, mode):
                 assert c not in published, f"cluster {c} publishes two partial tiles"
                 published[c] = unit
             elif k_begin > 0:
-                finished[unit] = (c, list(range(stream_k_first_peer(unit, share, k_tiles), c)))
+                finished[unit] = (c, list(range(stream_k_first_peer(unit, share, units, k_tiles), c)))
     return owner, published, finished, walks
 
 
@@ -108,15 +108,15 @@ def test_stream_k_takes_the_partial_round_and_one_whole_round():
     # two whole rounds; mode 2 shares 156 units (the 24 and one round: 151 iterations each, 0.18 units more
     # than a whole unit), and 132 units stay whole
     assert stream_k_share(288, 128, 132, 0, mode=1) == (24, 132, 0, 23)
-    assert stream_k_items(stream_k_share(288, 128, 132, 0, mode=1), 288, 128, 132) == (3, 1)
+    assert stream_k_items(stream_k_share(288, 128, 132, 0, mode=1), 288, 128, 132) == (3, 2)
     sk_units, sharers, begin, end = stream_k_share(288, 128, 132, 0, mode=2)
     assert (sk_units, sharers, begin, end) == (156, 132, 0, 151)
-    # cluster 5 takes iterations [756, 907): the start of unit 7, all of unit 6, the end of unit 5 (its share's
-    # units last first), then one whole unit (156 + 5)
+    # cluster 5: one whole unit (5), then iterations [756, 907) of the last 156 units (132 ...): the start of
+    # unit 132 + 7, all of 132 + 6, the end of 132 + 5 (its share's units last first)
     share = stream_k_share(288, 128, 132, 5, mode=2)
-    assert share[2:] == (756, 907) and stream_k_items(share, 288, 128, 132) == (4, 3)
-    assert [stream_k_item(i, share, 3, 128, 132, 5) for i in range(4)] == [(7, 0, 11), (6, 0, 128), (5, 116, 12),
-                                                                          (161, 0, 128)]
+    assert share[2:] == (756, 907) and stream_k_items(share, 288, 128, 132) == (4, 1)
+    assert [stream_k_item(i, share, 1, 288, 128, 132, 5) for i in range(4)] == [(5, 0, 128), (139, 0, 11),
+                                                                               (138, 0, 128), (137, 116, 12)]
     for mode in (1, 2):
         assert stream_k_share(264, 128, 132, 7, mode=mode)[0] == 0       # whole rounds: no stream-K
         assert stream_k_share(80, 128, 132, 131, mode=mode)[:2] == (80, 132)  # fewer units than SMs: all shared

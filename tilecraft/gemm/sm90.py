@@ -248,11 +248,11 @@ def stream_k_share(units: Any, k_tiles: Any, clusters: Any, c: Any, name: Any = 
                    mode: int = 1) -> tuple[Any, Any, Any, Any]:
     """Stream-K's division of the work (Osama et al., "Stream-K", 2023, in its data-parallel hybrids): when
     the units do not make whole rounds over the clusters, the last partial round (`mode` 1; with `mode` 2
-    also one whole round before it, so that no cluster's share is a small part of a unit) is sk_units x
-    k_tiles k-iterations shared evenly, cluster c taking iterations [begin, end) in unit-major order; the
-    other units stay whole.
+    also one whole round before it, so that no cluster's share is a small part of a unit): the last sk_units
+    units' sk_units x k_tiles k-iterations are shared evenly, cluster c taking iterations [begin, end) of them
+    in unit-major order; the other units stay whole.
     With fewer iterations than clusters, the first `sharers` clusters take one each (no range is empty
-    among the sharers: a unit's finisher waits on every cluster between its own and the last peer).
+    among the sharers: a unit's finisher waits on every cluster from the first peer to its own).
     Returns (sk_units, sharers, begin, end); ints or runtime values alike (`name` gives runtime ones a C++ name).
     """
     rem = units % clusters
@@ -265,27 +265,30 @@ def stream_k_share(units: Any, k_tiles: Any, clusters: Any, c: Any, name: Any = 
 
 def stream_k_items(share: tuple[Any, Any, Any, Any], units: Any, k_tiles: Any, clusters: Any,
                    name: Any = _same) -> tuple[Any, Any]:
-    """(items, segments): how many pieces of work the cluster with `share` (``stream_k_share``) does, of
-    which the first `segments` are its stream-K segments (one per unit its iterations touch) and the rest
-    whole units."""
+    """(items, whole): how many pieces of work the cluster with `share` (``stream_k_share``) does, of which
+    the first `whole` are whole units (as many for every cluster) and the rest its stream-K segments (one per
+    unit its iterations touch)."""
     sk_units, _sharers, begin, end = share
-    segments = name(dsl.where(begin < end, (end - 1) // k_tiles - begin // k_tiles + 1, 0), "segments")
-    return name(segments + (units - sk_units) // clusters, "items"), segments
+    segments = dsl.where(begin < end, (end - 1) // k_tiles - begin // k_tiles + 1, 0)
+    whole = name((units - sk_units) // clusters, "whole")
+    return name(whole + segments, "items"), whole
 
 
-def stream_k_item(item: Any, share: tuple[Any, Any, Any, Any], segments: Any, k_tiles: Any, clusters: Any,
-                  c: Any, name: Any = _same) -> tuple[Any, Any, Any]:
-    """(unit, first k-tile, k-tiles) of cluster c's item-th piece of work: its stream-K segments, last unit
-    first, then the whole units sk_units + c, sk_units + c + clusters, ...
-    Last unit first: a share is the top of one unit's K, whole units, then the bottom of another's, and the
-    bottom starts at k = 0. Taken in that reverse order, every cluster starts at k-tile 0 and all of them stay
-    within (k_tiles - share) k-tiles of each other, so clusters that run at the same time read the same A and
-    B k-tiles from L2, as whole tiles do. (In unit order cluster c would start at k-tile c * share % k_tiles.)"""
+def stream_k_item(item: Any, share: tuple[Any, Any, Any, Any], whole: Any, units: Any, k_tiles: Any,
+                  clusters: Any, c: Any, name: Any = _same) -> tuple[Any, Any, Any]:
+    """(unit, first k-tile, k-tiles) of cluster c's item-th piece of work: the whole units c, c + clusters,
+    ..., then its stream-K segments of the last sk_units units, last unit first.
+    Whole units first: every cluster has as many, so the rounds of whole tiles run in step, as without
+    stream-K, and the shared iterations come at the end. Last unit first: a share is the top of one unit's K,
+    whole units, then the bottom of another's, and the bottom starts at k = 0. Taken in that reverse order,
+    every cluster starts its share at k-tile 0 and all of them stay within (k_tiles - share) k-tiles of each
+    other, so clusters that run at the same time read the same A and B k-tiles from L2, as whole tiles do.
+    (In unit order cluster c would start at k-tile c * share % k_tiles: measured twice the time.)"""
     sk_units, _sharers, begin, end = share
-    is_sk = name(item < segments, "in_stream_k")
-    unit = name(dsl.where(is_sk, begin // k_tiles + segments - 1 - item,
-                          sk_units + c + (item - segments) * clusters), "unit")
-    base = unit * k_tiles
+    is_sk = name(item >= whole, "in_stream_k")
+    last = (end - 1) // k_tiles                                           # the share's last unit (of the shared)
+    unit = name(dsl.where(is_sk, units - sk_units + last - (item - whole), c + item * clusters), "unit")
+    base = (unit - (units - sk_units)) * k_tiles                          # its first iteration in the shared ones
     k_begin = dsl.where(is_sk, imax(begin - base, 0), 0)
     k_end = dsl.where(is_sk, imin(end - base, k_tiles), k_tiles)
     return unit, k_begin, k_end - k_begin
@@ -298,12 +301,13 @@ def stream_k_owner(iteration: Any, share: tuple[Any, Any, Any, Any], k_tiles: An
     return ((iteration + 1) * sharers - 1) // (sk_units * k_tiles)
 
 
-def stream_k_first_peer(unit: Any, share: tuple[Any, Any, Any, Any], k_tiles: Any) -> Any:
-    """The first cluster whose stream-K iterations reach into `unit` (the owner of its k-tile 0).
+def stream_k_first_peer(unit: Any, share: tuple[Any, Any, Any, Any], units: Any, k_tiles: Any) -> Any:
+    """The first cluster whose stream-K iterations reach into `unit` (the owner of its k-tile 0), one of the
+    last sk_units of `units`.
     The cluster that owns the unit's last k-tile finishes it: it takes that slice last of its share
     (``stream_k_item``), when the clusters from this one up to the one before it have published theirs, each
     the first or only slice of their own shares; it adds their partial tiles."""
-    return stream_k_owner(unit * k_tiles, share, k_tiles)
+    return stream_k_owner((unit - (units - share[0])) * k_tiles, share, k_tiles)
 
 
 def _release(empty_bar: Any, stage: Any, cluster: Any) -> None:
@@ -355,8 +359,8 @@ class _Schedule:
             self.cluster = name(self.unit0, "cluster") if CL > 1 else blockIdx.x
             self.clusters = name(self.unit_step, "clusters") if CL > 1 else gridDim.x
             self.share = stream_k_share(self.tile_units, self.k_tiles, self.clusters, self.cluster, name, cfg.stream_k)
-            # items: the segments of its share of the iterations, then whole units
-            self.items, self.segments = stream_k_items(self.share, self.tile_units, self.k_tiles, self.clusters, name)
+            # items: whole units, then the segments of its share of the iterations
+            self.items, self.whole = stream_k_items(self.share, self.tile_units, self.k_tiles, self.clusters, name)
 
     def units(self, consumer: Any = None) -> Any:
         """The loop over this CTA's work: units (tiles of whole clusters, k-slices of them with split-K),
@@ -370,7 +374,8 @@ class _Schedule:
 
     def unit(self, item: Any) -> tuple[Any, Any, Any]:
         """Stream-K: (unit, first k-tile, k-tiles) of a loop index of ``units()``."""
-        return stream_k_item(item, self.share, self.segments, self.k_tiles, self.clusters, self.cluster, dsl.declare)
+        return stream_k_item(item, self.share, self.whole, self.tile_units, self.k_tiles, self.clusters, self.cluster,
+                             dsl.declare)
 
     def coords(self, item: Any) -> tuple[Any, Any, Any, Any, Any]:
         """(m_tile, n_tile, batch, first k-tile, k-tiles) of a loop index of ``units()`` for this CTA."""
@@ -410,7 +415,7 @@ class _Schedule:
         (none when first > last): the same cluster rank in the clusters before this one that computed
         earlier slices of the unit's K."""
         unit = self.unit(item)[0]
-        first = stream_k_first_peer(unit, self.share, self.k_tiles)
+        first = stream_k_first_peer(unit, self.share, self.tile_units, self.k_tiles)
         return first * self.CL + self.rank, (self.cluster - 1) * self.CL + self.rank
 
 
