@@ -774,3 +774,24 @@ def test_tc_gemm_tf32_takes_the_hopper_path(monkeypatch):
     assert seen == ["tf32"]
     ref = A.double() @ Bk.double()
     assert float((D.double() - ref).norm() / ref.norm()) < 5e-3
+
+
+def test_split_k_reduction_is_a_programmatic_dependent_launch():
+    """Parallel split-K on sm90: the splits' kernel lets the stream's next kernel launch early
+    (griddepcontrol.launch_dependents) and the reduction, launched with pdl=True, waits for every partial
+    (griddepcontrol.wait) before it reads them; without dependent=True (sm80, the mixed-input kernels) it
+    does not wait, and a kernel without splits does not trigger."""
+    from tilecraft.gemm.tensorop import SplitReduce, splitk_reduce_kernel
+    cfg = Sm90Config(128, 128, 64, 6, splits=4)
+    W = torch.empty(4, 1, 256, 256)
+    args = _compile(cfg, "bfloat16")[1]
+    args = args[:8] + (W,) + args[9:]
+    src = sm90.sm90_gemm_kernel.source(*args)
+    assert src.count("tc::griddep_launch_dependents();") == 1
+    assert "griddep" not in sm90.sm90_gemm_kernel.source(*_compile(Sm90Config(128, 128, 64, 6), "bfloat16")[1])
+    D = torch.empty(1, 256, 256, dtype=torch.bfloat16)
+    red = (W, None, D, None, np.float32(1), np.float32(0), EpilogueSpec(), SplitReduce.threads)
+    dep = splitk_reduce_kernel.source(*red, True)
+    assert dep.index("tc::griddep_wait();") < dep.index("W[")            # before the first read of a partial
+    assert "griddepcontrol.wait" in rt.compile_ptx(dep, arch="sm_90a")
+    assert "griddep" not in splitk_reduce_kernel.source(*red)

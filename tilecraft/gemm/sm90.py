@@ -749,6 +749,10 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
     sD = epilogue_buffers(cfg, D) if tmD is not None else None           # (ROWS,CHUNK,2*CONSUMERS)
     stage_bytes = tmA.box_bytes * sch.CLN + tmB.box_bytes * sch.CLM      # A and B land whole: every CTA's slice
 
+    if cfg.splits > 1:
+        # the reduction kernel (SplitReduce, a programmatic dependent launch) may be scheduled now: its CTAs
+        # take SMs as this kernel's leave, and wait (griddep_wait) for all of its partials before reading them
+        hopper.griddep_launch_dependents()
     wg = hopper.warpgroup_index()
     with dsl.if_(dsl.eq(wg, 0)):
         #
@@ -961,7 +965,8 @@ class Launch:
             self.grid = resident * CL                                     # every SM takes a share of the iterations
         self.main = sm90_gemm_kernel.bind(*args, grid=(self.grid,), block=(cfg.threads,),
                                           cluster=(CL, 1, 1) if CL > 1 else None)
-        self.reduce = SplitReduce(W, C3, D3, bias, alpha, beta, ep) if S > 1 else None
+        # the reduction is a programmatic dependent launch: it starts as the splits' CTAs leave the SMs
+        self.reduce = SplitReduce(W, C3, D3, bias, alpha, beta, ep, pdl=True) if S > 1 else None
 
     def _args(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, W: Any, flags: Any) -> tuple:
         cfg, elem = self.cfg, self.elem

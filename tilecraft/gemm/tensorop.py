@@ -48,7 +48,7 @@ from tilecraft.atoms import (
     gmma_layout_atom, ldmatrix, make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_mma,
     smem_swizzle_atom, universal_copy,
 )
-from tilecraft.dsl import Constexpr, blockIdx, threadIdx
+from tilecraft.dsl import Constexpr, blockIdx, hopper, threadIdx
 from tilecraft.dsl.expr import make
 from tilecraft.dsl.memory import PointerEngine
 from tilecraft.dsl.trace import current
@@ -607,10 +607,14 @@ def _epilogue_values(acc: Any, tCgC: Any, tCgD: Any, tCcD: Any, bias: Any, alpha
 
 
 @dsl.kernel
-def splitk_reduce_kernel(W, C, D, bias, alpha, beta, ep: Constexpr, threads: Constexpr):
+def splitk_reduce_kernel(W, C, D, bias, alpha, beta, ep: Constexpr, threads: Constexpr, dependent: Constexpr = False):
     """D (L,M,N) = epilogue(sum over s of W (S,L,M,N), C, bias): parallel split-K's second kernel. One
-    thread per element of D, consecutive threads along D's contiguous mode (coalesced)."""
+    thread per element of D, consecutive threads along D's contiguous mode (coalesced). ``dependent`` (sm_90):
+    the kernel is a programmatic dependent launch (``pdl=True``) after the splits' kernel, whose CTAs let it start early
+    (``griddep_launch_dependents``); it waits for their partials (``griddep_wait``) before touching memory."""
     dsl.launch_bounds(threads)
+    if dependent:
+        hopper.griddep_wait()
     S, L, M, N = W.shape
     n_major = D.stride[2] == 1 and isinstance(D.stride[2], int)
     idx = blockIdx.x * threads + threadIdx.x
@@ -632,19 +636,23 @@ def splitk_reduce_kernel(W, C, D, bias, alpha, beta, ep: Constexpr, threads: Con
 class SplitReduce:
     """``splitk_reduce_kernel`` bound once for one signature (every parallel split-K: sm80, sm90 and the
     mixed-input kernels): D3 (L,M,N) = epilogue ep of the sum of the fp32 partial tiles W (S,L,M,N), with
-    C3, bias, alpha and beta read at each call. ``workspace(D3)`` allocates a call's partials."""
+    C3, bias, alpha and beta read at each call. ``workspace(D3)`` allocates a call's partials. ``pdl``
+    (sm_90): launched as a programmatic dependent launch of the splits' kernel, which must execute
+    ``griddep_launch_dependents`` (the Hopper GEMM does)."""
 
     threads = 256
 
-    def __init__(self, W: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, ep: EpilogueSpec):
+    def __init__(self, W: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, ep: EpilogueSpec,
+                 pdl: bool = False):
         import torch
         L, M, N = D3.shape
-        self.shape, self.ep, self.f32 = tuple(W.shape), ep, torch.float32
-        self.kernel = splitk_reduce_kernel.bind(W, C3, D3, bias, alpha, beta, ep, self.threads,
-                                                grid=(-(-(L * M * N) // self.threads),), block=(self.threads,))
+        self.shape, self.ep, self.f32, self.pdl = tuple(W.shape), ep, torch.float32, pdl
+        self.kernel = splitk_reduce_kernel.bind(W, C3, D3, bias, alpha, beta, ep, self.threads, pdl,
+                                                grid=(-(-(L * M * N) // self.threads),), block=(self.threads,),
+                                                pdl=pdl)
 
     def workspace(self, D3: Any) -> Any:
         return D3.new_empty(self.shape, dtype=self.f32)
 
     def __call__(self, W: Any, C3: Any, D3: Any, bias: Any, alpha: Any = 1.0, beta: Any = 0.0) -> None:
-        self.kernel(W, C3, D3, bias, alpha, beta, self.ep, self.threads)
+        self.kernel(W, C3, D3, bias, alpha, beta, self.ep, self.threads, self.pdl)
