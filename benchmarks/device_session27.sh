@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Device session 27 (issue 8): stream-K with each share's units taken last first (every cluster starts at
 # k-tile 0 and the clusters stay together in k), the last slice's CTA finishing the unit.
-# Usage: bash benchmarks/device_session27.sh [sk_tests|skinny|long_k|big|mid|cluster_tests|clusters|ncu_sk|timeline ...]
+# Usage: bash benchmarks/device_session27.sh [sk_tests|skinny|long_k|big|mid|cluster_tests|clusters|split_tests|skinny_pick|ncu_sk|timeline ...]
 # sk_tests: the stream-K GPU tests and the Hopper GEMM's stream-K cases; skinny: whole tiles against stream-K
 # at session 13's shapes (where stream-K took twice the whole tiles' time); long_k: the stream-K forms of the
 # big tiles at session 26's long-K LLM shapes; big / mid: stream-K 1 of the clustered tiles against the pick at
 # the LLM shapes of M = 4096, 8192 / 256, 1024; cluster_tests / clusters: clusters along N and 2x2, GPU tests /
-# against 2x1 at large LLM shapes (SHAPES / CONFIGS override any of these); ncu_sk: Nsight Compute's
+# against 2x1 at large LLM shapes; split_tests / skinny_pick: split-K's dependent reduction, GPU tests / the
+# skinny shape against cuBLAS (SHAPES / CONFIGS override any of these); ncu_sk: Nsight Compute's
 # DRAM and L2 counts for whole tiles and stream-K (NCU_SHAPES, NCU_CONFIGS); timeline: per-CTA timelines
 # (probe_sm90_timeline.py; TL_SHAPES, TL_CONFIGS).
 source "$(dirname "$0")/device_env.sh"
@@ -43,6 +44,12 @@ for part in ${*:-sk_tests skinny long_k}; do
     echo "== 2x2 clusters against 2x1 at large LLM shapes"
     llm clusters "4096x4096x4096,8192x8192x8192,4096x28672x4096,1024x57344x8192,4096x8192x28672,8192x4096x14336,1024x8192x8192,4096x10240x8192" \
       "S(128, 256, 64, 4, cluster_m=2);S(128, 256, 64, 4, cluster_m=2, cluster_n=2);S(128, 256, 64, 4, cluster_n=2);S(128, 128, 64, 6, cluster_m=2, cluster_n=2)" ;;
+  split_tests)
+    echo "== split-K with the reduction as a programmatic dependent launch: GPU tests"
+    gpu_tests split_tests 280 tests/sm90/test_gemm_sm90.py tests/gemm/test_plans_gpu.py -k "(matches_float64 and (M300-N500-K2000 or M512-N512-K8192 or M200-N320-K2000)) or sk3_promote or tf32 or plans" ;;
+  skinny_pick)
+    echo "== the skinny shape, tc.gemm's pick (split-K 8) against cuBLAS"
+    ROUNDS=${ROUNDS:-5} llm skinny_pick "512x512x65536,1024x1024x65536,512x512x32768" "S(128, 128, 64, 6, splits=4);S(128, 128, 64, 6, splits=16)" ;;
   ncu_sk)
     # DRAM bytes, L2 hit rate and time of whole tiles against stream-K at one shape (ncu flushes the caches
     # before each profiled kernel: cold operands, as the rotated benchmark)
