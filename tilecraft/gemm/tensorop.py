@@ -607,30 +607,43 @@ def _epilogue_values(acc: Any, tCgC: Any, tCgD: Any, tCcD: Any, bias: Any, alpha
 
 
 @dsl.kernel
-def splitk_reduce_kernel(W, C, D, bias, alpha, beta, ep: Constexpr, threads: Constexpr, dependent: Constexpr = False):
-    """D (L,M,N) = epilogue(sum over s of W (S,L,M,N), C, bias): parallel split-K's second kernel. One
-    thread per element of D, consecutive threads along D's contiguous mode (coalesced). ``dependent`` (sm_90):
-    the kernel is a programmatic dependent launch (``pdl=True``) after the splits' kernel, whose CTAs let it start early
-    (``griddep_launch_dependents``); it waits for their partials (``griddep_wait``) before touching memory."""
+def splitk_reduce_kernel(W, C, D, bias, alpha, beta, ep: Constexpr, threads: Constexpr, dependent: Constexpr = False,
+                         vec: Constexpr = 1):
+    """D (L,M,N) = epilogue(sum over s of W (S,L,M,N), C, bias): parallel split-K's second kernel. Each thread
+    sums `vec` consecutive elements of D (4: 16-byte loads of the partials, where D is N-contiguous and N a
+    multiple of 4), consecutive threads along D's contiguous mode (coalesced). ``dependent`` (sm_90): the
+    kernel is a programmatic dependent launch (``pdl=True``) after the splits' kernel, whose CTAs let it start
+    early (``griddep_launch_dependents``); it waits for their partials (``griddep_wait``) before touching memory."""
     dsl.launch_bounds(threads)
     if dependent:
         hopper.griddep_wait()
     S, L, M, N = W.shape
     n_major = D.stride[2] == 1 and isinstance(D.stride[2], int)
+    V = vec
+    dsl.assume(V == 1 or n_major, "vec = 4 needs an N-contiguous D")
     idx = blockIdx.x * threads + threadIdx.x
-    total = L * M * N
+    total = L * M * N // V
     with dsl.if_(idx < total):
         if n_major:
-            n, m, l_idx = idx % N, idx // N % M, idx // (M * N)
+            n, m, l_idx = idx % (N // V) * V, idx // (N // V) % M, idx // (M * (N // V))
         else:
             m, n, l_idx = idx % M, idx // M % N, idx // (M * N)
-        acc = dsl.make_rmem_tensor(dsl.float32, 1)                        # the running sum over splits
-        acc[0] = W(0, l_idx, m, n)
-        for s in dsl.range(1, S):
-            acc[0] = acc(0) + W(s, l_idx, m, n)
-        c = C(l_idx, m, n) if ep.read_c else None
-        b = bias(n if ep.bias == "n" else m) if ep.bias != "none" else None
-        D[l_idx, m, n] = epilogue_value(acc(0), c, b, alpha, beta, ep)
+        acc = dsl.make_rmem_tensor(dsl.float32, V)                        # the running sums over splits
+        if V == 1:
+            acc[0] = W(0, l_idx, m, n)
+            for s in dsl.range(1, S):
+                acc[0] = acc(0) + W(s, l_idx, m, n)
+        else:
+            part = dsl.make_rmem_tensor(dsl.float32, V)
+            dsl.copy(tc.local_tile(W(0, l_idx, m, _), (V,), (n // V,)), acc)
+            for s in dsl.range(1, S):
+                dsl.copy(tc.local_tile(W(s, l_idx, m, _), (V,), (n // V,)), part)
+                for v in range(V):
+                    acc[v] = acc(v) + part(v)
+        for v in range(V):
+            c = C(l_idx, m, n + v) if ep.read_c else None
+            b = bias(n + v if ep.bias == "n" else m) if ep.bias != "none" else None
+            D[l_idx, m, n + v] = epilogue_value(acc(v), c, b, alpha, beta, ep)
 
 
 class SplitReduce:
@@ -647,12 +660,19 @@ class SplitReduce:
         import torch
         L, M, N = D3.shape
         self.shape, self.ep, self.f32, self.pdl = tuple(W.shape), ep, torch.float32, pdl
-        self.kernel = splitk_reduce_kernel.bind(W, C3, D3, bias, alpha, beta, ep, self.threads, pdl,
-                                                grid=(-(-(L * M * N) // self.threads),), block=(self.threads,),
-                                                pdl=pdl)
+        self.vec = self.elements_per_thread(W, D3)
+        self.kernel = splitk_reduce_kernel.bind(W, C3, D3, bias, alpha, beta, ep, self.threads, pdl, self.vec,
+                                                grid=(-(-(L * M * N // self.vec) // self.threads),),
+                                                block=(self.threads,), pdl=pdl)
+
+    @staticmethod
+    def elements_per_thread(W: Any, D3: Any) -> int:
+        """4 (16-byte loads of the partials) where D3 is N-contiguous, N a multiple of 4 and W contiguous
+        (every row of W then starts 16-byte aligned), else 1."""
+        return 4 if D3.stride(2) == 1 and D3.shape[2] % 4 == 0 and W.is_contiguous() else 1
 
     def workspace(self, D3: Any) -> Any:
         return D3.new_empty(self.shape, dtype=self.f32)
 
     def __call__(self, W: Any, C3: Any, D3: Any, bias: Any, alpha: Any = 1.0, beta: Any = 0.0) -> None:
-        self.kernel(W, C3, D3, bias, alpha, beta, self.ep, self.threads, self.pdl)
+        self.kernel(W, C3, D3, bias, alpha, beta, self.ep, self.threads, self.pdl, self.vec)
