@@ -636,7 +636,7 @@ def splitk_reduce_kernel(W, C, D, bias, alpha, beta, ep: Constexpr, threads: Con
         else:
             part = dsl.make_rmem_tensor(dsl.float32, V)
             dsl.copy(tc.local_tile(W(0, l_idx, m, _), (V,), (n // V,)), acc)
-            for s in dsl.range(1, S):
+            for s in dsl.range(1, S, unroll=8):                           # several loads in flight per thread
                 dsl.copy(tc.local_tile(W(s, l_idx, m, _), (V,), (n // V,)), part)
                 for v in range(V):
                     acc[v] = acc(v) + part(v)
