@@ -796,8 +796,10 @@ def test_split_k_reduction_is_a_programmatic_dependent_launch():
     assert "griddepcontrol.wait" in rt.compile_ptx(dep, arch="sm_90a")
     assert "griddep" not in splitk_reduce_kernel.source(*red)
     # an N-contiguous D with N a multiple of 4: 16-byte loads of 4 partial sums per thread
-    assert SplitReduce.elements_per_thread(W, D) == 4
-    assert SplitReduce.elements_per_thread(torch.empty(4, 1, 256, 254), torch.empty(1, 256, 254)) == 1
-    assert SplitReduce.elements_per_thread(W, D.transpose(1, 2)) == 1
+    big_W, big_D = torch.empty(2, 1, 1024, 1024), torch.empty(1, 1024, 1024)
+    assert SplitReduce.elements_per_thread(big_W, big_D) == 4
+    assert SplitReduce.elements_per_thread(W, D) == 1                   # 2^16 elements: too few CTAs of 4 each
+    assert SplitReduce.elements_per_thread(torch.empty(2, 1, 1024, 1022), torch.empty(1, 1024, 1022)) == 1
+    assert SplitReduce.elements_per_thread(big_W, big_D.transpose(1, 2)) == 1
     vec = splitk_reduce_kernel.source(*red, True, 4)
     assert vec.count("reinterpret_cast<const uint4*>(W") == 2 and "/ 4" in vec
