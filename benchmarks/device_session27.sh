@@ -46,7 +46,7 @@ for part in ${*:-sk_tests skinny long_k}; do
       "S(128, 256, 64, 4, cluster_m=2);S(128, 256, 64, 4, cluster_m=2, cluster_n=2);S(128, 256, 64, 4, cluster_n=2);S(128, 128, 64, 6, cluster_m=2, cluster_n=2)" ;;
   split_tests)
     echo "== split-K with the reduction as a programmatic dependent launch: GPU tests"
-    gpu_tests split_tests 280 tests/sm90/test_gemm_sm90.py tests/gemm/test_plans_gpu.py -k "(matches_float64 and (M300-N500-K2000 or M512-N512-K8192 or M200-N320-K2000)) or sk3_promote or tf32 or plans" ;;
+    gpu_tests split_tests 280 tests/sm90/test_gemm_sm90.py tests/gemm/test_plans_gpu.py -k "(matches_float64 and (M300-N500-K2000 or M512-N512-K8192 or M200-N320-K2000 or M1024-N1024-K1536)) or sk3_promote or tf32 or plans" ;;
   skinny_pick)
     echo "== the skinny shape, tc.gemm's pick (split-K 8) against cuBLAS"
     ROUNDS=${ROUNDS:-5} llm skinny_pick "512x512x65536,1024x1024x65536,512x512x32768" "S(128, 128, 64, 6, splits=4);S(128, 128, 64, 6, splits=16)" ;;

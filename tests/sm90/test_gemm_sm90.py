@@ -241,6 +241,8 @@ CASES = [
     dict(M=1920, N=2560, K=520, majors="KN", cfg=Sm90Config(128, 128, 64, 5, cluster_m=2, cluster_n=2, pingpong=True)),
     dict(M=512, N=512, K=8192, C=True, beta=-1.0, bias="n", act="gelu", cfg=Sm90Config(128, 128, 64, 6, splits=8)),
     dict(M=200, N=320, K=2000, L=2, majors="KN", cfg=Sm90Config(128, 128, 64, 6, splits=5)),
+    # a split-K output of 2^20 elements: the reduction sums 4 per thread
+    dict(M=1024, N=1024, K=1536, C=True, beta=0.5, bias="n", act="relu", cfg=Sm90Config(128, 128, 64, 6, splits=3)),
     # pingpong: the consumers take whole tiles in turn; 2 units per CTA, 3 (odd), ragged, 1 k-tile, batch
     dict(M=2000, N=2048, K=1000, cfg=Sm90Config(64, 256, 64, 4, pingpong=True)),
     dict(M=1999, N=1900, K=520, C=True, beta=0.5, bias="n", act="gelu", cfg=Sm90Config(128, 128, 64, 5, pingpong=True)),
