@@ -805,3 +805,30 @@ def test_split_k_reduction_is_a_programmatic_dependent_launch():
     assert SplitReduce.elements_per_thread(big_W, big_D.transpose(1, 2)) == 1
     vec = splitk_reduce_kernel.source(*red, True, 4)
     assert vec.count("reinterpret_cast<const uint4*>(W") == 2 and "/ 4" in vec
+
+
+def test_split_k_sums_in_the_kernel_when_every_split_is_resident():
+    """Split-K whose tiles x splits fit on the SMs (no cluster, no stream-K) sums its partial tiles in the GEMM
+    kernel (sm90._reduce_tile): each consumer warpgroup counts itself in on the tile's flag (release), waits for
+    all splits x consumers (acquire), sums its rows of the tile in split order, applies the epilogue and
+    counts itself out (the last puts the flag back to 0). Every tiling compiles without spills, including
+    tiles narrower and wider than the 128 columns a pass covers."""
+    from tilecraft.gemm.sm90 import fused_split_reduction
+    mid = Sm90Config(128, 128, 64, 6, splits=8)
+    assert fused_split_reduction(mid, 128, 132) and not fused_split_reduction(mid, 136, 132)
+    assert not fused_split_reduction(replace(mid, cluster_m=2), 64, 132)
+    assert not fused_split_reduction(Sm90Config(128, 128, 64, 6), 64, 132)
+    ep = EpilogueSpec(read_c=True, unit_alpha=False, bias="m", activation="silu")
+    for cfg in (mid, Sm90Config(128, 64, 64, 8, splits=4), replace(THREE_CONSUMERS, splits=3),
+                Sm90Config(64, 192, 64, 6, consumers=1, splits=2)):
+        args = list(_compile(cfg, "bfloat16", ep=ep, full=False)[1])
+        args[8] = torch.empty(cfg.splits, 1, 256, 256)                        # W
+        args[14:] = [None, torch.zeros(132 * cfg.consumers, dtype=torch.int32)]  # no TMA store; the flags
+        src = sm90.sm90_gemm_kernel.source(*args)
+        order = [src.index(f) for f in ("tc::flag_add_release(", "tc::flag_wait_at_least(", "tc::silu(",
+                                        "tc::flag_count_reset(")]
+        assert order == sorted(order), cfg.name
+        parts = cfg.splits * cfg.consumers
+        assert f"tc::flag_wait_at_least(flags + tile, {parts});" in src and f"flag_count_reset(flags + tile, {2 * parts})" in src
+        k = sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a")
+        assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log, (cfg.name, k.resources)

@@ -7,7 +7,8 @@ copy / gemm / axpby / clear / fill are CuTe's thread-level algorithms (algorithm
 Tracing never touches the GPU; launching goes through tilecraft.runtime.
 """
 from tilecraft.dsl.algorithms import (
-    axpby, clear, copy, copy_if, cp_async_commit, cp_async_wait, fill, flag_release, flag_wait, gemm, read_if,
+    axpby, clear, copy, copy_if, cp_async_commit, cp_async_wait, fill, flag_add_release, flag_count_reset,
+    flag_release, flag_wait, flag_wait_at_least, gemm, read_if,
     semaphore_release, semaphore_wait, vector_width,
 )
 from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Value, eq, ne, where
@@ -23,7 +24,8 @@ from tilecraft.dsl.trace import (
 )
 
 __all__ = [
-    "axpby", "clear", "copy", "copy_if", "cp_async_commit", "cp_async_wait", "fill", "flag_release", "flag_wait", "gemm",
+    "axpby", "clear", "copy", "copy_if", "cp_async_commit", "cp_async_wait", "fill", "flag_add_release",
+    "flag_count_reset", "flag_release", "flag_wait", "flag_wait_at_least", "gemm",
     "read_if", "semaphore_release", "semaphore_wait", "vector_width",
     "BoolExpr", "Expr", "IntExpr", "TraceError", "Value", "eq", "ne", "where",
     "Constexpr", "Kernel", "Specialization", "kernel",

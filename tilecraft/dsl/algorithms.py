@@ -346,12 +346,30 @@ def flag_release(flags: Tensor, coord: Any, value: Any) -> None:
     _flag_op("flag_release", flags, coord, value)
 
 
+def flag_add_release(flags: Tensor, coord: Any, value: Any) -> None:
+    """The calling thread adds value to the int flag flags(coord) with release semantics at GPU scope (a
+    counting ``flag_release``: many groups each add after their barrier)."""
+    _flag_op("flag_add_release", flags, coord, value)
+
+
+def flag_wait_at_least(flags: Tensor, coord: Any, value: Any) -> None:
+    """The calling thread spins until flags(coord) >= value (acquire loads at GPU scope), then its group meets
+    at its barrier, as with ``flag_wait``."""
+    _flag_op("flag_wait_at_least", flags, coord, value)
+
+
+def flag_count_reset(flags: Tensor, coord: Any, total: Any) -> None:
+    """The calling thread adds 1 to flags(coord); the thread whose add brings it to `total` sets it back to 0
+    (for the next launch: a count every group has waited on and then added to once more)."""
+    _flag_op("flag_count_reset", flags, coord, total)
+
+
 def _flag_op(fn: str, flags: Tensor, coord: Any, value: Any) -> None:
     """``tc::fn(&flags(coord), value)`` on a global int32 flag; a release marks the tensor written."""
     eng = flags.engine
     if not isinstance(eng, PointerEngine) or eng.space != "gmem" or eng.dtype.bits != 32:
         raise TraceError(f"{fn} needs a global int32 tensor, got {flags!r}")
-    if fn.endswith("_release") and eng.root is not None:
+    if (fn.endswith("_release") or fn == "flag_count_reset") and eng.root is not None:
         eng.root.written = True
     current().emit(f"tc::{fn}({eng.address(_add(flags.offset, flags.layout(coord)))}, {render(value, 'int')});")
 

@@ -555,6 +555,9 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
             split = unit // sch.tile_units
             gW = tc.local_tile(tc.local_tile(W(split, l_idx, _, _), tiler, coord), (cfg.rows, bN), (part, 0))
             _store(tCrS, thr_mma.partition_C(gW), tCcD, M, N, full)
+            if flags is not None:                                         # the splits of the tile sum it here
+                _reduce_tile(cfg, W, C, D, bias, alpha, beta, ep, flags, unit % sch.tile_units, split, m_tile,
+                             n_tile, l_idx, cw, leader)
             stamp(2)
             continue
         tCgC = None
@@ -578,6 +581,44 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
     if tmD is not None:
         with dsl.if_(leader):
             hopper.tma_store_wait(0, read=False)                          # every store done before the CTA exits
+
+
+@dsl.inline
+def _reduce_tile(cfg: Sm90Config, W: Any, C: Any, D: Any, bias: Any, alpha: Any, beta: Any, ep: Any, flags: Any,
+                 tile: Any, split: Any, m_tile: Any, n_tile: Any, l_idx: Any, cw: Any, leader: Any) -> None:
+    """Split-K without a second kernel (every split of every tile resident at once: ``Launch.fused``): this
+    consumer warpgroup has stored its part of the split's partial tile in W; it adds 1 to the tile's counting
+    flag (release) and waits until all splits x consumers have. Then it sums the splits (in split order: the
+    result does not depend on timing) of its share of the tile's rows, part split x consumers + cw of
+    splits x consumers, one column per thread, applies the epilogue and stores D. Last, it counts itself out;
+    the last warpgroup out puts the flag back to 0 for the next launch."""
+    from tilecraft.gemm.tensorop import epilogue_value
+
+    S, parts = cfg.splits, cfg.splits * cfg.consumers
+    L, M, N = D.shape
+    hopper.named_barrier(1 + cw, 128)                                     # the warpgroup's stores are issued
+    with dsl.if_(leader):
+        dsl.flag_add_release(flags, tile, 1)
+        dsl.flag_wait_at_least(flags, tile, parts)
+    hopper.named_barrier(1 + cw, 128)                                     # every partial is visible to all 128
+    rows = -(-cfg.blk_m // parts)                                         # rows per part (the last may have fewer)
+    first = (split * cfg.consumers + cw) * rows
+    for r in range(rows):
+        for c0 in range(0, cfg.blk_n, 128):
+            row, col = first + r, c0 + threadIdx.x % 128
+            m, n = m_tile * cfg.blk_m + row, n_tile * cfg.blk_n + col
+            inside = (row < cfg.blk_m) & (m < M) & (n < N)
+            with dsl.if_(inside & (col < cfg.blk_n) if cfg.blk_n % 128 else inside):
+                acc = dsl.make_rmem_tensor(dsl.float32, 1)
+                acc[0] = W(0, l_idx, m, n)
+                for s in dsl.range(1, S):
+                    acc[0] = acc(0) + W(s, l_idx, m, n)
+                c = C(l_idx, m, n) if ep.read_c else None
+                b = bias(n if ep.bias == "n" else m) if ep.bias != "none" else None
+                D[l_idx, m, n] = epilogue_value(acc(0), c, b, alpha, beta, ep)
+    hopper.named_barrier(1 + cw, 128)
+    with dsl.if_(leader):
+        dsl.flag_count_reset(flags, tile, 2 * parts)
 
 
 #: work units (stream-K items) per CTA whose times ``sm90_gemm_kernel(timeline=...)`` records
@@ -742,6 +783,8 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
     dsl.assume(dtype.bits == 16 or majors == ("K", "K"),
                f"{elem} wgmma operands must both be K-major (only 16-bit types have the transpose bits)")
     dsl.assume(not cfg.stream_k or (W is not None and flags is not None), "stream-K needs the workspace W and flags")
+    dsl.assume(cfg.splits == 1 or flags is None or cfg.cluster == 1,
+               "split-K summed in the kernel (flags) takes CTAs without clusters")
     L, M, N = D.shape
     sch = _Schedule(cfg, (L, M, N), K)
     CL = sch.CL
@@ -929,7 +972,9 @@ class Launch:
     tiles; its flags return to 0 by the end of a launch, so each stream keeps one zeroed set. Like CUTLASS's
     stream-K it needs every CTA of the grid resident at once (a CTA that finishes a unit waits for later
     CTAs' partials): a GPU shared with kernels that hold SMs for good (or an MPS share of the SMs) can
-    stall it."""
+    stall it. Split-K whose work units all fit on the SMs at once (no cluster) sums its tiles in the same kernel
+    (``fused``, ``_reduce_tile``), with the same need; otherwise a second kernel does (``SplitReduce``, a
+    programmatic dependent launch)."""
 
     def __init__(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, cfg: Sm90Config,
                  elem: str, ep: Any, sms: int):
@@ -952,11 +997,15 @@ class Launch:
         self._maps: tuple[dict, dict, dict] = ({}, {}, {})
         self._ep0 = EpilogueSpec()                                        # the split-K main kernel's epilogue
         W = D3.new_empty((S, L, M, N), dtype=torch.float32) if S > 1 else None
-        self._flags: dict[int, Any] = {}                                  # stream -> stream-K flags
+        self._flags: dict[int, Any] = {}                                  # stream -> stream-K / split-K flags
         self._flag_count = sms * cfg.consumers                            # one per CTA and consumer, grid <= SMs
+        self.fused = fused_split_reduction(cfg, units, sms)               # split-K summed in the kernel
+        self._f32 = torch.float32
         flags = None
+        if cfg.stream_k or self.fused:
+            flags = self.stream_flags(D3)
         if cfg.stream_k:
-            W, flags = streamk_workspace(D3, sms, cfg), self.stream_flags(D3)
+            W = streamk_workspace(D3, sms, cfg)
         args = self._args(A3, Bt, C3, D3, bias, alpha, beta, W, flags)
         resident = resident_clusters(sm90_gemm_kernel, args, cfg.threads, CL, sms, (cfg, elem, sms))
         rounds = -(-units // resident)                                    # work units per cluster, at most
@@ -966,7 +1015,7 @@ class Launch:
         self.main = sm90_gemm_kernel.bind(*args, grid=(self.grid,), block=(cfg.threads,),
                                           cluster=(CL, 1, 1) if CL > 1 else None)
         # the reduction is a programmatic dependent launch: it starts as the splits' CTAs leave the SMs
-        self.reduce = SplitReduce(W, C3, D3, bias, alpha, beta, ep, pdl=True) if S > 1 else None
+        self.reduce = SplitReduce(W, C3, D3, bias, alpha, beta, ep, pdl=True) if S > 1 and not self.fused else None
 
     def _args(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, W: Any, flags: Any) -> tuple:
         cfg, elem = self.cfg, self.elem
@@ -974,8 +1023,11 @@ class Launch:
                                               cfg.stages, cfg.cluster_n))
         tmB = by_address(self._maps[1], Bt, lambda x: _map(x.permute(1, 2, 0), elem, self.majors[1], cfg.blk_n, cfg.blk_k,
                                               cfg.stages, cfg.cluster_m))
-        if cfg.splits > 1:
+        if cfg.splits > 1 and not self.fused:
             return (tmA, tmB, None, D3, None, alpha, beta, self.K, W, cfg, elem, self.majors, self._ep0, self.full)
+        if self.fused:                                                    # D from the registers, summed splits
+            return (tmA, tmB, C3, D3, bias, alpha, beta, self.K, W, cfg, elem, self.majors, self.ep, self.full, None,
+                    flags)
         tmD = by_address(self._maps[2], D3, lambda x: d_map(x, cfg)) if self.store else None
         return (tmA, tmB, C3, D3, bias, alpha, beta, self.K, W, cfg, elem, self.majors, self.ep, self.full, tmD, flags)
 
@@ -983,6 +1035,8 @@ class Launch:
         W = flags = None
         if self.reduce is not None:
             W = self.reduce.workspace(D3)
+        elif self.fused:
+            W, flags = D3.new_empty((self.cfg.splits, *D3.shape), dtype=self._f32), self.stream_flags(D3)
         elif self.cfg.stream_k:
             W, flags = streamk_workspace(D3, self.grid, self.cfg), self.stream_flags(D3)
         self.main(*self._args(A3, Bt, C3, D3, bias, alpha, beta, W, flags))
@@ -999,6 +1053,13 @@ class Launch:
         if flags is None:
             flags = self._flags[stream] = torch.zeros(self._flag_count, dtype=torch.int32, device=D3.device)
         return flags
+
+
+def fused_split_reduction(cfg: Sm90Config, units: int, sms: int) -> bool:
+    """Whether split-K sums its partial tiles in the GEMM kernel itself (``_reduce_tile``): every split of
+    every tile must run at once, so the work units (tiles x splits) fit on the SMs, one CTA each, and the CTAs
+    form no clusters."""
+    return cfg.splits > 1 and cfg.cluster == 1 and not cfg.stream_k and units <= sms
 
 
 def streamk_workspace(D3: Any, grid: int, cfg: Sm90Config) -> Any:

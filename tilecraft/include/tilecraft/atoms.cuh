@@ -179,6 +179,23 @@ TC_DEVICE void flag_wait(const int* flag, int value) {
 TC_DEVICE void flag_release(int* flag, int value) {
     asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
 }
+// A counting flag, for many groups meeting at one: each adds value with release semantics; a waiter spins
+// until the count reaches value (acquire loads); flag_count_reset adds 1 (relaxed) and the group whose add
+// brings the count to `total` puts it back to 0 (every other group has passed its wait by then).
+TC_DEVICE void flag_add_release(int* flag, int value) {
+    asm volatile("red.release.gpu.global.add.s32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
+}
+TC_DEVICE void flag_wait_at_least(const int* flag, int value) {
+    int v;
+    do {
+        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+    } while (v < value);
+}
+TC_DEVICE void flag_count_reset(int* flag, int total) {
+    int old;
+    asm volatile("atom.relaxed.gpu.global.add.s32 %0, [%1], 1;" : "=r"(old) : "l"(flag) : "memory");
+    if (old == total - 1) *flag = 0;
+}
 
 // CUTLASS's Semaphore (serial split-K), the whole-CTA form: thread 0 waits for the flag, then the CTA meets
 // at a barrier; release: a barrier (the CTA's writes are issued), then thread 0 stores the next value.
