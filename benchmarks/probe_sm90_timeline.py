@@ -8,7 +8,7 @@ split-K or stream-K), each launch with operands that are not in L2.
 ``sm90_gemm_kernel(timeline=...)``: the first consumer warpgroup of every CTA records its start and, for its first
 TIMELINE_ITEMS work units (stream-K items), the time before its main loop, after it, and after the epilogue or
 the partial tile's hand-off. Per configuration, over the last of ``--calls`` launches (operands rotated past L2):
-the launch's span (first start to last end), then per CTA (``--ctas`` of them, and the slowest) each item's
+the launch's span (first start to last end; with split-K's reduction kernel, the main kernel's), then per CTA (``--ctas`` of them, and the slowest) each item's
 k-tiles, main-loop µs and µs per k-tile, and hand-off / epilogue µs, and a summary: the median main-loop µs per
 k-tile, the median and largest epilogue / hand-off, and the latest end.
 """
@@ -43,12 +43,19 @@ def timeline(cfg: Sm90Config, M: int, N: int, K: int, calls: int, dt: torch.dtyp
     cfg = launch.cfg
     for i in range(calls):
         A, Bt = As[i % copies], Bts[i % copies]
-        W = sm90.streamk_workspace(D, launch.grid, cfg) if cfg.stream_k else None
-        flags = launch.stream_flags(D) if cfg.stream_k else None
+        W = flags = None
+        if cfg.stream_k:
+            W, flags = sm90.streamk_workspace(D, launch.grid, cfg), launch.stream_flags(D)
+        elif launch.fused:                                                # split-K summed in the kernel
+            W, flags = D.new_empty((cfg.splits, *D.shape), dtype=torch.float32), launch.stream_flags(D)
+        elif launch.reduce is not None:                                   # split-K and its reduction kernel
+            W = launch.reduce.workspace(D)
         tl.zero_()
         args = launch._args(A, Bt, None, D, None, one, zero, W, flags)
         sm90.sm90_gemm_kernel.launch(*args, timeline=tl, grid=(launch.grid,), block=(cfg.threads,),
-                                     cluster=(cfg.cluster_m, 1, 1) if cfg.cluster_m > 1 else None)
+                                     cluster=(cfg.cluster, 1, 1) if cfg.cluster > 1 else None)
+        if launch.reduce is not None:
+            launch.reduce(W, None, D, None, one, zero)
     torch.cuda.synchronize()
     return tl.cpu().numpy(), D, (A, Bt)
 
