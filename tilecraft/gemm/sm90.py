@@ -603,19 +603,23 @@ def _reduce_tile(cfg: Sm90Config, W: Any, C: Any, D: Any, bias: Any, alpha: Any,
     hopper.named_barrier(1 + cw, 128)                                     # every partial is visible to all 128
     rows = -(-cfg.blk_m // parts)                                         # rows per part (the last may have fewer)
     first = (split * cfg.consumers + cw) * rows
-    for r in range(rows):
-        for c0 in range(0, cfg.blk_n, 128):
+    spots = [(r, c0) for r in range(rows) for c0 in range(0, cfg.blk_n, 128)]  # this thread's: a column each
+    for g in range(0, len(spots), 8):                                     # 8 at a time: their loads all in flight
+        sums = []
+        for r, c0 in spots[g:g + 8]:
             row, col = first + r, c0 + threadIdx.x % 128
             m, n = m_tile * cfg.blk_m + row, n_tile * cfg.blk_n + col
             inside = (row < cfg.blk_m) & (m < M) & (n < N)
-            with dsl.if_(inside & (col < cfg.blk_n) if cfg.blk_n % 128 else inside):
-                acc = dsl.make_rmem_tensor(dsl.float32, 1)
-                acc[0] = W(0, l_idx, m, n)
-                for s in dsl.range(1, S):
-                    acc[0] = acc(0) + W(s, l_idx, m, n)
+            inside = inside & (col < cfg.blk_n) if cfg.blk_n % 128 else inside
+            total = dsl.read_if(inside, W, (0, l_idx, m, n), 0.0)
+            for s in range(1, S):
+                total = total + dsl.read_if(inside, W, (s, l_idx, m, n), 0.0)
+            sums.append((inside, m, n, dsl.declare(total, "total")))
+        for inside, m, n, total in sums:
+            with dsl.if_(inside):
                 c = C(l_idx, m, n) if ep.read_c else None
                 b = bias(n if ep.bias == "n" else m) if ep.bias != "none" else None
-                D[l_idx, m, n] = epilogue_value(acc(0), c, b, alpha, beta, ep)
+                D[l_idx, m, n] = epilogue_value(total, c, b, alpha, beta, ep)
     hopper.named_barrier(1 + cw, 128)
     with dsl.if_(leader):
         dsl.flag_count_reset(flags, tile, 2 * parts)
