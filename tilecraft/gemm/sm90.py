@@ -557,7 +557,7 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
             _store(tCrS, thr_mma.partition_C(gW), tCcD, M, N, full)
             if flags is not None:                                         # the splits of the tile sum it here
                 _reduce_tile(cfg, W, C, D, bias, alpha, beta, ep, flags, unit % sch.tile_units, split, m_tile,
-                             n_tile, l_idx, cw, leader)
+                             n_tile, l_idx, cw, leader, full)
             stamp(2)
             continue
         tCgC = None
@@ -585,13 +585,16 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
 
 @dsl.inline
 def _reduce_tile(cfg: Sm90Config, W: Any, C: Any, D: Any, bias: Any, alpha: Any, beta: Any, ep: Any, flags: Any,
-                 tile: Any, split: Any, m_tile: Any, n_tile: Any, l_idx: Any, cw: Any, leader: Any) -> None:
+                 tile: Any, split: Any, m_tile: Any, n_tile: Any, l_idx: Any, cw: Any, leader: Any,
+                 full: bool) -> None:
     """Split-K without a second kernel (every split of every tile resident at once: ``Launch.fused``): this
     consumer warpgroup has stored its part of the split's partial tile in W; it adds 1 to the tile's counting
     flag (release) and waits until all splits x consumers have. Then it sums the splits (in split order: the
     result does not depend on timing) of its share of the tile's rows, part split x consumers + cw of
-    splits x consumers, one column per thread, applies the epilogue and stores D. Last, it counts itself out;
-    the last warpgroup out puts the flag back to 0 for the next launch."""
+    splits x consumers, applies the epilogue and stores D: 4 columns per thread with 16-byte loads of the
+    partials when every tile is whole (N a multiple of 4) and the consumers have registers to spare, else one
+    column per thread. Last, it counts itself out; the last warpgroup out puts the flag back to 0 for the next
+    launch."""
     from tilecraft.gemm.tensorop import epilogue_value
 
     S, parts = cfg.splits, cfg.splits * cfg.consumers
@@ -603,7 +606,12 @@ def _reduce_tile(cfg: Sm90Config, W: Any, C: Any, D: Any, bias: Any, alpha: Any,
     hopper.named_barrier(1 + cw, 128)                                     # every partial is visible to all 128
     rows = -(-cfg.blk_m // parts)                                         # rows per part (the last may have fewer)
     first = (split * cfg.consumers + cw) * rows
-    spots = [(r, c0) for r in range(rows) for c0 in range(0, cfg.blk_n, 128)]  # this thread's: a column each
+    per_row = cfg.blk_n // 4                                              # 4-column groups of a row
+    if full and 128 % per_row == 0 and cfg.consumer_regs >= 200:
+        _reduce_rows_by_4(cfg, W, C, D, bias, alpha, beta, ep, m_tile, n_tile, l_idx, first, rows)
+        spots = []
+    else:
+        spots = [(r, c0) for r in range(rows) for c0 in range(0, cfg.blk_n, 128)]  # this thread's: a column each
     for g in range(0, len(spots), 8):                                     # 8 at a time: their loads all in flight
         sums = []
         for r, c0 in spots[g:g + 8]:
@@ -623,6 +631,40 @@ def _reduce_tile(cfg: Sm90Config, W: Any, C: Any, D: Any, bias: Any, alpha: Any,
     hopper.named_barrier(1 + cw, 128)
     with dsl.if_(leader):
         dsl.flag_count_reset(flags, tile, 2 * parts)
+
+
+def _reduce_rows_by_4(cfg: Sm90Config, W: Any, C: Any, D: Any, bias: Any, alpha: Any, beta: Any, ep: Any,
+                      m_tile: Any, n_tile: Any, l_idx: Any, first: Any, rows: int) -> None:
+    """``_reduce_tile``'s sums of rows [first, first + rows) of a whole tile, 4 columns per thread: the 128
+    threads cover 128 / (blk_n / 4) rows per pass, 16-byte loads of each split's partial, the loads of a few
+    passes in flight at once (rows past the tile are read clamped to it and not stored)."""
+    from tilecraft.gemm.tensorop import epilogue_value
+
+    S, per_row = cfg.splits, cfg.blk_n // 4
+    per_pass = 128 // per_row
+    t = threadIdx.x % 128
+    sub, n = t // per_row, n_tile * cfg.blk_n + t % per_row * 4
+    passes = -(-rows // per_pass)
+    batch = max(1, 16 // S)                                               # passes whose loads are in flight at once
+    for p0 in range(0, passes, batch):
+        sums = []
+        for p in range(p0, min(p0 + batch, passes)):
+            r = p * per_pass + sub                                        # of the part's rows
+            inside = (r < rows) & (first + r < cfg.blk_m)
+            m = m_tile * cfg.blk_m + imin(first + r, cfg.blk_m - 1)
+            total = dsl.make_rmem_tensor(dsl.float32, 4)
+            part = dsl.make_rmem_tensor(dsl.float32, 4)
+            for s in range(S):
+                dsl.copy(tc.local_tile(W(s, l_idx, m, _), (4,), (n // 4,)), total if s == 0 else part)
+                for v in range(4 if s else 0):
+                    total[v] = total(v) + part(v)
+            sums.append((inside, m, total))
+        for inside, m, total in sums:
+            with dsl.if_(inside):
+                for v in range(4):
+                    c = C(l_idx, m, n + v) if ep.read_c else None
+                    b = bias(n + v if ep.bias == "n" else m) if ep.bias != "none" else None
+                    D[l_idx, m, n + v] = epilogue_value(total(v), c, b, alpha, beta, ep)
 
 
 #: work units (stream-K items) per CTA whose times ``sm90_gemm_kernel(timeline=...)`` records
