@@ -832,3 +832,12 @@ def test_split_k_sums_in_the_kernel_when_every_split_is_resident():
         assert f"tc::flag_wait_at_least(flags + tile, {parts});" in src and f"flag_count_reset(flags + tile, {2 * parts})" in src
         k = sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a")
         assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log, (cfg.name, k.resources)
+    # whole tiles: 4 columns per thread, a 16-byte load of each split's partial
+    for cfg in (mid, Sm90Config(128, 256, 64, 4, splits=2), Sm90Config(64, 128, 64, 8, consumers=1, splits=16)):
+        args = list(_compile(cfg, "bfloat16", ep=ep, full=True)[1])
+        args[8] = torch.empty(cfg.splits, 1, 256, 256)
+        args[14:] = [None, torch.zeros(132 * cfg.consumers, dtype=torch.int32)]
+        src = sm90.sm90_gemm_kernel.source(*args)
+        assert src.count("reinterpret_cast<const uint4*>(W") >= cfg.splits, cfg.name
+        k = sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a")
+        assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log, (cfg.name, k.resources)
