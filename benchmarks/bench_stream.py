@@ -32,7 +32,35 @@ import tilecraft.runtime as rt  # noqa: E402
 from tilecraft.bench.rotation import copies_for_rotation, l2_cache_bytes  # noqa: E402
 from tilecraft.bench.timing import Timer  # noqa: E402
 
-SOURCE = r"""
+#: a CTA's contiguous slice of a buffer, and its read with U 16-byte loads in flight per thread (also the read
+#: floor probe's ``ldg``, benchmarks/probe_read_floor.py)
+READ_SLICE = r"""
+// This CTA's contiguous slice [lo, hi) of the buffer's n16 16-byte vectors.
+__device__ __forceinline__ void slice(unsigned long long n16, unsigned long long& lo, unsigned long long& hi) {
+  unsigned long long per = (n16 + gridDim.x - 1) / gridDim.x;
+  lo = blockIdx.x * per;
+  hi = lo + per < n16 ? lo + per : n16;
+}
+
+// Read vectors [lo, hi), U loads in flight per thread.
+template <int U>
+__device__ __forceinline__ void read_slice(const uint4* __restrict__ p, unsigned long long lo, unsigned long long hi,
+                                           unsigned* out) {
+  unsigned acc = 0;
+  unsigned long long i = lo + threadIdx.x;
+  for (; i + (U - 1) * blockDim.x < hi; i += U * blockDim.x) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = __ldcs(p + i + u * blockDim.x);
+#pragma unroll
+    for (int u = 0; u < U; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  for (; i < hi; i += blockDim.x) { uint4 v = __ldcs(p + i); acc ^= v.x ^ v.y ^ v.z ^ v.w; }
+  if (acc == 0x9e3779b9u) out[0] = acc;                     // never in practice; keeps the loads
+}
+"""
+
+SOURCE = READ_SLICE + r"""
 
 extern "C" __global__ void empty_kernel(unsigned* out) {}
 
@@ -56,19 +84,9 @@ __device__ void read_gs(const uint4* __restrict__ p, unsigned long long n16, uns
 // Each CTA reads one contiguous slice of n16 / gridDim.x vectors, U loads in flight per thread.
 template <int U>
 __device__ void read_cta(const uint4* __restrict__ p, unsigned long long n16, unsigned* out) {
-  unsigned acc = 0;
-  unsigned long long per = (n16 + gridDim.x - 1) / gridDim.x;
-  unsigned long long lo = blockIdx.x * per, hi = lo + per < n16 ? lo + per : n16;
-  unsigned long long i = lo + threadIdx.x;
-  for (; i + (U - 1) * blockDim.x < hi; i += U * blockDim.x) {
-    uint4 v[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = __ldcs(p + i + u * blockDim.x);
-#pragma unroll
-    for (int u = 0; u < U; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
-  for (; i < hi; i += blockDim.x) { uint4 v = __ldcs(p + i); acc ^= v.x ^ v.y ^ v.z ^ v.w; }
-  if (acc == 0x9e3779b9u) out[0] = acc;
+  unsigned long long lo, hi;
+  slice(n16, lo, hi);
+  read_slice<U>(p, lo, hi, out);
 }
 
 """

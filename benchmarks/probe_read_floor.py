@@ -39,20 +39,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch  # noqa: E402
 
 import bench_mixed as BM  # noqa: E402
+from bench_stream import READ_SLICE  # noqa: E402
 import tilecraft.runtime as rt  # noqa: E402
 from tilecraft.bench.rotation import copies_for_rotation, l2_cache_bytes  # noqa: E402
 from tilecraft.bench.timing import Timer, against, in_turn  # noqa: E402
 from tilecraft.gemm.mixed import MixedGemm  # noqa: E402
 
-SOURCE = r"""
+SOURCE = READ_SLICE + r"""
 __device__ __forceinline__ unsigned su32(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-// This CTA's contiguous slice [lo, hi) of the buffer's n16 16-byte vectors.
-__device__ __forceinline__ void slice(unsigned long long n16, unsigned long long& lo, unsigned long long& hi) {
-  unsigned long long per = (n16 + gridDim.x - 1) / gridDim.x;
-  lo = blockIdx.x * per;
-  hi = lo + per < n16 ? lo + per : n16;
-}
 
 // Ask L2 for the first pf16 / 16 of the slice, wait for the previous kernel, let the next one launch.
 __device__ __forceinline__ void pdl_start(const char* slice, unsigned long long bytes, int pf16) {
@@ -82,23 +76,13 @@ __device__ __forceinline__ void bulk_copy(void* dst, const char* src, unsigned b
                :: "r"(su32(dst)), "l"(src), "r"(bytes), "r"(su32(b)) : "memory");
 }
 
-// One contiguous slice per CTA, U 16-byte loads in flight per thread.
+// One contiguous slice per CTA, U 16-byte loads in flight per thread (bench_stream.py's read, after pdl_start).
 template <int U>
 __device__ void ldg(const uint4* __restrict__ p, unsigned long long n16, unsigned* out, int pf16) {
   unsigned long long lo, hi;
   slice(n16, lo, hi);
   pdl_start((const char*)(p + lo), (hi - lo) * 16, pf16);
-  unsigned acc = 0;
-  unsigned long long i = lo + threadIdx.x;
-  for (; i + (U - 1) * blockDim.x < hi; i += U * blockDim.x) {
-    uint4 v[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = __ldcs(p + i + u * blockDim.x);
-#pragma unroll
-    for (int u = 0; u < U; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
-  for (; i < hi; i += blockDim.x) { uint4 v = __ldcs(p + i); acc ^= v.x ^ v.y ^ v.z ^ v.w; }
-  if (acc == 0x9e3779b9u) out[0] = acc;                     // never in practice; keeps the loads
+  read_slice<U>(p, lo, hi, out);
 }
 
 // Thread 0 streams the CTA's slice through S stages of `chunk` bytes (cp.async.bulk, mbarrier complete_tx).
