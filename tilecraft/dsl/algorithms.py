@@ -330,7 +330,7 @@ def semaphore_wait(flags: Tensor, coord: Any, value: Any) -> None:
 def semaphore_release(flags: Tensor, coord: Any, value: Any) -> None:
     """After a barrier (every thread's writes issued), thread 0 stores value to flags(coord) with release
     semantics: the next waiter sees this CTA's writes."""
-    _flag_op("semaphore_release", flags, coord, value)
+    _flag_op("semaphore_release", flags, coord, value, writes=True)
 
 
 def flag_wait(flags: Tensor, coord: Any, value: Any) -> None:
@@ -343,13 +343,13 @@ def flag_wait(flags: Tensor, coord: Any, value: Any) -> None:
 def flag_release(flags: Tensor, coord: Any, value: Any) -> None:
     """The calling thread stores value to flags(coord) with release semantics at GPU scope: after its group's
     barrier, a waiter that sees value sees every write the group made before the barrier."""
-    _flag_op("flag_release", flags, coord, value)
+    _flag_op("flag_release", flags, coord, value, writes=True)
 
 
 def flag_add_release(flags: Tensor, coord: Any, value: Any) -> None:
     """The calling thread adds value to the int flag flags(coord) with release semantics at GPU scope (a
     counting ``flag_release``: many groups each add after their barrier)."""
-    _flag_op("flag_add_release", flags, coord, value)
+    _flag_op("flag_add_release", flags, coord, value, writes=True)
 
 
 def flag_wait_at_least(flags: Tensor, coord: Any, value: Any) -> None:
@@ -361,15 +361,15 @@ def flag_wait_at_least(flags: Tensor, coord: Any, value: Any) -> None:
 def flag_count_reset(flags: Tensor, coord: Any, total: Any) -> None:
     """The calling thread adds 1 to flags(coord); the thread whose add brings it to `total` sets it back to 0
     (for the next launch: a count every group has waited on and then added to once more)."""
-    _flag_op("flag_count_reset", flags, coord, total)
+    _flag_op("flag_count_reset", flags, coord, total, writes=True)
 
 
-def _flag_op(fn: str, flags: Tensor, coord: Any, value: Any) -> None:
-    """``tc::fn(&flags(coord), value)`` on a global int32 flag; a release marks the tensor written."""
+def _flag_op(fn: str, flags: Tensor, coord: Any, value: Any, writes: bool = False) -> None:
+    """``tc::fn(&flags(coord), value)`` on a global int32 flag; one that `writes` marks the tensor written."""
     eng = flags.engine
     if not isinstance(eng, PointerEngine) or eng.space != "gmem" or eng.dtype.bits != 32:
         raise TraceError(f"{fn} needs a global int32 tensor, got {flags!r}")
-    if (fn.endswith("_release") or fn == "flag_count_reset") and eng.root is not None:
+    if writes and eng.root is not None:
         eng.root.written = True
     current().emit(f"tc::{fn}({eng.address(_add(flags.offset, flags.layout(coord)))}, {render(value, 'int')});")
 
