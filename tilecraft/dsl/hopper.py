@@ -19,6 +19,9 @@ inline-PTX wrapper of ``tilecraft/sm90.cuh`` and makes the kernel include that h
   warpgroup MMAs of acc (64*m, N) += sA (64*m, K) sB (N, K)^T, one per 64-row block and k-block.
   ``wgmma_fence`` / ``wgmma_commit`` / ``wgmma_wait(n)`` order them.
 * **Roles.** ``warpgroup_index()`` (warp-uniform), ``setmaxnreg(n)``, ``elect_one()``.
+* **Clusters.** ``cluster_rank()``, ``cluster_sync()`` or its halves ``cluster_arrive()`` / ``cluster_wait()``,
+  and ``map_shared_rank(smem_tensor, rank)``: the tensor in another CTA's shared memory (distributed shared
+  memory), which ``copy`` reads and writes like any other.
 * **Programmatic dependent launch.** ``griddep_launch_dependents()`` lets the stream's next kernel (launched
   with ``pdl=True``) start early; ``griddep_wait()`` waits for the previous kernel's completion and memory.
   ``prefetch_l2_bulk(tensor, nbytes)`` asks L2 for a contiguous range (safe before the wait: a hint).
@@ -39,7 +42,8 @@ __all__ = [
     "TmaMapArg", "tma_load", "tma_store", "tma_store_commit", "tma_store_wait", "tma_prefetch",
     "Barriers", "mbarriers", "fence_barrier_init", "fence_proxy_async",
     "gmma_desc", "wgmma_gemm", "wgmma_fence", "fence_operands", "wgmma_commit", "wgmma_wait",
-    "warpgroup_index", "setmaxnreg", "elect_one", "cluster_rank", "cluster_sync", "named_barrier", "named_arrive",
+    "warpgroup_index", "setmaxnreg", "elect_one", "cluster_rank", "cluster_sync", "cluster_arrive", "cluster_wait",
+    "map_shared_rank", "named_barrier", "named_arrive",
     "griddep_wait", "griddep_launch_dependents", "prefetch_l2_bulk",
 ]
 
@@ -399,6 +403,37 @@ def cluster_sync() -> None:
     t = _use_sm90()
     t.emit("__syncwarp();")
     t.emit("tc::cluster_sync();")
+
+
+def cluster_arrive() -> None:
+    """This thread arrives on the cluster barrier, releasing its earlier memory operations to the cluster
+    (``barrier.cluster.arrive``); ``cluster_wait`` completes the phase. Every thread of every CTA of the
+    cluster arrives once per phase, so work can run between the two."""
+    t = _use_sm90()
+    t.emit("__syncwarp();")
+    t.emit("tc::cluster_arrive();")
+
+
+def cluster_wait() -> None:
+    """Wait until every thread of the cluster arrived in the current phase (``barrier.cluster.wait``, with
+    acquire: the arrivals' earlier writes, shared memory included, are visible after it)."""
+    t = _use_sm90()
+    t.emit("__syncwarp();")
+    t.emit("tc::cluster_wait();")
+
+
+def map_shared_rank(x: Tensor, cta_rank: Any) -> Tensor:
+    """The same shared-memory tensor in CTA `cta_rank` of the cluster (distributed shared memory, cooperative
+    groups' ``cluster.map_shared_rank``): same layout and offset, reached through a generic pointer, so
+    ``copy`` reads or writes it with ordinary (vector) loads and stores. Only while that CTA runs, and
+    ordered by cluster barriers (``cluster_arrive`` / ``cluster_wait``)."""
+    eng = x.engine
+    if not (isinstance(eng, PointerEngine) and eng.space == "smem"):
+        raise TraceError(f"map_shared_rank needs a shared-memory tensor, got {x!r}")
+    t = _use_sm90()
+    v = t.new_var("dsmem")
+    t.emit(f"{eng.dtype.ctype}* {v.ph} = tc::map_shared_rank({eng.var.ph}, {_u32(cta_rank)});")
+    return Tensor(PointerEngine(v, eng.dtype, "dsmem", eng.align, None), x.layout, x.offset)
 
 
 # ----------------------------------------------------------------------------- programmatic dependent launch

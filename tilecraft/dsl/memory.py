@@ -163,6 +163,17 @@ class PointerEngine(Engine):
     def new(self, n: int) -> "RegisterEngine":
         return RegisterEngine(n, self.dtype)
 
+    def recast(self, new_dtype: Any, offset: Any = 0) -> tuple["PointerEngine", int]:
+        """(engine, offset): the same memory from element `offset` on, as elements of `new_dtype` (CuTe's
+        recast_ptr): a new pointer variable at that element, offset 0."""
+        dt = as_dtype(new_dtype)
+        t = current()
+        v = t.new_var(f"{self.space}_{dt.ctype.split()[-1]}")
+        t.emit(f"{dt.ctype}* {v.ph} = reinterpret_cast<{dt.ctype}*>({self.address(offset)});")
+        align = _align_of(offset.div if isinstance(offset, Expr) else (abs(offset) or 1 << 30), self.dtype.bits // 8,
+                          self.align)
+        return PointerEngine(v, dt, self.space, align, self.root), 0
+
     def rebased(self, var: Var, offset: Any) -> "PointerEngine":
         """The engine of pointer variable var = this pointer + offset."""
         div = offset.div if isinstance(offset, Expr) else (abs(offset) or 1 << 30)

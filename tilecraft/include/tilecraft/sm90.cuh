@@ -272,6 +272,16 @@ TC_DEVICE u32 mapa_shared(u32 smem_addr, u32 cta_rank) {
     return r;
 }
 
+// The generic address of the same shared-memory location as `p` in CTA `cta_rank` of the cluster
+// (distributed shared memory; cooperative groups' cluster.map_shared_rank): ordinary loads and stores
+// through it reach that CTA's shared memory while the CTA runs (a cluster barrier orders them).
+template <class T>
+TC_DEVICE T* map_shared_rank(T* p, u32 cta_rank) {
+    u64 r;
+    asm("mapa.u64 %0, %1, %2;" : "=l"(r) : "l"(reinterpret_cast<u64>(p)), "r"(cta_rank));
+    return reinterpret_cast<T*>(r);
+}
+
 // Read 32 bits at a shared::cluster address (another CTA's shared memory, through mapa_shared).
 TC_DEVICE u32 ld_shared_cluster_u32(u32 cluster_addr) {
     u32 r;

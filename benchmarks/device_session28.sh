@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Device session 28 (issue 8): split-K within a cluster, the splits of a tile summing their partials through
+# distributed shared memory (Sm90Config(cluster_splits=True)).
+# Usage: bash benchmarks/device_session28.sh [dsm_tests|split_tests|skinny|timeline ...]
+# dsm_tests: the cluster-split GPU tests; split_tests: the other split-K paths (summed through flags, the
+# reduction kernel) and the launch plans; skinny: the skinny shapes against cuBLAS, the pick, split-K summed
+# through flags and in a cluster (SHAPES / CONFIGS / ROUNDS override); timeline: per-CTA timelines of both
+# (TL_SHAPES, TL_CONFIGS).
+source "$(dirname "$0")/device_env.sh"
+llm() {  # llm NAME SHAPES CONFIGS
+  timeout "${LLM_S:-280}" python3 benchmarks/probe_llm.py --gpu-only --reps 20 --rounds "${ROUNDS:-5}" \
+    --shapes "${SHAPES:-$2}" --configs "${CONFIGS:-$3}" 2>&1 | tee -a "$OUT/$1.md"
+}
+for part in ${*:-dsm_tests skinny}; do
+  case $part in
+  dsm_tests)
+    echo "== split-K in a cluster: GPU tests"
+    gpu_tests dsm_tests 280 tests/sm90/test_cluster_splits.py ;;
+  split_tests)
+    echo "== split-K's other paths: GPU tests"
+    gpu_tests split_tests 280 tests/sm90/test_gemm_sm90.py tests/gemm/test_plans_gpu.py -k "(matches_float64 and (M300-N500-K2000 or M512-N512-K8192 or M200-N320-K2000 or M1024-N1024-K1536)) or sk3_promote or plans" ;;
+  skinny)
+    echo "== skinny shapes: split-K summed through flags against split-K in a cluster"
+    llm skinny "512x512x65536,512x512x32768,1024x1024x65536,256x512x65536,512x1024x16384" \
+      "S(128, 128, 64, 6, splits=8);S(128, 128, 64, 6, splits=8, cluster_splits=True);S(128, 128, 64, 6, splits=4, cluster_splits=True);S(128, 128, 64, 6, splits=2, cluster_splits=True)" ;;
+  timeline)
+    for shape in ${TL_SHAPES:-512x512x65536}; do
+      timeout "${TL_S:-120}" python3 benchmarks/probe_sm90_timeline.py --shape "$shape" \
+        --configs "${TL_CONFIGS:-S(128, 128, 64, 6, splits=8);S(128, 128, 64, 6, splits=8, cluster_splits=True)}" \
+        2>&1 | tee -a "$OUT/timeline.md"
+    done ;;
+  esac
+done
