@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Device session 28 (issue 8): split-K within a cluster, the splits of a tile summing their partials through
-# distributed shared memory (Sm90Config(cluster_splits=True)).
+# distributed shared memory (Sm90Config(cluster_splits=True), on the branch cluster-splits; main keeps the
+# language's map_shared_rank and cluster barrier halves, tests/sm90/test_dsmem.py).
 # Usage: bash benchmarks/device_session28.sh [dsm_tests|split_tests|skinny|timeline ...]
-# dsm_tests: the cluster-split GPU tests; split_tests: the other split-K paths (summed through flags, the
+# dsm_tests: the distributed shared memory GPU test (on the branch: the cluster-split GPU tests); split_tests: the other split-K paths (summed through flags, the
 # reduction kernel) and the launch plans; skinny: the skinny shapes against cuBLAS, the pick, split-K summed
 # through flags and in a cluster (SHAPES / CONFIGS / ROUNDS override); timeline: per-CTA timelines of both
 # (TL_SHAPES, TL_CONFIGS).
@@ -15,7 +16,7 @@ for part in ${*:-dsm_tests skinny}; do
   case $part in
   dsm_tests)
     echo "== split-K in a cluster: GPU tests"
-    gpu_tests dsm_tests 280 tests/sm90/test_cluster_splits.py ;;
+    gpu_tests dsm_tests 280 tests/sm90/test_dsmem.py $(ls tests/sm90/test_cluster_splits.py 2>/dev/null) ;;
   split_tests)
     echo "== split-K's other paths: GPU tests"
     gpu_tests split_tests 280 tests/sm90/test_gemm_sm90.py tests/gemm/test_plans_gpu.py -k "(matches_float64 and (M300-N500-K2000 or M512-N512-K8192 or M200-N320-K2000 or M1024-N1024-K1536)) or sk3_promote or plans" ;;

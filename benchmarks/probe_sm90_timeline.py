@@ -53,7 +53,7 @@ def timeline(cfg: Sm90Config, M: int, N: int, K: int, calls: int, dt: torch.dtyp
         tl.zero_()
         args = launch._args(A, Bt, None, D, None, one, zero, W, flags)
         sm90.sm90_gemm_kernel.launch(*args, timeline=tl, grid=(launch.grid,), block=(cfg.threads,),
-                                     cluster=(cfg.launch_cluster, 1, 1) if cfg.launch_cluster > 1 else None)
+                                     cluster=(cfg.cluster, 1, 1) if cfg.cluster > 1 else None)
         if launch.reduce is not None:
             launch.reduce(W, None, D, None, one, zero)
     torch.cuda.synchronize()

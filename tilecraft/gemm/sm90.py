@@ -57,7 +57,6 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 from dataclasses import dataclass, replace
 from typing import Any
@@ -118,7 +117,6 @@ class Sm90Config:
     stream_k: int = 0
     pingpong: bool = False
     promote: bool = False
-    cluster_splits: bool = False
 
     @property
     def threads(self) -> int:
@@ -137,11 +135,6 @@ class Sm90Config:
         return self.cluster_m * self.cluster_n
 
     @property
-    def launch_cluster(self) -> int:
-        """CTAs per cluster at launch: the splits of a tile with ``cluster_splits``, else ``cluster``."""
-        return self.splits if self.cluster_splits else self.cluster
-
-    @property
     def rows(self) -> int:
         """Rows of the tile per consumer warpgroup (all of them when the consumers take turns)."""
         return self.blk_m if self.pingpong else self.blk_m // self.consumers
@@ -150,8 +143,7 @@ class Sm90Config:
     def name(self) -> str:
         return (f"sm90_{self.blk_m}x{self.blk_n}x{self.blk_k}_s{self.stages}_c{self.consumers}"
                 + (f"_r{self.raster}" if self.raster != 8 else "") + (f"_cl{self.cluster_m}x{self.cluster_n}" if self.cluster > 1 else "")
-                + (f"_sk{self.splits}" if self.splits > 1 else "") + ("_dsmem" if self.cluster_splits else "")
-                + (f"_streamk{self.stream_k}" if self.stream_k else "")
+                + (f"_sk{self.splits}" if self.splits > 1 else "") + (f"_streamk{self.stream_k}" if self.stream_k else "")
                 + ("_pp" if self.pingpong else "") + ("_promote" if self.promote else "")
                 + ("" if self.tma_store else "_direct"))
 
@@ -197,10 +189,6 @@ class Sm90Config:
         if self.pingpong and (self.consumers != 2 or self.splits > 1 or self.stream_k):
             raise ValueError(f"{self.name}: pingpong takes two consumer warpgroups and whole tiles (no split-K "
                              "or stream-K)")
-        if self.cluster_splits:
-            problem = cluster_splits_problem(self, elem_bytes)
-            if problem:
-                raise ValueError(f"{self.name}: {problem}")
         if self.cluster_m not in (1, 2) or self.cluster_n not in (1, 2):
             raise ValueError(f"{self.name}: cluster_m and cluster_n must be 1 or 2 (CTAs of a cluster along M "
                              "sharing B, along N sharing A: clusters up to 2x2)")
@@ -210,24 +198,6 @@ class Sm90Config:
             raise ValueError(f"{self.name}: setmaxnreg can only move the registers the CTA launched with "
                              f"({self.threads} x {self.launch_regs}); producer {self.producer_regs} + "
                              f"{self.consumers} x consumer {self.consumer_regs} is more (the kernel would hang)")
-
-
-def cluster_splits_problem(cfg: Sm90Config, elem_bytes: int = 2) -> str | None:
-    """Why the splits of cfg cannot sum through distributed shared memory (``cluster_splits``), or None: they
-    form one cluster (2 to 8 CTAs, the portable cluster size; no multicast cluster beside it), each CTA's
-    fp32 partial tile fits in its A stages, and every split owns whole 4-value blocks of each consumer's
-    accumulators."""
-    if not 2 <= cfg.splits <= 8:
-        return f"the splits of a tile form its cluster: 2 to 8 of them, got {cfg.splits}"
-    if cfg.cluster > 1:
-        return "the splits' cluster cannot also multicast (cluster_m = cluster_n = 1)"
-    if cfg.blk_m * cfg.blk_n * 4 > cfg.blk_m * cfg.blk_k * cfg.stages * elem_bytes:
-        return (f"the fp32 partial tile ({cfg.blk_m * cfg.blk_n * 4} bytes) must fit in the A stages "
-                f"({cfg.blk_m * cfg.blk_k * cfg.stages * elem_bytes} bytes): more stages or a narrower tile")
-    blocks = cfg.rows // 64 * cfg.blk_n // 8
-    if blocks % cfg.splits:
-        return f"each consumer's {blocks} accumulator blocks must divide among the {cfg.splits} splits"
-    return None
 
 
 @functools.lru_cache(maxsize=None)
@@ -375,9 +345,7 @@ class _Schedule:
         self.units_m = name(tc.ceil_div(tiles_m, CLM), "units_m") if CLM > 1 else tiles_m  # m-tiles of whole clusters
         self.units_n = name(tc.ceil_div(self.tiles_n, CLN), "units_n") if CLN > 1 else self.tiles_n  # n-tiles of them
         self.tile_units = name(self.units_m * self.units_n * self.L, "tile_units")
-        # what one cluster computes at a time (with cluster_splits, a tile: its splits are the cluster's CTAs)
-        self.num_units = name(self.tile_units * cfg.splits, "num_units") if cfg.splits > 1 and not cfg.cluster_splits \
-            else self.tile_units
+        self.num_units = name(self.tile_units * cfg.splits, "num_units") if cfg.splits > 1 else self.tile_units  # what one cluster computes at a time
         self.k_tiles = name(tc.ceil_div(K, cfg.blk_k), "k_tiles")
         # k-tiles per split (the host makes every split non-empty)
         self.per_split = name(tc.ceil_div(self.k_tiles, cfg.splits), "per_split") if cfg.splits > 1 else self.k_tiles
@@ -386,9 +354,6 @@ class _Schedule:
         if CLN > 1:
             self.rank_m, self.rank_n = (0, self.rank) if CLM == 1 else (self.rank % CLM, self.rank // CLM)
         self.unit0, self.unit_step = (blockIdx.x // CL, gridDim.x // CL) if CL > 1 else (blockIdx.x, gridDim.x)
-        if cfg.cluster_splits:                                            # the cluster's CTAs are a tile's splits
-            self.rank = name(hopper.cluster_rank(), "rank")
-            self.unit0, self.unit_step = blockIdx.x // cfg.splits, gridDim.x // cfg.splits
         self.cfg = cfg
         if cfg.stream_k:                                                  # this cluster's stream-K items
             self.cluster = name(self.unit0, "cluster") if CL > 1 else blockIdx.x
@@ -417,10 +382,6 @@ class _Schedule:
         if self.cfg.stream_k:
             unit, k_begin, k_count = self.unit(item)
             m_unit, n_tile, l_idx = _tile_coords(self.cfg, unit, self.units_m, self.units_n, self.batched)
-        elif self.cfg.cluster_splits:                                     # split = the CTA's rank in the cluster
-            m_unit, n_tile, l_idx = _tile_coords(self.cfg, item, self.units_m, self.units_n, self.batched)
-            k_begin = self.rank * self.per_split
-            k_count = imin(self.per_split, self.k_tiles - k_begin)
         else:
             m_unit, n_tile, l_idx, k_begin, k_count = _unit_coords(self.cfg, item, self.units_m, self.units_n,
                                                                    self.batched, self.tile_units, self.per_split,
@@ -492,27 +453,19 @@ def stage_barriers(cfg: Sm90Config, producer_arrivals: int = 1) -> tuple[Any, An
 
 
 @dsl.inline
-def tma_producer(sch: _Schedule, full_bar: Any, empty_bar: Any, stage_bytes: Any, load: Any, loader: Any = None) -> None:
+def tma_producer(sch: _Schedule, full_bar: Any, empty_bar: Any, stage_bytes: Any, load: Any) -> None:
     """The producer thread's loop: for each of this CTA's work units and its k-tiles, wait until the
     consumers freed the next stage, expect `stage_bytes` on its ``full`` barrier and issue the TMA loads
-    ``load(stage, m_tile, n_tile, l_idx, k_tile)``.
-    With ``cluster_splits`` the whole producer warpgroup runs the loop and `loader` (a condition) picks the
-    thread that loads; after each unit the warpgroup meets the cluster's two barriers of ``_cluster_sum``
-    (the partials are in shared memory; every CTA has read its peers'), so the next unit's loads wait for
-    the second: the partials live in the A stages."""
+    ``load(stage, m_tile, n_tile, l_idx, k_tile)``."""
     stage = dsl.declare(0, "stage", const=False)
     phase = dsl.declare(0, "phase", const=False)
     for unit in sch.units():
-        with dsl.if_(loader) if loader is not None else contextlib.nullcontext():
-            m_tile, n_tile, l_idx, k_begin, k_count = sch.coords(unit)
-            for k_tile in dsl.range(k_begin, k_begin + k_count):
-                empty_bar.wait(stage, 1 - phase)                           # the consumers freed the stage
-                full_bar.arrive_expect_tx(stage, stage_bytes)
-                load(stage, m_tile, n_tile, l_idx, k_tile)
-                _advance(stage, phase, sch.cfg.stages)
-        for _barrier in range(2 if loader is not None else 0):
-            hopper.cluster_arrive()
-            hopper.cluster_wait()
+        m_tile, n_tile, l_idx, k_begin, k_count = sch.coords(unit)
+        for k_tile in dsl.range(k_begin, k_begin + k_count):
+            empty_bar.wait(stage, 1 - phase)                               # the consumers freed the stage
+            full_bar.arrive_expect_tx(stage, stage_bytes)
+            load(stage, m_tile, n_tile, l_idx, k_tile)
+            _advance(stage, phase, sch.cfg.stages)
 
 
 @dsl.inline
@@ -598,14 +551,6 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
                            (part, 0))                                     # (ROWS,BLK_N) -> (m,n)
         tCgD = thr_mma.partition_C(gD)                                    # (V,MMA_M,1)
         tCcD = thr_mma.partition_C(cD)                                    # (V,MMA_M,1) -> (m,n)
-        if cfg.cluster_splits:                                            # the cluster's splits sum in smem
-            tCgC = None
-            if ep.read_c:
-                gC = tc.local_tile(tc.local_tile(C(l_idx, _, _), tiler, coord), (cfg.rows, bN), (part, 0))
-                tCgC = thr_mma.partition_C(gC)                            # (V,MMA_M,1)
-            _cluster_sum(cfg, sch, sA, tCrS, tCgC, tCgD, tCcD, cw, bias, alpha, beta, ep, M, N, full)
-            stamp(2)
-            continue
         if cfg.splits > 1:                                                # this split's fp32 partial tile
             split = unit // sch.tile_units
             gW = tc.local_tile(tc.local_tile(W(split, l_idx, _, _), tiler, coord), (cfg.rows, bN), (part, 0))
@@ -720,54 +665,6 @@ def _reduce_rows_by_4(cfg: Sm90Config, W: Any, C: Any, D: Any, bias: Any, alpha:
                     c = C(l_idx, m, n + v) if ep.read_c else None
                     b = bias(n + v if ep.bias == "n" else m) if ep.bias != "none" else None
                     D[l_idx, m, n + v] = epilogue_value(total(v), c, b, alpha, beta, ep)
-
-
-@dsl.inline
-def _cluster_sum(cfg: Sm90Config, sch: _Schedule, sA: Any, tCrS: Any, tCgC: Any, tCgD: Any, tCcD: Any, cw: Any,
-                 bias: Any, alpha: Any, beta: Any, ep: Any, M: Any, N: Any, full: Any) -> None:
-    """Split-K within a cluster (``cluster_splits``): the CTAs of the cluster are the splits of one tile. Once
-    both consumers' wgmmas are done the A stages are free, and each consumer warpgroup stores its fp32
-    accumulators there in fragment order (16 bytes per thread in turn, ``_partial``). After a cluster
-    barrier, the CTA of rank r owns blocks [r * per, (r + 1) * per) of every consumer's 4-value accumulator
-    blocks: each thread reads its own fragment positions of those blocks from the shared memory of every
-    split (distributed shared memory), sums them in split order (the result does not depend on timing),
-    arrives on the cluster barrier (its reads are done), applies the epilogue and stores D; it waits for
-    the barrier before the next unit (or the exit), so no CTA's stages are reused or gone while a peer reads.
-    No workspace, no flags, no second kernel: the partials never leave the SMs' shared memory."""
-    from tilecraft.gemm.tensorop import _epilogue
-
-    S, n = cfg.splits, tc.size(tCrS)
-    per = n // 4 // S                                                     # 4-value blocks this CTA sums
-    per_mb = cfg.blk_n // 8                                               # blocks per 64-row group (n8 blocks)
-    hopper.named_barrier(5, 128 * cfg.consumers)                          # both consumers' wgmmas read the stages
-    eng, _off = dsl.make_smem_ptr(sA).recast(dsl.float32)
-    sP = tc.make_tensor(eng, tc.make_layout(cfg.consumers * n * 128))     # the partial tile, flat fp32
-    dsl.copy(tCrS, _partial(cfg, sP, 0, cw, n))
-    hopper.fence_proxy_async()                                            # before TMA refills the stages
-    hopper.cluster_arrive()
-    hopper.cluster_wait()                                                 # every split's partial is in its smem
-    peers = [_partial(cfg, hopper.map_shared_rank(sP, p), 0, cw, n) for p in range(S)]
-    for r in range(S):
-        with dsl.if_(dsl.eq(sch.rank, r)):
-            for q in range(r * per, (r + 1) * per):
-                parts = []
-                for p in range(S):                                        # all S loads in flight, then the sums
-                    frag = dsl.make_rmem_tensor(dsl.float32, tc.make_layout(4))
-                    dsl.copy(peers[p](_, q), frag)
-                    parts.append(frag)
-                for i in range(4):
-                    total = parts[0](i)
-                    for frag in parts[1:]:
-                        total = total + frag(i)
-                    tCrS[q * 4 + i] = total
-    hopper.cluster_arrive()                                               # this CTA's reads of its peers are done
-    for r in range(S):
-        with dsl.if_(dsl.eq(sch.rank, r)):
-            for q in range(r * per, (r + 1) * per):
-                blk = ((_, _, q % per_mb), q // per_mb, 0)
-                _epilogue(tCrS(blk), tCgC(blk) if ep.read_c else None, tCgD(blk), tCcD(blk), bias, alpha, beta, ep,
-                          M, N, full)
-    hopper.cluster_wait()                                                 # every peer's reads of this CTA are done
 
 
 #: work units (stream-K items) per CTA whose times ``sm90_gemm_kernel(timeline=...)`` records
@@ -941,7 +838,7 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
     sD = epilogue_buffers(cfg, D) if tmD is not None else None           # (ROWS,CHUNK,2*CONSUMERS)
     stage_bytes = tmA.box_bytes * sch.CLN + tmB.box_bytes * sch.CLM      # A and B land whole: every CTA's slice
 
-    if cfg.splits > 1 and not cfg.cluster_splits:
+    if cfg.splits > 1:
         # the reduction kernel (SplitReduce, a programmatic dependent launch) may be scheduled now: its CTAs
         # take SMs as this kernel's leave, and wait (griddep_wait) for all of its partials before reading them
         hopper.griddep_launch_dependents()
@@ -951,27 +848,25 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
         # Producer: one thread streams k-tiles of A and B into the stages, tile after tile
         #
         hopper.setmaxnreg(cfg.producer_regs, inc=False)
-        mc_a, mc_b = sch.multicast()
-
-        def load(stage: Any, m_tile: Any, n_tile: Any, l_idx: Any, k_tile: Any) -> None:
-            if mc_a is not None:                                           # this CTA's slice of A, to its row
-                hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, k_tile * bK, l_idx),
-                                multicast=mc_a[0], cta_rank=mc_a[1])
-            else:
-                hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, k_tile * bK, l_idx))
-            if mc_b is not None:                                           # this CTA's slice of B, to its column
-                hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx),
-                                multicast=mc_b[0], cta_rank=mc_b[1])
-            else:
-                hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx))
-
         with dsl.if_(dsl.eq(threadIdx.x, 0)):
             hopper.tma_prefetch(tmA)
             hopper.tma_prefetch(tmB)
-            if not cfg.cluster_splits:
-                tma_producer(sch, full_bar, empty_bar, stage_bytes, load)
-        if cfg.cluster_splits:
-            tma_producer(sch, full_bar, empty_bar, stage_bytes, load, dsl.eq(threadIdx.x, 0))
+
+            mc_a, mc_b = sch.multicast()
+
+            def load(stage: Any, m_tile: Any, n_tile: Any, l_idx: Any, k_tile: Any) -> None:
+                if mc_a is not None:                                       # this CTA's slice of A, to its row
+                    hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, k_tile * bK, l_idx),
+                                    multicast=mc_a[0], cta_rank=mc_a[1])
+                else:
+                    hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, k_tile * bK, l_idx))
+                if mc_b is not None:                                       # this CTA's slice of B, to its column
+                    hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx),
+                                    multicast=mc_b[0], cta_rank=mc_b[1])
+                else:
+                    hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx))
+
+            tma_producer(sch, full_bar, empty_bar, stage_bytes, load)
     with dsl.else_():
         consumer(cfg, elem, majors, ep, full, sch, sA, sB, full_bar, empty_bar, C, D, W, bias, alpha, beta, tmD, sD,
                  flags, timeline)
@@ -1137,25 +1032,17 @@ class Launch:
         self.cfg = cfg = replace(cfg, splits=effective_splits(K, cfg))
         if cfg.stream_k and 2 * sms * sms * -(-K // cfg.blk_k) >= 2 ** 31:
             self.cfg = cfg = replace(cfg, stream_k=0)                     # the kernel's int32 iteration arithmetic
-        if cfg.cluster_splits and cluster_splits_problem(cfg, ELEMENTS[elem][0].bits // 8):
-            self.cfg = cfg = replace(cfg, cluster_splits=False)           # e.g. fewer k-tiles than splits
         self.elem, self.ep = elem, ep
         self.majors = operand_majors(A3, Bt)
+        CL, S = cfg.cluster, cfg.splits
         tiles_m, tiles_n = -(-M // cfg.blk_m), -(-N // cfg.blk_n)
-        tiles = -(-tiles_m // cfg.cluster_m) * -(-tiles_n // cfg.cluster_n) * L
+        units = -(-tiles_m // cfg.cluster_m) * -(-tiles_n // cfg.cluster_n) * L * S
         self.full = (M % cfg.blk_m == 0 and N % cfg.blk_n == 0 and tiles_m % cfg.cluster_m == 0
                      and tiles_n % cfg.cluster_n == 0)
-        if cfg.cluster_splits:                                            # every tile's cluster at once, or none
-            args = (*make_maps(A3, Bt, cfg, elem), C3, D3, bias, alpha, beta, K, None, cfg, elem, self.majors, ep,
-                    self.full)
-            if tiles > resident_clusters(sm90_gemm_kernel, args, cfg.threads, cfg.splits, sms, (cfg, elem, sms)):
-                self.cfg = cfg = replace(cfg, cluster_splits=False)
-        CL, S = cfg.launch_cluster, cfg.splits
-        units = tiles * (1 if cfg.cluster_splits else S)                  # what one cluster computes at a time
         self.store = S == 1 and d_map(D3, cfg) is not None                 # the epilogue stores D through TMA
         self._maps: tuple[dict, dict, dict] = ({}, {}, {})
         self._ep0 = EpilogueSpec()                                        # the split-K main kernel's epilogue
-        W = D3.new_empty((S, L, M, N), dtype=torch.float32) if S > 1 and not cfg.cluster_splits else None
+        W = D3.new_empty((S, L, M, N), dtype=torch.float32) if S > 1 else None
         self._flags: dict[int, Any] = {}                                  # stream -> stream-K / split-K flags
         self._flag_count = sms * cfg.consumers                            # one per CTA and consumer, grid <= SMs
         self.fused = fused_split_reduction(cfg, units, sms)               # split-K summed in the kernel
@@ -1174,8 +1061,7 @@ class Launch:
         self.main = sm90_gemm_kernel.bind(*args, grid=(self.grid,), block=(cfg.threads,),
                                           cluster=(CL, 1, 1) if CL > 1 else None)
         # the reduction is a programmatic dependent launch: it starts as the splits' CTAs leave the SMs
-        self.reduce = SplitReduce(W, C3, D3, bias, alpha, beta, ep, pdl=True) if W is not None and not self.fused \
-            else None
+        self.reduce = SplitReduce(W, C3, D3, bias, alpha, beta, ep, pdl=True) if S > 1 and not self.fused else None
 
     def _args(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, W: Any, flags: Any) -> tuple:
         cfg, elem = self.cfg, self.elem
@@ -1183,8 +1069,6 @@ class Launch:
                                               cfg.stages, cfg.cluster_n))
         tmB = by_address(self._maps[1], Bt, lambda x: _map(x.permute(1, 2, 0), elem, self.majors[1], cfg.blk_n, cfg.blk_k,
                                               cfg.stages, cfg.cluster_m))
-        if cfg.cluster_splits:                                            # D from the registers, summed in smem
-            return (tmA, tmB, C3, D3, bias, alpha, beta, self.K, None, cfg, elem, self.majors, self.ep, self.full)
         if cfg.splits > 1 and not self.fused:
             return (tmA, tmB, None, D3, None, alpha, beta, self.K, W, cfg, elem, self.majors, self._ep0, self.full)
         if self.fused:                                                    # D from the registers, summed splits
@@ -1221,7 +1105,7 @@ def fused_split_reduction(cfg: Sm90Config, units: int, sms: int) -> bool:
     """Whether split-K sums its partial tiles in the GEMM kernel itself (``_reduce_tile``): every split of
     every tile must run at once, so the work units (tiles x splits) fit on the SMs, one CTA each, and the CTAs
     form no clusters."""
-    return cfg.splits > 1 and cfg.cluster == 1 and not cfg.stream_k and not cfg.cluster_splits and units <= sms
+    return cfg.splits > 1 and cfg.cluster == 1 and not cfg.stream_k and units <= sms
 
 
 def streamk_workspace(D3: Any, grid: int, cfg: Sm90Config) -> Any:
