@@ -2,11 +2,11 @@
 # Device session 28 (issue 8): split-K within a cluster, the splits of a tile summing their partials through
 # distributed shared memory (Sm90Config(cluster_splits=True), on the branch cluster-splits; main keeps the
 # language's map_shared_rank and cluster barrier halves, tests/sm90/test_dsmem.py).
-# Usage: bash benchmarks/device_session28.sh [dsm_tests|split_tests|skinny|timeline ...]
+# Usage: bash benchmarks/device_session28.sh [dsm_tests|split_tests|skinny|fp8|timeline ...]
 # dsm_tests: the distributed shared memory GPU test (on the branch: the cluster-split GPU tests); split_tests: the other split-K paths (summed through flags, the
 # reduction kernel) and the launch plans; skinny: the skinny shapes against cuBLAS, the pick, split-K summed
 # through flags and in a cluster (SHAPES / CONFIGS / ROUNDS override); timeline: per-CTA timelines of both
-# (TL_SHAPES, TL_CONFIGS).
+# (TL_SHAPES, TL_CONFIGS); fp8: promoted fp8 tilings against torch._scaled_mm (SHAPES, CONFIGS).
 source "$(dirname "$0")/device_env.sh"
 llm() {  # llm NAME SHAPES CONFIGS
   timeout "${LLM_S:-280}" python3 benchmarks/probe_llm.py --gpu-only --reps 20 --rounds "${ROUNDS:-5}" \
@@ -19,15 +19,21 @@ for part in ${*:-dsm_tests skinny}; do
     gpu_tests dsm_tests 280 tests/sm90/test_dsmem.py $(ls tests/sm90/test_cluster_splits.py 2>/dev/null) ;;
   split_tests)
     echo "== split-K's other paths: GPU tests"
-    gpu_tests split_tests 280 tests/sm90/test_gemm_sm90.py tests/gemm/test_plans_gpu.py -k "(matches_float64 and (M300-N500-K2000 or M512-N512-K8192 or M200-N320-K2000 or M1024-N1024-K1536)) or sk3_promote or plans" ;;
+    gpu_tests split_tests 280 tests/sm90/test_gemm_sm90.py tests/gemm/test_plans_gpu.py -k "(matches_float64 and (M300-N500-K2000 or M512-N512-K8192 or M200-N320-K2000 or M1024-N1024-K1536 or M300-N500-K4000 or M333-N200-K3000)) or sk3_promote or plans" ;;
   skinny)
     echo "== skinny shapes: split-K summed through flags against split-K in a cluster"
     llm skinny "512x512x65536,512x512x32768,1024x1024x65536,256x512x65536,512x1024x16384" \
-      "S(128, 128, 64, 6, splits=8);S(128, 128, 64, 6, splits=8, cluster_splits=True);S(128, 128, 64, 6, splits=4, cluster_splits=True);S(128, 128, 64, 6, splits=2, cluster_splits=True)" ;;
+      "S(128, 128, 64, 6, splits=8);S(128, 128, 64, 6, splits=5)" ;;
+  fp8)
+    echo "== fp8 e4m3 promoted: clusters along N, three consumers (bf16 out, x _scaled_mm)"
+    timeout "${FP8_S:-400}" python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" \
+      --shapes "${SHAPES:-4096x4096x4096,8192x8192x8192,1024x8192x8192,2048x2048x16384}" \
+      --configs "${CONFIGS:-S(128, 128, 128, stages=6, promote=True);S(128, 128, 128, stages=6, cluster_n=2, promote=True);S(128, 128, 128, stages=6, cluster_m=2, promote=True);S(192, 128, 128, stages=5, consumers=3, producer_regs=40, consumer_regs=152, promote=True)}" \
+      2>&1 | tee -a "$OUT/fp8.md" ;;
   timeline)
     for shape in ${TL_SHAPES:-512x512x65536}; do
       timeout "${TL_S:-120}" python3 benchmarks/probe_sm90_timeline.py --shape "$shape" \
-        --configs "${TL_CONFIGS:-S(128, 128, 64, 6, splits=8);S(128, 128, 64, 6, splits=8, cluster_splits=True)}" \
+        --configs "${TL_CONFIGS:-S(128, 128, 64, 6, splits=8)}" \
         2>&1 | tee -a "$OUT/timeline.md"
     done ;;
   esac

@@ -47,7 +47,7 @@ def timeline(cfg: Sm90Config, M: int, N: int, K: int, calls: int, dt: torch.dtyp
         if cfg.stream_k:
             W, flags = sm90.streamk_workspace(D, launch.grid, cfg), launch.stream_flags(D)
         elif launch.fused:                                                # split-K summed in the kernel
-            W, flags = D.new_empty((cfg.splits, *D.shape), dtype=torch.float32), launch.stream_flags(D)
+            W, flags = sm90.split_workspace(D, cfg, launch.tiles), launch.stream_flags(D)
         elif launch.reduce is not None:                                   # split-K and its reduction kernel
             W = launch.reduce.workspace(D)
         tl.zero_()

@@ -241,6 +241,10 @@ CASES = [
     dict(M=1920, N=2560, K=520, majors="KN", cfg=Sm90Config(128, 128, 64, 5, cluster_m=2, cluster_n=2, pingpong=True)),
     dict(M=512, N=512, K=8192, C=True, beta=-1.0, bias="n", act="gelu", cfg=Sm90Config(128, 128, 64, 6, splits=8)),
     dict(M=200, N=320, K=2000, L=2, majors="KN", cfg=Sm90Config(128, 128, 64, 6, splits=5)),
+    # split-K summed in the kernel by accumulator blocks (the splits divide each consumer's blocks): ragged
+    # tiles, batch, C, bias along M, fp32 out, one consumer with 16 splits
+    dict(M=300, N=500, K=4000, L=2, C=True, beta=0.5, bias="m", act="silu", cfg=Sm90Config(128, 128, 64, 6, splits=4)),
+    dict(M=333, N=200, K=3000, out="float32", cfg=Sm90Config(64, 128, 64, 8, consumers=1, splits=16)),
     # a split-K output of 2^20 elements: the reduction sums 4 per thread
     dict(M=1024, N=1024, K=1536, C=True, beta=0.5, bias="n", act="relu", cfg=Sm90Config(128, 128, 64, 6, splits=3)),
     # pingpong: the consumers take whole tiles in turn; 2 units per CTA, 3 (odd), ragged, 1 k-tile, batch
@@ -809,35 +813,47 @@ def test_split_k_reduction_is_a_programmatic_dependent_launch():
 
 def test_split_k_sums_in_the_kernel_when_every_split_is_resident():
     """Split-K whose tiles x splits fit on the SMs (no cluster, no stream-K) sums its partial tiles in the GEMM
-    kernel (sm90._reduce_tile): each consumer warpgroup counts itself in on the tile's flag (release), waits for
-    all splits x consumers (acquire), sums its rows of the tile in split order, applies the epilogue and
-    counts itself out (the last puts the flag back to 0). Every tiling compiles without spills, including
-    tiles narrower and wider than the 128 columns a pass covers."""
-    from tilecraft.gemm.sm90 import fused_split_reduction
+    kernel: each consumer warpgroup counts itself in on a flag (release), waits for the others (acquire), sums
+    its share of the tile in split order, applies the epilogue and counts itself out (the last puts the flag
+    back to 0). With 4 or more splits that divide each consumer's accumulator blocks the shares are blocks
+    (sm90._sum_split_blocks: partials in fragment order, 16-byte stores and loads, a flag per tile and
+    consumer); otherwise rows (sm90._reduce_tile: a flag per tile). Every tiling compiles without spills,
+    including tiles narrower and wider than the 128 columns a pass of rows covers."""
+    from tilecraft.gemm.sm90 import fused_split_reduction, split_blocks, split_workspace
     mid = Sm90Config(128, 128, 64, 6, splits=8)
     assert fused_split_reduction(mid, 128, 132) and not fused_split_reduction(mid, 136, 132)
     assert not fused_split_reduction(replace(mid, cluster_m=2), 64, 132)
     assert not fused_split_reduction(Sm90Config(128, 128, 64, 6), 64, 132)
+    blocks = [mid, Sm90Config(128, 64, 64, 8, splits=4), Sm90Config(64, 128, 64, 8, consumers=1, splits=16),
+              replace(mid, splits=16)]
+    rows = [replace(THREE_CONSUMERS, splits=3), Sm90Config(64, 192, 64, 6, consumers=1, splits=2),
+            Sm90Config(128, 256, 64, 4, splits=2), replace(mid, splits=5), replace(mid, splits=2)]
+    assert all(split_blocks(c) for c in blocks) and not any(split_blocks(c) for c in rows)
     ep = EpilogueSpec(read_c=True, unit_alpha=False, bias="m", activation="silu")
-    for cfg in (mid, Sm90Config(128, 64, 64, 8, splits=4), replace(THREE_CONSUMERS, splits=3),
-                Sm90Config(64, 192, 64, 6, consumers=1, splits=2)):
-        args = list(_compile(cfg, "bfloat16", ep=ep, full=False)[1])
-        args[8] = torch.empty(cfg.splits, 1, 256, 256)                        # W
-        args[14:] = [None, torch.zeros(132 * cfg.consumers, dtype=torch.int32)]  # no TMA store; the flags
-        src = sm90.sm90_gemm_kernel.source(*args)
-        order = [src.index(f) for f in ("tc::flag_add_release(", "tc::flag_wait_at_least(", "tc::silu(",
-                                        "tc::flag_count_reset(")]
-        assert order == sorted(order), cfg.name
-        parts = cfg.splits * cfg.consumers
-        assert f"tc::flag_wait_at_least(flags + tile, {parts});" in src and f"flag_count_reset(flags + tile, {2 * parts})" in src
-        k = sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a")
-        assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log, (cfg.name, k.resources)
-    # whole tiles: 4 columns per thread, a 16-byte load of each split's partial
-    for cfg in (mid, Sm90Config(128, 256, 64, 4, splits=2), Sm90Config(64, 128, 64, 8, consumers=1, splits=16)):
-        args = list(_compile(cfg, "bfloat16", ep=ep, full=True)[1])
-        args[8] = torch.empty(cfg.splits, 1, 256, 256)
-        args[14:] = [None, torch.zeros(132 * cfg.consumers, dtype=torch.int32)]
-        src = sm90.sm90_gemm_kernel.source(*args)
-        assert src.count("reinterpret_cast<const uint4*>(W") >= cfg.splits, cfg.name
-        k = sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a")
-        assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log, (cfg.name, k.resources)
+    for cfg in blocks + rows:
+        for e, full in ((ep, False), (ep, True)) + (((EpilogueSpec(), True),) if cfg in blocks else ()):
+            args = list(_compile(cfg, "bfloat16", ep=e, full=full)[1])
+            args[8] = split_workspace(args[3], cfg, 4)                        # W
+            args[14:] = [None, torch.zeros(132 * cfg.consumers, dtype=torch.int32)]  # no TMA store; the flags
+            src = sm90.sm90_gemm_kernel.source(*args)
+            order = [src.index(f) for f in ("tc::flag_add_release(", "tc::flag_wait_at_least(", "tc::flag_count_reset(")]
+            assert order == sorted(order), cfg.name
+            if e.activation == "silu":
+                assert order[1] < src.index("tc::silu(") < order[2], cfg.name
+            S = cfg.splits
+            if split_blocks(cfg):
+                n = cfg.rows // 64 * cfg.blk_n // 8                          # 4-value blocks per consumer thread
+                assert f"tc::flag_wait_at_least(flags + flag, {S});" in src
+                assert f"flag_count_reset(flags + flag, {2 * S})" in src
+                assert src.count("*reinterpret_cast<uint4*>(W + ") == n       # the partial: 16-byte stores
+                assert src.count("reinterpret_cast<const uint4*>(W + ") == (S - 1) * n  # the others' blocks
+            else:
+                parts = S * cfg.consumers
+                assert f"tc::flag_wait_at_least(flags + tile, {parts});" in src
+                assert f"flag_count_reset(flags + tile, {2 * parts})" in src
+                if full and 128 % (cfg.blk_n // 4) == 0:                    # whole tiles: 4 columns per thread
+                    assert src.count("reinterpret_cast<const uint4*>(W") >= S, cfg.name
+            k = sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a")
+            assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log, (cfg.name, k.resources)
+    assert split_workspace(torch.empty(1, 512, 512), mid, 16).shape == (8 * 16 * 128 * 128,)
+    assert split_workspace(torch.empty(1, 512, 512), replace(mid, splits=2), 16).shape == (2, 1, 512, 512)
