@@ -2,11 +2,11 @@
 # Device session 28 (issue 8): split-K within a cluster, the splits of a tile summing their partials through
 # distributed shared memory (Sm90Config(cluster_splits=True), on the branch cluster-splits; main keeps the
 # language's map_shared_rank and cluster barrier halves, tests/sm90/test_dsmem.py).
-# Usage: bash benchmarks/device_session28.sh [dsm_tests|split_tests|skinny|fp8|timeline ...]
+# Usage: bash benchmarks/device_session28.sh [dsm_tests|split_tests|skinny|small_m|fp8|timeline ...]
 # dsm_tests: the distributed shared memory GPU test (on the branch: the cluster-split GPU tests); split_tests: the other split-K paths (summed through flags, the
 # reduction kernel) and the launch plans; skinny: the skinny shapes against cuBLAS, the pick, split-K summed
 # through flags and in a cluster (SHAPES / CONFIGS / ROUNDS override); timeline: per-CTA timelines of both
-# (TL_SHAPES, TL_CONFIGS); fp8: promoted fp8 tilings against torch._scaled_mm (SHAPES, CONFIGS).
+# (TL_SHAPES, TL_CONFIGS); small_m: clusters along N and 2x2 at M = 128, 256; fp8: promoted fp8 tilings against torch._scaled_mm (SHAPES, CONFIGS).
 source "$(dirname "$0")/device_env.sh"
 llm() {  # llm NAME SHAPES CONFIGS
   timeout "${LLM_S:-280}" python3 benchmarks/probe_llm.py --gpu-only --reps 20 --rounds "${ROUNDS:-5}" \
@@ -24,6 +24,10 @@ for part in ${*:-dsm_tests skinny}; do
     echo "== skinny shapes: split-K summed through flags against split-K in a cluster"
     llm skinny "512x512x65536,512x512x32768,1024x1024x65536,256x512x65536,512x1024x16384" \
       "S(128, 128, 64, 6, splits=8);S(128, 128, 64, 6, splits=5)" ;;
+  small_m)
+    echo "== M = 128 and 256: clusters sharing A along N (1x2) and both operands (2x2) against the pick"
+    ROUNDS=${ROUNDS:-3} llm small_m "128x4096x4096,128x6144x4096,128x28672x4096,128x4096x14336,128x8192x8192,128x10240x8192,128x57344x8192,128x8192x28672,256x4096x4096,256x6144x4096,256x28672x4096,256x4096x14336,256x8192x8192,256x10240x8192,256x57344x8192,256x8192x28672" \
+      "S(128, 128, 64, 6, cluster_m=2, cluster_n=2);S(128, 128, 64, 6, cluster_n=2);S(64, 128, 64, 8, consumers=1, cluster_n=2);S(128, 256, 64, 4, cluster_m=2, cluster_n=2)" ;;
   fp8)
     echo "== fp8 e4m3 promoted: clusters along N, three consumers (bf16 out, x _scaled_mm)"
     timeout "${FP8_S:-400}" python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" \
