@@ -1124,9 +1124,8 @@ class Launch:
         self._maps: tuple[dict, dict, dict] = ({}, {}, {})
         self._ep0 = EpilogueSpec()                                        # the split-K main kernel's epilogue
         self.fused = fused_split_reduction(cfg, units, sms)               # split-K summed in the kernel
-        W = D3.new_empty((S, L, M, N), dtype=torch.float32) if S > 1 else None
-        if self.fused:
-            W = split_workspace(D3, cfg, self.tiles)
+        W = split_workspace(D3, cfg, self.tiles) if self.fused else \
+            D3.new_empty((S, L, M, N), dtype=torch.float32) if S > 1 else None
         self._flags: dict[int, Any] = {}                                  # stream -> stream-K / split-K flags
         self._flag_count = sms * cfg.consumers                            # one per CTA and consumer, grid <= SMs
         flags = None
