@@ -15,3 +15,14 @@ gpu_tests() {
   timeout "$seconds" python3 -m pytest -q -m gpu "$@" > "$OUT/$name.log" 2>&1
   grep -E "^(FAILED|E  )" "$OUT/$name.log" | head -20; tail -1 "$OUT/$name.log"
 }
+
+# timelines SHAPES CONFIGS: per-CTA timelines of the Hopper GEMM (probe_sm90_timeline.py) at each of the
+# space-separated SHAPES for the ';'-separated CONFIGS (TL_SHAPES / TL_CONFIGS override them, TL_S limits
+# each shape's seconds), appended to $OUT/timeline.md.
+timelines() {
+  local shape
+  for shape in ${TL_SHAPES:-$1}; do
+    timeout "${TL_S:-120}" python3 benchmarks/probe_sm90_timeline.py --shape "$shape" --configs "${TL_CONFIGS:-$2}" \
+      2>&1 | tee -a "$OUT/timeline.md"
+  done
+}

@@ -64,10 +64,7 @@ for part in ${*:-sk_tests skinny long_k}; do
     done ;;
   timeline)
     # per-CTA timelines: where stream-K's time goes against whole tiles
-    for shape in ${TL_SHAPES:-1024x1024x8192 2048x2048x16384}; do
-      timeout "${TL_S:-120}" python3 benchmarks/probe_sm90_timeline.py --shape "$shape" \
-        --configs "${TL_CONFIGS:-S(64, 128, 64, 8, consumers=1);S(64, 128, 64, 8, consumers=1, stream_k=2);S(128, 128, 64, 6);S(128, 128, 64, 6, stream_k=2)}" \
-        2>&1 | tee -a "$OUT/timeline.md"
-    done ;;
+    timelines "1024x1024x8192 2048x2048x16384" \
+      "S(64, 128, 64, 8, consumers=1);S(64, 128, 64, 8, consumers=1, stream_k=2);S(128, 128, 64, 6);S(128, 128, 64, 6, stream_k=2)" ;;
   esac
 done

@@ -35,10 +35,6 @@ for part in ${*:-dsm_tests skinny}; do
       --configs "${CONFIGS:-S(128, 128, 128, stages=6, promote=True);S(128, 128, 128, stages=6, cluster_n=2, promote=True);S(128, 128, 128, stages=6, cluster_m=2, promote=True);S(192, 128, 128, stages=5, consumers=3, producer_regs=40, consumer_regs=152, promote=True)}" \
       2>&1 | tee -a "$OUT/fp8.md" ;;
   timeline)
-    for shape in ${TL_SHAPES:-512x512x65536}; do
-      timeout "${TL_S:-120}" python3 benchmarks/probe_sm90_timeline.py --shape "$shape" \
-        --configs "${TL_CONFIGS:-S(128, 128, 64, 6, splits=8)}" \
-        2>&1 | tee -a "$OUT/timeline.md"
-    done ;;
+    timelines "512x512x65536" "S(128, 128, 64, 6, splits=8)" ;;
   esac
 done
