@@ -1189,9 +1189,11 @@ class Launch:
 
 
 def fused_split_reduction(cfg: Sm90Config, units: int, sms: int) -> bool:
-    """Whether split-K sums its partial tiles in the GEMM kernel itself (``_reduce_tile``): every split of
-    every tile must run at once, so the work units (tiles x splits) fit on the SMs, one CTA each, and the CTAs
-    form no clusters."""
+    """Whether split-K sums its partial tiles in the GEMM kernel itself (``_sum_split_blocks`` or
+    ``_reduce_tile``, see ``split_blocks``): every split of every tile must run at once, so the work units
+    (tiles x splits) fit on the SMs, one CTA each, and the CTAs form no clusters. (Clusters of a tile's splits,
+    summing in distributed shared memory, were measured slower on an H100: 15 clusters of 8 and 30 of 4 are
+    resident, and neighbouring SMs then read different k-ranges; RESULTS.md, twenty-eighth session.)"""
     return cfg.splits > 1 and cfg.cluster == 1 and not cfg.stream_k and units <= sms
 
 
