@@ -171,6 +171,11 @@ def test_heuristic():
     assert pick_sm90_config(128, 6144, 4096, 1, 132) == small       # one round of 64x128 (1.01x; 64x64: 0.81x)
     # 16 tiles, long K: split-K, unclustered
     assert pick_sm90_config(512, 512, 65536, 1, 132) == replace(mid, splits=8, cluster_m=1)
+    # fewer rows or a shorter K: the 64x128 tile in 4, 8 or 16 splits (twenty-eighth session, x cuBLAS, new pick
+    # against the 128x128 one: 256x512x65536 1.013x / 0.939x, 512x512x8192 1.022x / 0.714x for 64x64 whole)
+    assert pick_sm90_config(256, 512, 65536, 1, 132) == replace(small, splits=8)
+    assert pick_sm90_config(512, 512, 8192, 1, 132) == replace(small, splits=4)
+    assert pick_sm90_config(128, 512, 65536, 1, 132) == replace(small, splits=16)
     assert pick_sm90_config(128, 4096, 4096, 1, 132) == tiny        # streaming-bound: 128 tiles of 64x64
     assert pick_sm90_config(256, 4096, 4096, 1, 132) == small       # 128 tiles of 64x128
     assert pick_sm90_config(128, 28672, 4096, 1, 132) == replace(big, cluster_m=1)  # one m-tile: no pair
@@ -438,17 +443,20 @@ def test_fp8_matches_float64_with_scales(elem):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("cfg", PROMOTED + [Sm90Config(128, 128, 128, stages=6, splits=3, promote=True)],
+@pytest.mark.parametrize("cfg", PROMOTED + [Sm90Config(128, 128, 128, stages=6, splits=3, promote=True),
+                                 Sm90Config(64, 128, 128, stages=8, consumers=1, splits=8, promote=True)],
                          ids=lambda c: c.name)
 def test_fp8_promoted_configs_match_float64(cfg):
     """Every promoted form (clusters, stream-K, split-K, pingpong, one consumer) against float64, with K of
-    1, 3 (odd: the loop's tail) and 32 k-tiles, ragged M and N, a batch, and the full epilogue."""
+    1, 3 (odd: the loop's tail) and 32 k-tiles, ragged M and N, a batch, and the full epilogue; the last shape
+    has few tiles, so split-K sums in the kernel (by blocks with 8 splits)."""
     if not _hopper():
         pytest.skip("needs sm_90")
     from tilecraft.gemm import gemm
     torch.manual_seed(1)
     dt = torch.float8_e4m3fn
-    for L, M, N, K in [(1, 256, 256, 128), (1, 333, 520, 272), (2, 1000, 1000, 1024), (1, 1024, 768, 4096)]:
+    for L, M, N, K in [(1, 256, 256, 128), (1, 333, 520, 272), (2, 1000, 1000, 1024), (1, 1024, 768, 4096),
+                       (1, 200, 256, 4096)]:
         A = torch.randn(L, M, K, device="cuda").to(dt)
         B = torch.randn(L, N, K, device="cuda").to(dt).transpose(1, 2)
         C = torch.randn(L, M, N, device="cuda")

@@ -158,8 +158,13 @@ def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int, elem_bytes: int =
     candidates = [_unclustered_if_few_m_tiles(c, M) for c in (big, mid, small, tiny)] + wide_tiles
     k_tiles = math.ceil(K / mid.blk_k)
     mid_tiles = math.ceil(M / mid.blk_m) * math.ceil(N / mid.blk_n) * L
-    # split-K (clusters measured slower there: 442 vs 532 TFLOP/s at 512x512x65536), >= 4 k-tiles per split
+    # split-K (clusters measured slower there: 442 vs 532 TFLOP/s at 512x512x65536), >= 4 k-tiles per split; the
+    # 64x128 tile in 2, 4, 8 or 16 splits where its tiles are few (twenty-eighth session, H100, x cuBLAS:
+    # 256x512x65536 1.017x in 8 splits against 0.943x for 128x128 in 16, 128x512x65536 1.001x against 0.890x,
+    # 256x256x65536 0.964x against 0.886x)
     candidates += [replace(mid, splits=S, cluster_m=1) for S in range(2, min(sms // mid_tiles, k_tiles // 4, 32) + 1)]
+    small_tiles = math.ceil(M / small.blk_m) * math.ceil(N / small.blk_n) * L
+    candidates += [replace(small, splits=S) for S in (2, 4, 8, 16) if S <= min(sms // small_tiles, k_tiles // 4)]
     if elem_bytes == 2 and _mid_unclustered_wins(mid, M, N, K, L, sms):
         return fastest([replace(mid, cluster_m=1)] + wide_tiles[:1])
     return fastest(candidates)
