@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Device session 28 (issue 8): split-K within a cluster, the splits of a tile summing their partials through
-# distributed shared memory (Sm90Config(cluster_splits=True), on the branch cluster-splits; main keeps the
-# language's map_shared_rank and cluster barrier halves, tests/sm90/test_dsmem.py).
+# Device session 28 (issue 8): split-K's in-kernel sum by accumulator blocks, the 64x128 tile in split-K, and
+# what lost: split-K within a cluster (Sm90Config(cluster_splits=True), branch cluster-splits), clusters along N
+# and 2x2 at small M, promoted fp8 tilings.
 # Usage: bash benchmarks/device_session28.sh [dsm_tests|split_tests|skinny|small_m|fp8|timeline ...]
-# dsm_tests: the distributed shared memory GPU test (on the branch: the cluster-split GPU tests); split_tests: the other split-K paths (summed through flags, the
-# reduction kernel) and the launch plans; skinny: the skinny shapes against cuBLAS, the pick, split-K summed
-# through flags and in a cluster (SHAPES / CONFIGS / ROUNDS override); timeline: per-CTA timelines of both
-# (TL_SHAPES, TL_CONFIGS); small_m: clusters along N and 2x2 at M = 128, 256; fp8: promoted fp8 tilings against torch._scaled_mm (SHAPES, CONFIGS).
+# dsm_tests: the distributed shared memory GPU test (on the branch also the cluster-split ones); split_tests:
+# split-K's GPU cases (summed in the kernel, the reduction kernel) and the launch plans; skinny: skinny shapes,
+# the pick against CONFIGS and cuBLAS; small_m: clusters along N and 2x2 at M = 128, 256; fp8: promoted fp8
+# tilings against torch._scaled_mm; timeline: per-CTA timelines (timelines() in device_env.sh). SHAPES,
+# CONFIGS, ROUNDS, TL_SHAPES and TL_CONFIGS override the defaults.
 source "$(dirname "$0")/device_env.sh"
 llm() {  # llm NAME SHAPES CONFIGS
   timeout "${LLM_S:-280}" python3 benchmarks/probe_llm.py --gpu-only --reps 20 --rounds "${ROUNDS:-5}" \
@@ -15,13 +16,13 @@ llm() {  # llm NAME SHAPES CONFIGS
 for part in ${*:-dsm_tests skinny}; do
   case $part in
   dsm_tests)
-    echo "== split-K in a cluster: GPU tests"
+    echo "== distributed shared memory: GPU tests"
     gpu_tests dsm_tests 280 tests/sm90/test_dsmem.py $(ls tests/sm90/test_cluster_splits.py 2>/dev/null) ;;
   split_tests)
-    echo "== split-K's other paths: GPU tests"
+    echo "== split-K: GPU tests"
     gpu_tests split_tests 280 tests/sm90/test_gemm_sm90.py tests/gemm/test_plans_gpu.py -k "(matches_float64 and (M300-N500-K2000 or M512-N512-K8192 or M200-N320-K2000 or M1024-N1024-K1536 or M300-N500-K4000 or M333-N200-K3000)) or sk3_promote or plans" ;;
   skinny)
-    echo "== skinny shapes: split-K summed through flags against split-K in a cluster"
+    echo "== skinny shapes: the pick against CONFIGS and cuBLAS"
     llm skinny "512x512x65536,512x512x32768,1024x1024x65536,256x512x65536,512x1024x16384" \
       "S(128, 128, 64, 6, splits=8);S(128, 128, 64, 6, splits=5)" ;;
   small_m)

@@ -143,7 +143,7 @@ def _sm90_estimate(c: Sm90Config, M: int, N: int, K: int, L: int, sms: int, elem
 
 
 def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int, elem_bytes: int = 2) -> Sm90Config:
-    """The Hopper kernel's configuration for a shape: the SM90_TABLE tile (or the 128x128 tile split along
+    """The Hopper kernel's configuration for a shape: the SM90_TABLE tile (or the 128x128 or 64x128 tile split along
     K) with the least estimated time (``_sm90_estimate``: whole rounds of tiles over the SMs at each tile's
     measured speed, the operands' streaming time, split-K's reduction); on a tie the earlier (bigger) entry.
     Wave quantization decides most shapes: 256x57344 takes 128x128 (7 rounds of 896 tiles) over 128x256 (4
