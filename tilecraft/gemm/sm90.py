@@ -628,11 +628,7 @@ def _sum_split_blocks(cfg: Sm90Config, W: Any, flags: Any, tCrS: Any, tCgC: Any,
                 if not r * per <= q < (r + 1) * per:
                     dsl.copy(Tensor(tCrS.engine, tc.make_layout(4), q * 4), mine(_, q))
     flag = tile * cfg.consumers + cw
-    hopper.named_barrier(1 + cw, 128)                                     # the warpgroup's stores are issued
-    with dsl.if_(leader):
-        dsl.flag_add_release(flags, flag, 1)
-        dsl.flag_wait_at_least(flags, flag, S)
-    hopper.named_barrier(1 + cw, 128)                                     # every split's partial is visible to all
+    _count_in(flags, flag, S, cw, leader)
     peers = [_partial(cfg, W, p * tiles + tile, cw, n) for p in range(S)]
     for r in range(S):
         with dsl.if_(dsl.eq(split, r)):
@@ -653,9 +649,26 @@ def _sum_split_blocks(cfg: Sm90Config, W: Any, flags: Any, tCrS: Any, tCgC: Any,
                 blk = ((_, _, q % per_mb), q // per_mb, 0)
                 _epilogue(tCrS(blk), tCgC(blk) if ep.read_c else None, tCgD(blk), tCcD(blk), bias, alpha, beta, ep,
                           M, N, full)
+    _count_out(flags, flag, S, cw, leader)
+
+
+def _count_in(flags: Any, flag: Any, groups: Any, cw: Any, leader: Any) -> None:
+    """The in-kernel split-K sum's meeting: once the consumer warpgroup's stores of its partial are issued
+    (its barrier), its leader adds 1 to the counting flag with release and waits until all `groups` have;
+    past the second barrier every partial is visible to all 128 threads."""
     hopper.named_barrier(1 + cw, 128)
     with dsl.if_(leader):
-        dsl.flag_count_reset(flags, flag, 2 * S)
+        dsl.flag_add_release(flags, flag, 1)
+        dsl.flag_wait_at_least(flags, flag, groups)
+    hopper.named_barrier(1 + cw, 128)
+
+
+def _count_out(flags: Any, flag: Any, groups: Any, cw: Any, leader: Any) -> None:
+    """After its sums, the warpgroup counts itself out; the last of the `groups` puts the flag back to 0 for
+    the next launch (each group added 1 coming in and adds 1 going out)."""
+    hopper.named_barrier(1 + cw, 128)
+    with dsl.if_(leader):
+        dsl.flag_count_reset(flags, flag, 2 * groups)
 
 
 def split_workspace(D3: Any, cfg: Sm90Config, tiles: int) -> Any:
@@ -664,7 +677,7 @@ def split_workspace(D3: Any, cfg: Sm90Config, tiles: int) -> Any:
     import torch
 
     if split_blocks(cfg):
-        return D3.new_empty((cfg.splits * tiles * cfg.blk_m * cfg.blk_n,), dtype=torch.float32)
+        return streamk_workspace(D3, cfg.splits * tiles, cfg)            # the same flat tiles, one per split and tile
     return D3.new_empty((cfg.splits, *D3.shape), dtype=torch.float32)
 
 
@@ -684,11 +697,7 @@ def _reduce_tile(cfg: Sm90Config, W: Any, C: Any, D: Any, bias: Any, alpha: Any,
 
     S, parts = cfg.splits, cfg.splits * cfg.consumers
     L, M, N = D.shape
-    hopper.named_barrier(1 + cw, 128)                                     # the warpgroup's stores are issued
-    with dsl.if_(leader):
-        dsl.flag_add_release(flags, tile, 1)
-        dsl.flag_wait_at_least(flags, tile, parts)
-    hopper.named_barrier(1 + cw, 128)                                     # every partial is visible to all 128
+    _count_in(flags, tile, parts, cw, leader)
     rows = -(-cfg.blk_m // parts)                                         # rows per part (the last may have fewer)
     first = (split * cfg.consumers + cw) * rows
     per_row = cfg.blk_n // 4                                              # 4-column groups of a row
@@ -713,9 +722,7 @@ def _reduce_tile(cfg: Sm90Config, W: Any, C: Any, D: Any, bias: Any, alpha: Any,
                 c = C(l_idx, m, n) if ep.read_c else None
                 b = bias(n if ep.bias == "n" else m) if ep.bias != "none" else None
                 D[l_idx, m, n] = epilogue_value(total, c, b, alpha, beta, ep)
-    hopper.named_barrier(1 + cw, 128)
-    with dsl.if_(leader):
-        dsl.flag_count_reset(flags, tile, 2 * parts)
+    _count_out(flags, tile, parts, cw, leader)
 
 
 def _reduce_rows_by_4(cfg: Sm90Config, W: Any, C: Any, D: Any, bias: Any, alpha: Any, beta: Any, ep: Any,
