@@ -43,13 +43,7 @@ def timeline(cfg: Sm90Config, M: int, N: int, K: int, calls: int, dt: torch.dtyp
     cfg = launch.cfg
     for i in range(calls):
         A, Bt = As[i % copies], Bts[i % copies]
-        W = flags = None
-        if cfg.stream_k:
-            W, flags = sm90.streamk_workspace(D, launch.grid, cfg), launch.stream_flags(D)
-        elif launch.fused:                                                # split-K summed in the kernel
-            W, flags = sm90.split_workspace(D, cfg, launch.tiles), launch.stream_flags(D)
-        elif launch.reduce is not None:                                   # split-K and its reduction kernel
-            W = launch.reduce.workspace(D)
+        W, flags = launch.workspace(D)
         tl.zero_()
         args = launch._args(A, Bt, None, D, None, one, zero, W, flags)
         sm90.sm90_gemm_kernel.launch(*args, timeline=tl, grid=(launch.grid,), block=(cfg.threads,),

@@ -1172,16 +1172,21 @@ class Launch:
         return (tmA, tmB, C3, D3, bias, alpha, beta, self.K, W, cfg, elem, self.majors, self.ep, self.full, tmD, flags)
 
     def __call__(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any) -> None:
-        W = flags = None
-        if self.reduce is not None:
-            W = self.reduce.workspace(D3)
-        elif self.fused:
-            W, flags = split_workspace(D3, self.cfg, self.tiles), self.stream_flags(D3)
-        elif self.cfg.stream_k:
-            W, flags = streamk_workspace(D3, self.grid, self.cfg), self.stream_flags(D3)
+        W, flags = self.workspace(D3)
         self.main(*self._args(A3, Bt, C3, D3, bias, alpha, beta, W, flags))
         if self.reduce is not None:
             self.reduce(W, C3, D3, bias, alpha, beta)
+
+    def workspace(self, D3: Any) -> tuple[Any, Any]:
+        """(W, flags) of one call: split-K's partials for the reduction kernel, or summed in the kernel with the
+        stream's flags, or stream-K's partial tiles with them; (None, None) for whole tiles."""
+        if self.reduce is not None:
+            return self.reduce.workspace(D3), None
+        if self.fused:
+            return split_workspace(D3, self.cfg, self.tiles), self.stream_flags(D3)
+        if self.cfg.stream_k:
+            return streamk_workspace(D3, self.grid, self.cfg), self.stream_flags(D3)
+        return None, None
 
     def stream_flags(self, D3: Any) -> Any:
         """Stream-K's flags for the current stream (launches on one stream run in turn; two streams must not
