@@ -176,6 +176,18 @@ def test_heuristic():
     assert pick_sm90_config(256, 512, 65536, 1, 132) == replace(small, splits=8)
     assert pick_sm90_config(512, 512, 8192, 1, 132) == replace(small, splits=4)
     assert pick_sm90_config(128, 512, 65536, 1, 132) == replace(small, splits=16)
+    # split-K summed in the kernel by blocks costs about 3 µs in the estimate, the reduction kernel 10 (twenty-ninth
+    # session, x cuBLAS, new pick against whole 64x64 tiles): 256x1024x8192 1.065x / 0.778x, 128x512x4096 1.022x /
+    # 0.783x, 512x1024x8192 1.149x / 0.989x for 128x128 in 4, 64x256x65536 0.942x / 0.892x for 128x128 in 32
+    assert pick_sm90_config(256, 1024, 8192, 1, 132) == replace(small, splits=4)
+    assert pick_sm90_config(128, 512, 4096, 1, 132) == replace(small, splits=8)
+    assert pick_sm90_config(512, 1024, 8192, 1, 132) == replace(mid, splits=4, cluster_m=1)
+    assert pick_sm90_config(64, 256, 65536, 1, 132) == replace(small, splits=16)
+    # ... while 2 splits keep the row form and its 10 µs (256x4096x14336: 1.118x for the pick, 1.041x in 2 splits)
+    assert pick_sm90_config(256, 4096, 14336, 1, 132).splits == 1
+    assert pick_sm90_config(512, 1024, 16384, 1, 132) == replace(mid, splits=4, cluster_m=1)
+    # fp8 keeps 10 µs: with 3 its 128x4096x14336 took 128x128 in 4 splits, 0.825x _scaled_mm against 0.936x
+    assert pick_sm90_config(128, 4096, 14336, 1, 132, elem_bytes=1) == tiny
     assert pick_sm90_config(128, 4096, 4096, 1, 132) == tiny        # streaming-bound: 128 tiles of 64x64
     assert pick_sm90_config(256, 4096, 4096, 1, 132) == small       # 128 tiles of 64x128
     assert pick_sm90_config(128, 28672, 4096, 1, 132) == replace(big, cluster_m=1)  # one m-tile: no pair
@@ -318,6 +330,32 @@ def test_tc_gemm_takes_the_hopper_path(monkeypatch):
     ref = A.double() @ B.double()
     assert float((D.double() - ref).norm() / ref.norm()) < 2e-3
     assert seen == [pick_sm90_config(2048, 2048, 2048, 1, torch.cuda.get_device_properties(0).multi_processor_count)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("elem", ["bfloat16", "float16"])
+def test_tc_gemm_split_picks_at_small_shapes_match_float64(elem, monkeypatch):
+    """The small shapes whose pick is split-K summed in the kernel by blocks (64x128 in 4-16 splits, 128x128 in
+    4), through tc.gemm with C, bias and GELU."""
+    if not _hopper():
+        pytest.skip("needs sm_90")
+    from tilecraft.gemm import gemm
+    torch.manual_seed(0)
+    seen = []
+    real = sm90.Launch
+    clear_plans()
+    monkeypatch.setattr(sm90, "Launch", lambda *a, **k: (seen.append(a[7]), real(*a, **k))[1])
+    dt = getattr(torch, elem)
+    for M, N, K in [(64, 256, 4096), (128, 512, 4096), (256, 1024, 8192), (512, 1024, 8192)]:
+        A = torch.randn(M, K, device="cuda").to(dt)
+        B = (torch.randn(K, N, device="cuda") * 0.05).to(dt)
+        C = torch.randn(M, N, device="cuda").to(dt)
+        bias = torch.randn(N, device="cuda").to(dt)
+        D = gemm(A, B, C, alpha=0.5, beta=2.0, bias=bias, activation="gelu")
+        ref = torch.nn.functional.gelu(0.5 * (A.double() @ B.double()) + 2.0 * C.double() + bias.double())
+        err = float((D.double() - ref).norm() / ref.norm())
+        assert err < 1e-2, (M, N, K, err)
+        assert seen[-1].splits >= 4 and sm90.split_blocks(seen[-1]), (M, N, K, seen[-1])
 
 
 @pytest.mark.gpu

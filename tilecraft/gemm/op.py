@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tilecraft.gemm.limits import CTA_SMEM
-from tilecraft.gemm.sm90 import Sm90Config
+from tilecraft.gemm.sm90 import Sm90Config, fused_split_reduction, split_blocks
 from tilecraft.gemm.tensorop import (
     ACTIVATIONS, ELEMENT_TYPES, EpilogueSpec, SplitReduce, TensorOpConfig, tensorop_gemm_kernel,
 )
@@ -127,6 +127,14 @@ _SM90_RATE = {"128x256": 3300.0, "128x128": 3000.0, "64x128": 2300.0, "64x64": 1
               "64x192": 2300.0}
 _HBM_BYTES_PER_NS = 3000.0      # the operands' bytes stream at about 3 TB/s (H100 read floor; bench_stream.py)
 _SPLIT_REDUCE_NS = 10000.0      # split-K's extra kernel and partial-tile traffic, beyond its bytes (probe_llm)
+# split-K summed in the kernel by accumulator blocks (sm90.split_blocks): about 5 µs from the main loop's end to
+# the CTA's end, counted here and in the bytes. At 22 small shapes (M 64-1024, N 256-2048, K 4096-65536;
+# twenty-ninth session, H100, bf16) the picks this makes, 64x128 in 4-16 splits or 128x128 in 4, ran 0.83-1.15x
+# cuBLAS against 0.72-0.99x for whole 64x64 tiles or 128x128 in 32 splits, the picks with 10 µs (one loss:
+# 64x2048x4096 0.833x against 0.853x). 16-bit operands only: the estimate's rates are 16-bit ones, and with
+# 3 µs fp8's 128x4096x14336 took 128x128 in 4 splits, 0.825x _scaled_mm against 0.936x for whole 64x64 tiles
+# (though 64x128 in splits ran 0.83-0.94x against 0.73-0.91x at six smaller shapes).
+_SPLIT_BLOCKS_NS = 3000.0
 
 
 def _sm90_estimate(c: Sm90Config, M: int, N: int, K: int, L: int, sms: int, elem_bytes: int) -> float:
@@ -138,7 +146,9 @@ def _sm90_estimate(c: Sm90Config, M: int, N: int, K: int, L: int, sms: int, elem
     rounds = math.ceil(tiles / (sms // c.cluster_m * c.cluster_m))
     compute = rounds * c.blk_m * c.blk_n * math.ceil(K / S) / _SM90_RATE[f"{c.blk_m}x{c.blk_n}"]
     stream = elem_bytes * L * (M * K + K * N) / _HBM_BYTES_PER_NS
-    reduce = (8 * S * L * M * N / _HBM_BYTES_PER_NS + _SPLIT_REDUCE_NS) if S > 1 else 0.0
+    blocks = elem_bytes == 2 and split_blocks(c) and fused_split_reduction(c, tiles, sms)
+    fixed = _SPLIT_BLOCKS_NS if blocks else _SPLIT_REDUCE_NS
+    reduce = (8 * S * L * M * N / _HBM_BYTES_PER_NS + fixed) if S > 1 else 0.0
     return (compute ** 4 + stream ** 4) ** 0.25 + reduce          # the larger, softened: both cost near the floor
 
 

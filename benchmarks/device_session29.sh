@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Device session 29 (issue 8): split-K's fixed cost in the estimate by form (the in-kernel sum by blocks
+# against the reduction kernel) at small and skinny shapes, and the promoted fp8 kernel's register epilogue.
+# Usage: bash benchmarks/device_session29.sh [small_split|fp8_split|split_tests|fp8_ep ...]
+# small_split: at the shapes whose pick a lower block-form cost changes, the pick against 64x128 in 4, 8 and
+# 16 splits, 128x128 in 4 and whole 64x64 tiles; fp8_split: the same for e4m3 (promoted), tc.gemm's pick against
+# the pick with the old 10 µs block-form cost; split_tests: session 28's split-K GPU cases; fp8_ep: promoted fp8 128x128 with the TMA-store epilogue
+# against the register epilogue (6 and 7 stages). SHAPES, CONFIGS and ROUNDS override the defaults.
+source "$(dirname "$0")/device_env.sh"
+SMALL="64x256x4096,64x512x4096,64x1024x4096,64x2048x4096,64x2048x8192,128x256x4096,128x512x4096,128x1024x4096,128x2048x8192,256x256x4096,256x512x4096,256x1024x4096,256x1024x8192,256x2048x16384,512x256x4096,512x512x4096,512x1024x8192,1024x256x4096,1024x256x8192,1024x512x8192,64x256x32768,64x256x65536"
+for part in ${*:-small_split fp8_ep}; do
+  case $part in
+  small_split)
+    echo "== split-K at small shapes: the pick against 64x128 in splits, 128x128 in 4, 64x64 whole"
+    timeout "${LLM_S:-400}" python3 benchmarks/probe_llm.py --gpu-only --reps 20 --rounds "${ROUNDS:-3}" \
+      --shapes "${SHAPES:-$SMALL}" \
+      --configs "${CONFIGS:-S(64, 128, 64, 8, consumers=1, splits=4);S(64, 128, 64, 8, consumers=1, splits=8);S(64, 128, 64, 8, consumers=1, splits=16);S(128, 128, 64, 6, splits=4);S(64, 64, 64, 8, consumers=1)}" \
+      2>&1 | tee -a "$OUT/small_split.md" ;;
+  fp8_split)
+    echo "== fp8 e4m3 at small shapes: the pick against the pick with the block form's old cost (x _scaled_mm)"
+    for shape in ${SHAPES:-128x4096x14336 64x256x4096 64x256x65536 128x1024x4096 256x512x4096 256x2048x8192 512x512x4096 1024x512x8192 128x256x32768 64x2048x4096}; do
+      old=$(python3 -c "
+import tilecraft.gemm.op as op
+op._SPLIT_BLOCKS_NS = op._SPLIT_REDUCE_NS
+M, N, K = map(int, '$shape'.split('x'))
+print(repr(op._fp8_config(op.pick_sm90_config(M, N, K, 1, 132, 1), True)).replace('Sm90Config(', 'S('))")
+      timeout 120 python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" --shapes "$shape" --configs "$old" 2>&1 \
+        | grep -v "^| .* | _scaled_mm fast\|tc.gemm fast" | tee -a "$OUT/fp8_split.md"
+    done ;;
+  split_tests)
+    bash benchmarks/device_session28.sh split_tests ;;
+  fp8_ep)
+    echo "== fp8 e4m3 promoted 128x128: TMA-store epilogue against the register epilogue (bf16 out, x _scaled_mm)"
+    timeout "${FP8_S:-300}" python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" \
+      --shapes "${SHAPES:-4096x4096x4096,8192x8192x8192}" \
+      --configs "${CONFIGS:-S(128, 128, 128, stages=6, promote=True);S(128, 128, 128, stages=6, promote=True, tma_store=False);S(128, 128, 128, stages=7, promote=True, tma_store=False);S(128, 128, 128, stages=6, tma_store=False)}" \
+      2>&1 | tee -a "$OUT/fp8_ep.md" ;;
+  esac
+done
