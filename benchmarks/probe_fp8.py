@@ -37,9 +37,10 @@ def main() -> int:
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--configs", default=CONFIGS)
+    p.add_argument("--out-dtype", default="bfloat16", help="D's element type, for every contender")
     a = p.parse_args()
     timer = Timer(gpu_sleep=True, warmup_ms=5.0, reps=a.reps)            # the kernels' GPU time
-    dt = getattr(torch, a.dtype)
+    dt, out_dt = getattr(torch, a.dtype), getattr(torch, a.out_dtype)
     one = torch.ones((), device="cuda", dtype=torch.float32)
     print("| shape | contender | µs | TFLOP/s | x _scaled_mm | x fast-accum | rel err |\n"
           "|---|---|---:|---:|---:|---:|---:|")
@@ -53,13 +54,14 @@ def main() -> int:
         flop = 2 * M * N * K
 
         def scaled(x, w, fast):
-            return torch._scaled_mm(x, w, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=fast)
+            return torch._scaled_mm(x, w, scale_a=one, scale_b=one, out_dtype=out_dt, use_fast_accum=fast)
 
         calls = {"_scaled_mm": lambda x, w: scaled(x, w, False), "_scaled_mm fast": lambda x, w: scaled(x, w, True),
-                 "tc.gemm": lambda x, w: gemm(x, w), "tc.gemm fast": lambda x, w: gemm(x, w, fast_accum=True)}
+                 "tc.gemm": lambda x, w: gemm(x, w, out_dtype=out_dt),
+                 "tc.gemm fast": lambda x, w: gemm(x, w, fast_accum=True, out_dtype=out_dt)}
         for e in a.configs.split(";") if a.configs else []:
             cfg = eval(e, {"S": S})
-            calls[cfg.name] = lambda x, w, cfg=cfg: gemm(x, w, config=cfg, out_dtype=torch.bfloat16)
+            calls[cfg.name] = lambda x, w, cfg=cfg: gemm(x, w, config=cfg, out_dtype=out_dt)
         errs = {}
         for name, call in list(calls.items()):
             try:

@@ -59,6 +59,8 @@ def main() -> int:
     p.add_argument("--pingpong", action="store_true", help="the pick against the pingpong tilings (PINGPONG)")
     p.add_argument("--configs", help="';'-separated Sm90Config expressions (S = Sm90Config), e.g. "
                    "'S(128, 128, 64, stages=5, pingpong=True, raster=16)': the pick against these instead")
+    p.add_argument("--out-dtype", help="D's element type for every contender (cuBLAS through torch.mm's out_dtype), "
+                   "e.g. float32; the operands' type when unset")
     a = p.parse_args()
     if a.picks or ((a.streamk or a.pingpong) and "--shapes" not in sys.argv):          # issue 8's 40 LLM shapes
         a.shapes = ",".join(f"{m}x{n}x{k}" for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK)
@@ -90,7 +92,9 @@ def main() -> int:
         elif a.picks:
             rule = _pick_sm90_by_tiles(M, N, K, 1, sms)
             contenders = [("auto " + auto.name, auto)] + ([("tiles " + rule.name, rule)] if rule != auto else [])
-        runs = [("cuBLAS", lambda x, w: x @ w, "")]                       # (name, call, relative error)
+        out_dt = getattr(torch, a.out_dtype) if a.out_dtype else None
+        cublas = (lambda x, w: torch.mm(x, w, out_dtype=out_dt)) if out_dt else (lambda x, w: x @ w)
+        runs = [("cuBLAS", cublas, "")]                                   # (name, call, relative error)
         for name, cfg in contenders:
             if cfg is not None:
                 try:
@@ -98,13 +102,13 @@ def main() -> int:
                 except ValueError:
                     continue
             try:
-                out = gemm(xs[0], ws[0], config=cfg)
+                out = gemm(xs[0], ws[0], config=cfg, out_dtype=out_dt)
                 torch.cuda.synchronize()
             except Exception as e:  # noqa: BLE001 - a candidate the kernel refuses at this shape
                 print(f"| {shape} | {name} | {type(e).__name__}: {str(e)[:80]} | | | |", flush=True)
                 continue
             err = float((out.double() - ref).norm() / ref.norm())
-            runs.append((name, lambda x, w, cfg=cfg: gemm(x, w, config=cfg), f"{err:.1e}"))
+            runs.append((name, lambda x, w, cfg=cfg: gemm(x, w, config=cfg, out_dtype=out_dt), f"{err:.1e}"))
         times = in_turn({name: lambda call=call: timer(call, operands).median_ms * 1000 for name, call, _ in runs},
                         a.rounds)                                         # every contender timed in turn
         stats = against(times, "cuBLAS")

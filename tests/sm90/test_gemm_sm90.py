@@ -507,13 +507,13 @@ def test_fp8_promoted_configs_match_float64(cfg):
         assert err < 2e-4, (cfg.name, L, M, N, K, err)
 
 
-@pytest.mark.parametrize("out", [None, torch.bfloat16])
+@pytest.mark.parametrize("out", [None, torch.bfloat16, torch.float32])
 def test_epilogue_through_smem_and_tma_store(out):
     """The default epilogue: fragments -> swizzled smem chunks (4- / 8-byte stores, no bank-conflicting
     scalar stores) -> one TMA store per chunk; a D that TMA cannot write keeps the register epilogue."""
     cfg = Sm90Config(128, 256, 64, stages=4)
     kern, args = _compile(cfg, "float16", ep=EpilogueSpec(read_c=True, bias="n", activation="silu"), out=out)
-    assert args[-1] is not None and args[-1].args.box_dims[:2] == (64, 64)
+    assert args[-1] is not None and args[-1].args.box_dims[:2] == (32 if out == torch.float32 else 64, 64)
     src = kern.source(*args)
     assert "tc::tma_store_3d(" in src and "tc::bar_sync(" in src and "tc::tma_store_wait<0>()" in src
     k = kern.compile(*args, arch="sm_90a")
@@ -529,7 +529,8 @@ def test_epilogue_through_smem_and_tma_store(out):
     D = torch.empty(1, 256, 260, dtype=torch.float16)[:, :, :255]
     assert sm90.d_map(D, cfg) is None
     assert sm90.d_map(torch.empty(1, 256, 256, dtype=torch.float16), Sm90Config(tma_store=False)) is None
-    assert sm90.d_map(torch.empty(1, 256, 256, dtype=torch.float32), cfg) is None
+    assert sm90.d_map(torch.empty(1, 256, 256, dtype=torch.float32), cfg).args.box_dims[:2] == (32, 64)
+    assert sm90.d_map(torch.empty(1, 256, 258, dtype=torch.float32)[:, :, :256], cfg) is None   # 1032-byte rows
 
 
 @pytest.mark.parametrize("cfg", [Sm90Config(128, 128, 64, 5, pingpong=True), Sm90Config(64, 256, 64, 4, pingpong=True),
@@ -661,7 +662,7 @@ def test_tf32_compiles_to_hgmma_tf32_without_spills(cfg, out, ep, full):
         # one wgmma per (64-row block of the consumer's rows, 8-element k-block of the 32-element k-tile)
         assert hgmma == [f"HGMMA.64x{cfg.blk_n}x8.F32.TF32"] * (cfg.rows // 64 * 4), hgmma
         assert "UTMALDG" in text
-        assert ("UTMASTG" in text) == (out == torch.bfloat16 and cfg.splits == 1)  # 16-bit D: the TMA store
+        assert ("UTMASTG" in text) == (cfg.splits == 1)                # D (bf16 or fp32): the TMA store
 
 
 def test_tf32_maps_and_descriptors_share_the_smem_layout():

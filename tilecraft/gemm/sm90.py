@@ -44,16 +44,16 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
   finish the epilogue of this one.
 * **Edges.** TMA zero-fills what lies outside A and B (ragged M, N, K cost nothing in the main loop);
   the epilogue predicates its stores unless the host says every tile is whole (``full``).
-* **Epilogue.** The sm80 path's math (alpha, beta * C, bias along N or M, relu/gelu/silu, cast). A 16-bit
-  D that TMA can write leaves through shared memory: 128-byte-wide swizzled column chunks, two buffers
-  per consumer warpgroup, one TMA store per chunk that runs on under the next chunk and the next tile's
-  main loop (``_store_through_smem``); otherwise (fp32 D, split-K partials, a D TMA cannot address)
-  straight from the accumulators, pairs of adjacent columns per store.
+* **Epilogue.** The sm80 path's math (alpha, beta * C, bias along N or M, relu/gelu/silu, cast). A D
+  (16-bit or fp32) that TMA can write leaves through shared memory: 128-byte-wide swizzled column chunks,
+  two buffers per consumer warpgroup, one TMA store per chunk that runs on under the next chunk and the
+  next tile's main loop (``_store_through_smem``); otherwise (``tma_store=False``, split-K, a D TMA cannot
+  address) straight from the accumulators, pairs of adjacent columns per store.
 * **fp8.** e4m3 / e5m2 operands (K-major, as wgmma requires) use m64nNk32 and 128-element k-tiles;
   per-tensor scales fold into alpha; D is fp16, bf16 or fp32.
 * **tf32.** fp32 operands (``elem="tf32"``; K-major, as wgmma requires) load through TFLOAT32 TMA
   maps, which round them to nearest tf32, into 32-element (128-byte) k-tiles and feed m64nNk8
-  ``.tf32`` wgmmas; D is fp32 (register epilogue), fp16 or bf16. The 16-bit tilings with blk_k = 32
+  ``.tf32`` wgmmas; D is fp32, fp16 or bf16. The 16-bit tilings with blk_k = 32
   (the same bytes per stage): 128x256x32, 3 stages, 2x1 cluster ran 400-422 TFLOP/s at 4096^3..8192^3
   on an H100, torch's tf32 matmul 405-417.
 """
@@ -979,9 +979,8 @@ def epilogue_buffers(cfg: Sm90Config, D: Any) -> Any:
     return dsl.smem_tensor(d_dtype, epilogue_layout(cfg, d_dtype), align=1024)
 
 
-# D types the epilogue stores through smem. fp32 D keeps the register epilogue: with C, bias and a
-# ragged tile its smem path spilled 8 bytes (ptxas, sm_90a), and fp32 output is not the speed path.
-_D_TYPES = {"float16": dsl.float16, "bfloat16": dsl.bfloat16}
+# D types the epilogue stores through smem (fp32: 32-column chunks).
+_D_TYPES = {"float16": dsl.float16, "bfloat16": dsl.bfloat16, "float32": dsl.float32}
 
 
 def d_map(D3: Any, cfg: Sm90Config) -> Any:
