@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Device session 29 (issue 8): split-K's fixed cost in the estimate by form (the in-kernel sum by blocks
 # against the reduction kernel) at small and skinny shapes, and the promoted fp8 kernel's register epilogue.
-# Usage: bash benchmarks/device_session29.sh [small_split|fp8_split|split_tests|fp8_ep|fp32_out|sm90_tests ...]
+# Usage: bash benchmarks/device_session29.sh [small_split|fp8_split|split_tests|fp8_ep|fp32_out|sm90_tests|fp8_sweep|with_c ...]
 # small_split: at the shapes whose pick a lower block-form cost changes, the pick against 64x128 in 4, 8 and
 # 16 splits, 128x128 in 4 and whole 64x64 tiles; fp8_split: the same for e4m3 (promoted), tc.gemm's pick against
 # the pick with the old 10 µs block-form cost; split_tests: session 28's split-K GPU cases; fp8_ep: promoted fp8 128x128 with the TMA-store epilogue
 # against the register epilogue (6 and 7 stages); fp32_out: fp32 D through the TMA store against the register
-# epilogue (bf16 and fp8 operands); sm90_tests: the Hopper GEMM's GPU tests and the launch plans. SHAPES,
+# epilogue (bf16 and fp8 operands); fp8_sweep: e4m3 at issue 8's 40 LLM shapes, the pick against the three
+# promoted tiles (128x128, 64x128, 64x64) and _scaled_mm; with_c: D = A @ B + C against torch.addmm, the pick
+# and 128x256 in 2x1 clusters; sm90_tests: the Hopper GEMM's GPU tests and the launch plans. SHAPES,
 # CONFIGS and ROUNDS override the defaults.
 source "$(dirname "$0")/device_env.sh"
 SMALL="64x256x4096,64x512x4096,64x1024x4096,64x2048x4096,64x2048x8192,128x256x4096,128x512x4096,128x1024x4096,128x2048x8192,256x256x4096,256x512x4096,256x1024x4096,256x1024x8192,256x2048x16384,512x256x4096,512x512x4096,512x1024x8192,1024x256x4096,1024x256x8192,1024x512x8192,64x256x32768,64x256x65536"
@@ -47,6 +49,17 @@ print(repr(op._fp8_config(op.pick_sm90_config(M, N, K, 1, 132, 1), True)).replac
     timeout "${FP8_S:-300}" python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" --out-dtype float32 \
       --shapes "${FP8_SHAPES:-4096x4096x4096,8192x8192x8192}" \
       --configs "S(128, 128, 128, stages=6, promote=True, tma_store=False)" 2>&1 | tee -a "$OUT/fp32_out.md" ;;
+  fp8_sweep)
+    echo "== fp8 e4m3 at the 40 LLM shapes: the pick against the three promoted tiles (bf16 out, x _scaled_mm)"
+    timeout "${FP8_S:-500}" python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" \
+      --shapes "${SHAPES:-$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); from probe_llm import LLM_NK; print(','.join(f'{m}x{n}x{k}' for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK))")}" \
+      --configs "${CONFIGS:-S(128, 128, 128, stages=6, promote=True);S(64, 128, 128, stages=8, consumers=1, promote=True);S(64, 64, 128, stages=8, consumers=1, promote=True)}" \
+      2>&1 | tee -a "$OUT/fp8_sweep.md" ;;
+  with_c)
+    echo "== D = A @ B + C (bf16): the pick against torch.addmm"
+    timeout "${LLM_S:-300}" python3 benchmarks/probe_llm.py --gpu-only --reps 20 --rounds "${ROUNDS:-3}" --with-c \
+      --shapes "${SHAPES:-4096x4096x4096,8192x8192x8192,1024x8192x8192,2048x2048x2048,256x8192x8192,4096x4096x14336}" \
+      --configs "${CONFIGS:-S(128, 256, 64, 4, cluster_m=2)}" 2>&1 | tee -a "$OUT/with_c.md" ;;
   sm90_tests)
     echo "== the Hopper GEMM's GPU tests and the launch plans"
     gpu_tests sm90_tests "${TESTS_S:-500}" tests/sm90 tests/gemm/test_plans_gpu.py ;;

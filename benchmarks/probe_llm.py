@@ -61,6 +61,7 @@ def main() -> int:
                    "'S(128, 128, 64, stages=5, pingpong=True, raster=16)': the pick against these instead")
     p.add_argument("--out-dtype", help="D's element type for every contender (cuBLAS through torch.mm's out_dtype), "
                    "e.g. float32; the operands' type when unset")
+    p.add_argument("--with-c", action="store_true", help="D = A @ B + C for every contender (cuBLAS: torch.addmm)")
     a = p.parse_args()
     if a.picks or ((a.streamk or a.pingpong) and "--shapes" not in sys.argv):          # issue 8's 40 LLM shapes
         a.shapes = ",".join(f"{m}x{n}x{k}" for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK)
@@ -73,8 +74,9 @@ def main() -> int:
         copies = max(2, -(-200 * 2**20 // (2 * (M * K + K * N))))          # > 200 MB of operands: not in L2
         xs = [torch.randn(M, K, device="cuda").to(dt) for _ in range(copies)]
         ws = [(torch.randn(K, N, device="cuda") * 0.05).to(dt) for _ in range(copies)]
-        ref = xs[0].double() @ ws[0].double()
-        operands = list(zip(xs, ws))                                      # rotated call by call
+        cs = [torch.randn(M, N, device="cuda").to(dt) for _ in range(copies)] if a.with_c else [None] * copies
+        ref = xs[0].double() @ ws[0].double() + (cs[0].double() if a.with_c else 0)
+        operands = list(zip(xs, ws, cs))                                  # rotated call by call
 
         flop = 2 * M * N * K
         auto = pick_sm90_config(M, N, K, 1, sms)
@@ -93,7 +95,10 @@ def main() -> int:
             rule = _pick_sm90_by_tiles(M, N, K, 1, sms)
             contenders = [("auto " + auto.name, auto)] + ([("tiles " + rule.name, rule)] if rule != auto else [])
         out_dt = getattr(torch, a.out_dtype) if a.out_dtype else None
-        cublas = (lambda x, w: torch.mm(x, w, out_dtype=out_dt)) if out_dt else (lambda x, w: x @ w)
+        if a.with_c:
+            cublas = lambda x, w, c: torch.addmm(c, x, w)                 # noqa: E731
+        else:
+            cublas = (lambda x, w, c: torch.mm(x, w, out_dtype=out_dt)) if out_dt else (lambda x, w, c: x @ w)
         runs = [("cuBLAS", cublas, "")]                                   # (name, call, relative error)
         for name, cfg in contenders:
             if cfg is not None:
@@ -102,13 +107,14 @@ def main() -> int:
                 except ValueError:
                     continue
             try:
-                out = gemm(xs[0], ws[0], config=cfg, out_dtype=out_dt)
+                out = gemm(xs[0], ws[0], cs[0], beta=1.0, config=cfg, out_dtype=out_dt)
                 torch.cuda.synchronize()
             except Exception as e:  # noqa: BLE001 - a candidate the kernel refuses at this shape
                 print(f"| {shape} | {name} | {type(e).__name__}: {str(e)[:80]} | | | |", flush=True)
                 continue
             err = float((out.double() - ref).norm() / ref.norm())
-            runs.append((name, lambda x, w, cfg=cfg: gemm(x, w, config=cfg, out_dtype=out_dt), f"{err:.1e}"))
+            runs.append((name, lambda x, w, c, cfg=cfg: gemm(x, w, c, beta=1.0, config=cfg, out_dtype=out_dt),
+                         f"{err:.1e}"))
         times = in_turn({name: lambda call=call: timer(call, operands).median_ms * 1000 for name, call, _ in runs},
                         a.rounds)                                         # every contender timed in turn
         stats = against(times, "cuBLAS")

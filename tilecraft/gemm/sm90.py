@@ -985,7 +985,7 @@ _D_TYPES = {"float16": dsl.float16, "bfloat16": dsl.bfloat16, "float32": dsl.flo
 
 def d_map(D3: Any, cfg: Sm90Config) -> Any:
     """The TMA map that stores D (L,M,N) through the epilogue buffers, or None where TMA cannot write D
-    (not N-contiguous, misaligned, fp32) and the epilogue stores from registers instead."""
+    (not N-contiguous, misaligned; ``tma_store=False``; split-K) and the epilogue stores from registers instead."""
     name = str(D3.dtype).replace("torch.", "")
     if not cfg.tma_store or cfg.splits > 1 or name not in _D_TYPES or D3.stride(2) != 1:
         return None
