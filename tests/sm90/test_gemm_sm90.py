@@ -533,6 +533,36 @@ def test_epilogue_through_smem_and_tma_store(out):
     assert sm90.d_map(torch.empty(1, 256, 258, dtype=torch.float32)[:, :, :256], cfg) is None   # 1032-byte rows
 
 
+@pytest.mark.parametrize("cfg", [Sm90Config(128, 128, 64, 6), Sm90Config(128, 256, 64, 4, cluster_m=2),
+                                 Sm90Config(64, 128, 64, 8, consumers=1), Sm90Config(128, 192, 64, 4),
+                                 Sm90Config(128, 128, 128, 6, promote=True)], ids=lambda c: c.name)
+@pytest.mark.parametrize("full", [True, False])
+def test_c_arrives_by_tma_in_the_epilogue_buffers(cfg, full):
+    """With a TMA map of C (tmC, C of D's type), each chunk of C lands in the chunk's epilogue buffer (one
+    mbarrier per buffer) and the epilogue reads it there instead of loading C's fragments from global memory."""
+    elem = "float8_e4m3fn" if cfg.promote else "bfloat16"
+    dt = _DT[elem] if elem != "float8_e4m3fn" else torch.float8_e4m3fn
+    A, Bt = _operands(1, 256, 256, 256, ("K", "K"), dt)
+    D = torch.empty(1, 256, 256, dtype=torch.bfloat16)
+    C = torch.empty(1, 256, 256, dtype=torch.bfloat16)
+    bias = torch.empty(256, dtype=torch.bfloat16)
+    tmA, tmB = sm90.make_maps(A, Bt, cfg, elem)
+    ep = EpilogueSpec(read_c=True, unit_alpha=False, bias="n", activation="gelu")
+    tmC = sm90.d_map(C, cfg)
+    assert tmC is not None and tmC.args.box_dims == sm90.d_map(D, cfg).args.box_dims
+    args = (tmA, tmB, C, D, bias, np.float32(1), np.float32(0.5), 256, None, cfg, elem, ("K", "K"), ep, full,
+            sm90.d_map(D, cfg), None, tmC)
+    src = sm90.sm90_gemm_kernel.source(*args)
+    chunks = cfg.blk_n // 64
+    assert src.count("&tmC,") == -(-cfg.blk_n // 64) and "c_tiles" in src       # a TMA load per 64-column chunk
+    assert "C_stride_1 *" not in src.split("tc::tma_store_wait_read")[1]  # C comes from smem, not global
+    k = sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a")
+    assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log, k.resources
+    if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm"):
+        text = rt.sass(k.module.cubin)
+        assert text.count("UTMALDG") >= 3 and "UTMASTG" in text, chunks    # A, B and C loads; D stores
+
+
 @pytest.mark.parametrize("cfg", [Sm90Config(128, 128, 64, 5, pingpong=True), Sm90Config(64, 256, 64, 4, pingpong=True),
                                  Sm90Config(128, 128, 64, 5, cluster_m=2, pingpong=True)], ids=lambda c: c.name)
 def test_pingpong_compiles(cfg):
