@@ -26,3 +26,22 @@ timelines() {
       2>&1 | tee -a "$OUT/timeline.md"
   done
 }
+
+# llm_probe NAME SHAPES CONFIGS [ARGS...]: probe_llm.py (GPU time, 20 reps, ROUNDS rounds in turn, 3 unless set)
+# at SHAPES for the ';'-separated CONFIGS against the pick and cuBLAS (SHAPES / CONFIGS in the environment override
+# them, LLM_S limits the seconds), ARGS passed on; appended to $OUT/NAME.md.
+llm_probe() {
+  local name=$1 shapes=$2 configs=$3
+  shift 3
+  timeout "${LLM_S:-300}" python3 benchmarks/probe_llm.py --gpu-only --reps 20 --rounds "${ROUNDS:-3}" \
+    --shapes "${SHAPES:-$shapes}" --configs "${CONFIGS:-$configs}" "$@" 2>&1 | tee -a "$OUT/$name.md"
+}
+
+# fp8_probe NAME SHAPES CONFIGS [ARGS...]: the same with probe_fp8.py (e4m3 against torch._scaled_mm; FP8_S
+# limits the seconds).
+fp8_probe() {
+  local name=$1 shapes=$2 configs=$3
+  shift 3
+  timeout "${FP8_S:-300}" python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" \
+    --shapes "${SHAPES:-$shapes}" --configs "${CONFIGS:-$configs}" "$@" 2>&1 | tee -a "$OUT/$name.md"
+}

@@ -10,8 +10,7 @@
 # CONFIGS, ROUNDS, TL_SHAPES and TL_CONFIGS override the defaults.
 source "$(dirname "$0")/device_env.sh"
 llm() {  # llm NAME SHAPES CONFIGS
-  timeout "${LLM_S:-280}" python3 benchmarks/probe_llm.py --gpu-only --reps 20 --rounds "${ROUNDS:-5}" \
-    --shapes "${SHAPES:-$2}" --configs "${CONFIGS:-$3}" 2>&1 | tee -a "$OUT/$1.md"
+  LLM_S=${LLM_S:-280} ROUNDS=${ROUNDS:-5} llm_probe "$@"
 }
 for part in ${*:-dsm_tests skinny}; do
   case $part in
@@ -31,10 +30,8 @@ for part in ${*:-dsm_tests skinny}; do
       "S(128, 128, 64, 6, cluster_m=2, cluster_n=2);S(128, 128, 64, 6, cluster_n=2);S(64, 128, 64, 8, consumers=1, cluster_n=2);S(128, 256, 64, 4, cluster_m=2, cluster_n=2)" ;;
   fp8)
     echo "== fp8 e4m3 promoted: clusters along N, three consumers (bf16 out, x _scaled_mm)"
-    timeout "${FP8_S:-400}" python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" \
-      --shapes "${SHAPES:-4096x4096x4096,8192x8192x8192,1024x8192x8192,2048x2048x16384}" \
-      --configs "${CONFIGS:-S(128, 128, 128, stages=6, promote=True);S(128, 128, 128, stages=6, cluster_n=2, promote=True);S(128, 128, 128, stages=6, cluster_m=2, promote=True);S(192, 128, 128, stages=5, consumers=3, producer_regs=40, consumer_regs=152, promote=True)}" \
-      2>&1 | tee -a "$OUT/fp8.md" ;;
+    FP8_S=${FP8_S:-400} fp8_probe fp8 "4096x4096x4096,8192x8192x8192,1024x8192x8192,2048x2048x16384" \
+      "S(128, 128, 128, stages=6, promote=True);S(128, 128, 128, stages=6, cluster_n=2, promote=True);S(128, 128, 128, stages=6, cluster_m=2, promote=True);S(192, 128, 128, stages=5, consumers=3, producer_regs=40, consumer_regs=152, promote=True)" ;;
   timeline)
     timelines "512x512x65536" "S(128, 128, 64, 6, splits=8)" ;;
   esac

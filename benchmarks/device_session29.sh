@@ -6,7 +6,7 @@
 # 16 splits, 128x128 in 4 and whole 64x64 tiles; fp8_split: the same for e4m3 (promoted), tc.gemm's pick against
 # the pick with the old 10 µs block-form cost; split_tests: session 28's split-K GPU cases; fp8_ep: promoted fp8 128x128 with the TMA-store epilogue
 # against the register epilogue (6 and 7 stages); fp32_out: fp32 D through the TMA store against the register
-# epilogue (bf16 and fp8 operands); fp8_sweep: e4m3 at issue 8's 40 LLM shapes, the pick against the three
+# epilogue (bf16 and fp8 operands; SHAPES applies to both); fp8_sweep: e4m3 at issue 8's 40 LLM shapes, the pick against the three
 # promoted tiles (128x128, 64x128, 64x64) and _scaled_mm; with_c: D = A @ B + C against torch.addmm, the pick
 # and 128x256 in 2x1 clusters; sm90_tests: the Hopper GEMM's GPU tests and the launch plans. SHAPES,
 # CONFIGS and ROUNDS override the defaults.
@@ -16,10 +16,8 @@ for part in ${*:-small_split fp8_ep}; do
   case $part in
   small_split)
     echo "== split-K at small shapes: the pick against 64x128 in splits, 128x128 in 4, 64x64 whole"
-    timeout "${LLM_S:-400}" python3 benchmarks/probe_llm.py --gpu-only --reps 20 --rounds "${ROUNDS:-3}" \
-      --shapes "${SHAPES:-$SMALL}" \
-      --configs "${CONFIGS:-S(64, 128, 64, 8, consumers=1, splits=4);S(64, 128, 64, 8, consumers=1, splits=8);S(64, 128, 64, 8, consumers=1, splits=16);S(128, 128, 64, 6, splits=4);S(64, 64, 64, 8, consumers=1)}" \
-      2>&1 | tee -a "$OUT/small_split.md" ;;
+    LLM_S=${LLM_S:-400} llm_probe small_split "$SMALL" \
+      "S(64, 128, 64, 8, consumers=1, splits=4);S(64, 128, 64, 8, consumers=1, splits=8);S(64, 128, 64, 8, consumers=1, splits=16);S(128, 128, 64, 6, splits=4);S(64, 64, 64, 8, consumers=1)" ;;
   fp8_split)
     echo "== fp8 e4m3 at small shapes: the pick against the pick with the block form's old cost (x _scaled_mm)"
     for shape in ${SHAPES:-128x4096x14336 64x256x4096 64x256x65536 128x1024x4096 256x512x4096 256x2048x8192 512x512x4096 1024x512x8192 128x256x32768 64x2048x4096}; do
@@ -35,31 +33,25 @@ print(repr(op._fp8_config(op.pick_sm90_config(M, N, K, 1, 132, 1), True)).replac
     bash benchmarks/device_session28.sh split_tests ;;
   fp8_ep)
     echo "== fp8 e4m3 promoted 128x128: TMA-store epilogue against the register epilogue (bf16 out, x _scaled_mm)"
-    timeout "${FP8_S:-300}" python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" \
-      --shapes "${SHAPES:-4096x4096x4096,8192x8192x8192}" \
-      --configs "${CONFIGS:-S(128, 128, 128, stages=6, promote=True);S(128, 128, 128, stages=6, promote=True, tma_store=False);S(128, 128, 128, stages=7, promote=True, tma_store=False);S(128, 128, 128, stages=6, tma_store=False)}" \
-      2>&1 | tee -a "$OUT/fp8_ep.md" ;;
+    fp8_probe fp8_ep "4096x4096x4096,8192x8192x8192" \
+      "S(128, 128, 128, stages=6, promote=True);S(128, 128, 128, stages=6, promote=True, tma_store=False);S(128, 128, 128, stages=7, promote=True, tma_store=False);S(128, 128, 128, stages=6, tma_store=False)" ;;
   fp32_out)
     echo "== fp32 D: the TMA store against the register epilogue (bf16 operands, x cuBLAS with fp32 out)"
-    timeout "${LLM_S:-300}" python3 benchmarks/probe_llm.py --gpu-only --reps 20 --rounds "${ROUNDS:-3}" --out-dtype float32 \
-      --shapes "${SHAPES:-4096x4096x4096,8192x8192x8192,1024x8192x8192,256x8192x8192}" \
-      --configs "${CONFIGS:-S(128, 256, 64, 4, cluster_m=2, tma_store=False);S(128, 128, 64, 6, tma_store=False);S(128, 128, 64, 6)}" \
-      2>&1 | tee -a "$OUT/fp32_out.md"
+    llm_probe fp32_out "4096x4096x4096,8192x8192x8192,1024x8192x8192,256x8192x8192" \
+      "S(128, 256, 64, 4, cluster_m=2, tma_store=False);S(128, 128, 64, 6, tma_store=False);S(128, 128, 64, 6)" \
+      --out-dtype float32
     echo "== fp32 D, fp8 e4m3 promoted: the TMA store against the register epilogue (x _scaled_mm with fp32 out)"
-    timeout "${FP8_S:-300}" python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" --out-dtype float32 \
-      --shapes "${FP8_SHAPES:-4096x4096x4096,8192x8192x8192}" \
-      --configs "S(128, 128, 128, stages=6, promote=True, tma_store=False)" 2>&1 | tee -a "$OUT/fp32_out.md" ;;
+    CONFIGS= fp8_probe fp32_out "4096x4096x4096,8192x8192x8192" "S(128, 128, 128, stages=6, promote=True, tma_store=False)" \
+      --out-dtype float32 ;;
   fp8_sweep)
     echo "== fp8 e4m3 at the 40 LLM shapes: the pick against the three promoted tiles (bf16 out, x _scaled_mm)"
-    timeout "${FP8_S:-500}" python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" \
-      --shapes "${SHAPES:-$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); from probe_llm import LLM_NK; print(','.join(f'{m}x{n}x{k}' for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK))")}" \
-      --configs "${CONFIGS:-S(128, 128, 128, stages=6, promote=True);S(64, 128, 128, stages=8, consumers=1, promote=True);S(64, 64, 128, stages=8, consumers=1, promote=True)}" \
-      2>&1 | tee -a "$OUT/fp8_sweep.md" ;;
+    FP8_S=${FP8_S:-500} fp8_probe fp8_sweep \
+      "$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); from probe_llm import LLM_NK; print(','.join(f'{m}x{n}x{k}' for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK))")" \
+      "S(128, 128, 128, stages=6, promote=True);S(64, 128, 128, stages=8, consumers=1, promote=True);S(64, 64, 128, stages=8, consumers=1, promote=True)" ;;
   with_c)
     echo "== D = A @ B + C (bf16): the pick against torch.addmm"
-    timeout "${LLM_S:-300}" python3 benchmarks/probe_llm.py --gpu-only --reps 20 --rounds "${ROUNDS:-3}" --with-c \
-      --shapes "${SHAPES:-4096x4096x4096,8192x8192x8192,1024x8192x8192,2048x2048x2048,256x8192x8192,4096x4096x14336}" \
-      --configs "${CONFIGS:-S(128, 256, 64, 4, cluster_m=2)}" 2>&1 | tee -a "$OUT/with_c.md" ;;
+    llm_probe with_c "4096x4096x4096,8192x8192x8192,1024x8192x8192,2048x2048x2048,256x8192x8192,4096x4096x14336" \
+      "S(128, 256, 64, 4, cluster_m=2)" --with-c ;;
   sm90_tests)
     echo "== the Hopper GEMM's GPU tests and the launch plans"
     gpu_tests sm90_tests "${TESTS_S:-500}" tests/sm90 tests/gemm/test_plans_gpu.py ;;
