@@ -966,6 +966,8 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
         with dsl.if_(dsl.eq(threadIdx.x, 0)):
             for b in range(2 * cfg.consumers):
                 c_bar.init(b, 1)
+            hopper.fence_barrier_init()
+        dsl.syncthreads()                                                 # initialized before any thread uses them
     stage_bytes = tmA.box_bytes * sch.CLN + tmB.box_bytes * sch.CLM      # A and B land whole: every CTA's slice
 
     if cfg.splits > 1:
