@@ -522,9 +522,13 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
             dsl.assign(phase, slot // cfg.stages % 2)
             with dsl.if_(dsl.ne(unit, sch.unit0)):                        # the CTA's first unit starts at once
                 hopper.named_barrier(3 + cw, 256)                         # the other consumer issued its unit
+        c_first = None                                                    # C's first chunks (with tmC)
+        if tmC is not None:
+            c_first = functools.partial(_load_c_first, tmC, c_bar, sD, cw,
+                                        (m_tile * bM + part * cfg.rows, n_tile * bN, l_idx), bN)
         if cfg.promote:
             _promoted_main_loop(cfg, atom, sA, sB, tCrC, tCrS, part, k_count, full_bar, empty_bar, stage, phase,
-                                leader, sch.writers)
+                                leader, sch.writers, c_first)
         else:
             for k_tile in dsl.range(k_count):
                 full_bar.wait(stage, phase)                               # the stage's bytes landed
@@ -532,11 +536,9 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
                 sA_k = tc.local_tile(sA(_, _, stage), (cfg.rows, bK), (part, 0))  # (ROWS,BLK_K)
                 hopper.wgmma_gemm(atom, sA_k, sB(_, _, stage), tCrC, accumulate=k_tile > 0)
                 hopper.wgmma_commit()
-                if tmC is not None:                                       # C's first two chunks, for the epilogue
+                if c_first is not None:                                   # C's first two chunks, for the epilogue
                     with dsl.if_(leader & dsl.eq(k_tile, 0)):
-                        hopper.tma_store_wait(0)                          # the last tile's stores read the buffers
-                        for c in range(min(2, -(-bN // tmC.args.box_dims[0]))):
-                            _load_c_chunk(tmC, c_bar, sD, cw, (m_tile * bM + part * cfg.rows, n_tile * bN, l_idx), c)
+                        c_first()
                 hopper.wgmma_wait(1)                                      # the previous k-tile's wgmmas are done:
                 with dsl.if_(leader & (k_tile > 0)):                      # its stage goes back to the producer(s)
                     _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), sch.writers)
@@ -795,12 +797,14 @@ def _timeline(timeline: Any) -> Any:
 
 @dsl.inline
 def _promoted_main_loop(cfg: Sm90Config, atom: Any, sA: Any, sB: Any, acc: Any, sums: Any, part: Any, k_count: Any,
-                        full_bar: Any, empty_bar: Any, stage: Any, phase: Any, leader: Any, cluster: Any) -> None:
+                        full_bar: Any, empty_bar: Any, stage: Any, phase: Any, leader: Any, cluster: Any,
+                        c_first: Any = None) -> None:
     """A unit's main loop with fp8 promotion: each k-tile's wgmmas start afresh in acc (scale-d 0); the
     warpgroup waits for them, releases the stage and adds acc into the fp32 sums. The other consumer's
     wgmmas keep the tensor cores busy meanwhile. (Reading acc while a later k-tile's wgmmas run, after a
     ``wgmma.wait_group 1``, makes ptxas serialize every wgmma; a second accumulator set read under the next
-    k-tile's wgmmas ran 8-12% slower on an H100, and sums every two or four k-tiles 5-18% slower.)"""
+    k-tile's wgmmas ran 8-12% slower on an H100, and sums every two or four k-tiles 5-18% slower.)
+    ``c_first``: what the leader issues after the first k-tile's wgmmas (C's first chunks, ``_load_c_first``)."""
     bK = cfg.blk_k
     dsl.fill(sums, 0.0)
     for _k_tile in dsl.range(k_count):
@@ -809,6 +813,9 @@ def _promoted_main_loop(cfg: Sm90Config, atom: Any, sA: Any, sB: Any, acc: Any, 
         sA_k = tc.local_tile(sA(_, _, stage), (cfg.rows, bK), (part, 0))  # (ROWS,BLK_K)
         hopper.wgmma_gemm(atom, sA_k, sB(_, _, stage), acc, accumulate=False)
         hopper.wgmma_commit()
+        if c_first is not None:
+            with dsl.if_(leader & dsl.eq(_k_tile, 0)):
+                c_first()
         hopper.wgmma_wait(0)
         with dsl.if_(leader):                                             # the stage is read
             _release(empty_bar, stage, cluster)
@@ -882,6 +889,14 @@ def _load_c_chunk(tmC: Any, c_bar: Any, sD: Any, cw: Any, origin: tuple[Any, Any
     hopper.tma_load(tmC, sD(_, _, b), c_bar.addr(b), (origin[0], origin[1] + c * tmC.args.box_dims[0], origin[2]))
 
 
+def _load_c_first(tmC: Any, c_bar: Any, sD: Any, cw: Any, origin: tuple[Any, Any, Any], blk_n: int) -> None:
+    """One thread, at a tile's first k-tile: once the last tile's TMA stores have read the epilogue buffers,
+    the loads of C's first two chunks (one per buffer) for this tile's epilogue."""
+    hopper.tma_store_wait(0)
+    for c in range(min(2, -(-blk_n // tmC.args.box_dims[0]))):
+        _load_c_chunk(tmC, c_bar, sD, cw, origin, c)
+
+
 @dsl.inline
 def _store_through_smem(cfg: Sm90Config, wg_type: str, tCrC: Any, tCgC: Any, tCgD: Any, tCcD: Any, tmD: Any, sD: Any,
                         cw: Any, leader: Any, bias: Any, alpha: Any, beta: Any, ep: Any, origin: tuple[Any, Any, Any],
@@ -894,7 +909,7 @@ def _store_through_smem(cfg: Sm90Config, wg_type: str, tCrC: Any, tCgC: Any, tCg
     ago has read it. With a TMA map of C (tmC, C of D's type), each chunk of C lands in the buffer first
     (``c_bar``, one mbarrier per buffer; ``c_tiles`` counts this warpgroup's earlier such epilogues, which
     gives each barrier's phase) and the epilogue reads C there, writing D over it in place. The first two
-    chunks' loads go out at the main loop's first k-tile (except in the promoted fp8 loop): H100, bf16,
+    chunks' loads go out at the main loop's first k-tile (``_load_c_first``): H100, bf16,
     D = A @ B + C, 4096^3 192-194 against 201-208 µs when each chunk loads as its turn comes, 2048^3 31
     against 33-35."""
     from tilecraft.gemm.tensorop import _epilogue_values
@@ -908,7 +923,7 @@ def _store_through_smem(cfg: Sm90Config, wg_type: str, tCrC: Any, tCgC: Any, tCg
         buf = sD(_, _, cw * 2 + c % 2)                                    # (ROWS,CHUNK)
         with dsl.if_(leader):
             hopper.tma_store_wait(1 if chunks % 2 == 0 else 0)            # the store that last read buf is done
-            if tmC is not None and (c >= 2 or cfg.promote):               # ... and C's chunk may land in it
+            if tmC is not None and c >= 2:                                # ... and C's chunk may land in it
                 _load_c_chunk(tmC, c_bar, sD, cw, origin, c)              # (the main loop loaded chunks 0, 1)
         if tmC is not None:                                               # the buffer's earlier uses set the phase
             c_bar.wait(cw * 2 + c % 2, (c_tiles * ((chunks + 1 - c % 2) // 2) + c // 2) % 2)
