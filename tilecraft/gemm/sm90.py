@@ -522,10 +522,10 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
             dsl.assign(phase, slot // cfg.stages % 2)
             with dsl.if_(dsl.ne(unit, sch.unit0)):                        # the CTA's first unit starts at once
                 hopper.named_barrier(3 + cw, 256)                         # the other consumer issued its unit
+        origin = (m_tile * bM + part * cfg.rows, n_tile * bN, l_idx)      # this consumer's part of the tile
         c_first = None                                                    # C's first chunks (with tmC)
         if tmC is not None:
-            c_first = functools.partial(_load_c_first, tmC, c_bar, sD, cw,
-                                        (m_tile * bM + part * cfg.rows, n_tile * bN, l_idx), bN)
+            c_first = functools.partial(_load_c_first, tmC, c_bar, sD, cw, origin, bN)
         if cfg.promote:
             _promoted_main_loop(cfg, atom, sA, sB, tCrC, tCrS, part, k_count, full_bar, empty_bar, stage, phase,
                                 leader, sch.writers, c_first)
@@ -585,7 +585,6 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
         if ep.read_c:
             gC = tc.local_tile(tc.local_tile(C(l_idx, _, _), tiler, coord), (cfg.rows, bN), (part, 0))
             tCgC = thr_mma.partition_C(gC)                                # (V,MMA_M,1)
-        origin = (m_tile * bM + part * cfg.rows, n_tile * bN, l_idx)
         if not cfg.stream_k:
             _tile_epilogue(cfg, wg_type, tCrS, tCgC, tCgD, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep, origin,
                            M, N, full, tmC, c_bar, c_tiles)
