@@ -315,15 +315,23 @@ def test_sm90_gemm_matches_float64(case):
     assert err < (1e-4 if out == "float32" else 2e-3 if elem == "float16" else 1.5e-2), err
 
 
+def _watch_launches(monkeypatch, arg: int = 7) -> list:
+    """The list that collects argument `arg` (7: the configuration, 8: the element type) of every sm90.Launch
+    that tc.gemm prepares from now on; earlier plans are forgotten, since calls of a known signature skip
+    preparing their Launch."""
+    seen = []
+    real = sm90.Launch
+    clear_plans()
+    monkeypatch.setattr(sm90, "Launch", lambda *a, **k: (seen.append(a[arg]), real(*a, **k))[1])
+    return seen
+
+
 @pytest.mark.gpu
 def test_tc_gemm_takes_the_hopper_path(monkeypatch):
     if not _hopper():
         pytest.skip("needs sm_90")
     from tilecraft.gemm import gemm
-    seen = []
-    real = sm90.Launch
-    clear_plans()                                     # calls of a known signature skip preparing their Launch
-    monkeypatch.setattr(sm90, "Launch", lambda *a, **k: (seen.append(a[7]), real(*a, **k))[1])
+    seen = _watch_launches(monkeypatch)
     A = torch.randn(2048, 2048, device="cuda", dtype=torch.float16)
     B = torch.randn(2048, 2048, device="cuda", dtype=torch.float16)
     D = gemm(A, B)
@@ -341,10 +349,7 @@ def test_tc_gemm_split_picks_at_small_shapes_match_float64(elem, monkeypatch):
         pytest.skip("needs sm_90")
     from tilecraft.gemm import gemm
     torch.manual_seed(0)
-    seen = []
-    real = sm90.Launch
-    clear_plans()
-    monkeypatch.setattr(sm90, "Launch", lambda *a, **k: (seen.append(a[7]), real(*a, **k))[1])
+    seen = _watch_launches(monkeypatch)
     dt = getattr(torch, elem)
     for M, N, K in [(64, 256, 4096), (128, 512, 4096), (256, 1024, 8192), (512, 1024, 8192)]:
         A = torch.randn(M, K, device="cuda").to(dt)
@@ -838,10 +843,7 @@ def test_tc_gemm_tf32_takes_the_hopper_path(monkeypatch):
     if not _hopper():
         pytest.skip("needs sm_90")
     from tilecraft.gemm import gemm
-    seen = []
-    real = sm90.Launch
-    clear_plans()                                     # calls of a known signature skip preparing their Launch
-    monkeypatch.setattr(sm90, "Launch", lambda *a, **k: (seen.append(a[8]), real(*a, **k))[1])
+    seen = _watch_launches(monkeypatch, arg=8)
     for M, N, K, hopper in ((2048, 1024, 512, True), (512, 1024, 512, False)):
         seen.clear()
         A = torch.randn(M, K, device="cuda")
