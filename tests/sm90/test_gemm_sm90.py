@@ -3,6 +3,7 @@ SASS and no spills; the kernel language's Hopper constructs refuse misuse; on an
 matches float64 for ragged shapes, all majors, batch and every epilogue (GPU tests)."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -72,6 +73,18 @@ def test_all_majors_and_full_epilogue_compile(majors):
     trans = f"<{int(majors[0] == 'M')}, {int(majors[1] == 'N')}>"
     assert f"_ss{trans}(" in src                                   # the transpose bits follow the majors
     assert "tc::tma_load_" in src and "tc::setmaxnreg_inc<232>" in src
+
+
+@pytest.mark.parametrize("majors, steps", [(("K", "K"), (2, 2)), (("M", "N"), (128, 128)), (("M", "K"), (128, 2))])
+def test_k_block_descriptors_step_from_the_first(majors, steps):
+    """A k-tile's wgmmas take k-block 0's descriptors plus each k-block's distance in 16-byte units: 16
+    K-major bf16 columns are 32 bytes (2 units); 16 MN-major rows of a 128-byte swizzle are 2048 bytes (128)."""
+    kern, args = _compile(Sm90Config(128, 256, 64, 4), "bfloat16", majors)
+    calls = [line for line in kern.source(*args).splitlines() if "wgmma_m64n256k16" in line][:4]
+    for kb, line in enumerate(calls):
+        a, b = re.findall(r"tc::gmma_desc\(tc::smem_u32\((s[AB][^)]*)\), 0x[0-9a-f]+ull\)(?: \+ (\d+)ull)?", line)
+        assert (int(a[1] or 0), int(b[1] or 0)) == (kb * steps[0], kb * steps[1]), line
+        assert a[0] == "sA + stage_1 * 8192 + cw * 4096" and b[0] == "sB + stage_1 * 16384"   # one base per k-tile
 
 
 @pytest.mark.parametrize("cfg", [Sm90Config(128, 192, 64, 4), Sm90Config(64, 192, 64, 6, consumers=1), THREE_CONSUMERS,

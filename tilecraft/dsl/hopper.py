@@ -275,6 +275,35 @@ def gmma_desc(tile: Tensor, major: str) -> IntExpr:
                          make("raw", (f"0x{static.value:016x}ull",), "unsigned long long")), "unsigned long long")
 
 
+def _k_block_desc(s: Tensor, tiler: tuple[int, int], coord: tuple[int, int], major: str) -> Any:
+    """The descriptor of k-block coord[1] of smem tile `s` as that of k-block 0 plus the static distance
+    between the two, in the descriptor's 16-byte units (the fields agree and the start address only
+    moves), so the compiler computes one address per tile row block and k-tile instead of one per
+    k-block; else (the distance not static or not whole 16-byte units) its own descriptor."""
+    first = gmma_desc(local_tile(s, tiler, (coord[0], 0)), major)
+    if coord[1] == 0:
+        return first
+    here = local_tile(s, tiler, coord)
+    lay = s.layout
+    flat = Tensor(s.engine, ComposedLayout(lay.outer, 0, lay.inner) if isinstance(lay, ComposedLayout) else lay, 0)
+    step = _start_offset(local_tile(flat, tiler, coord)) - _start_offset(local_tile(flat, tiler, (coord[0], 0)))
+    nbytes = step * s.engine.dtype.bits // 8 if isinstance(step, int) else -1
+    if nbytes <= 0 or nbytes % 16 or _static_desc(here, major) != _static_desc(local_tile(s, tiler, (coord[0], 0)),
+                                                                                 major):
+        return gmma_desc(here, major)
+    return make("raw", (f"{render(first)} + {nbytes // 16}ull",), "unsigned long long")
+
+
+def _static_desc(tile: Tensor, major: str) -> int:
+    """The fields of `tile`'s wgmma descriptor that do not depend on where it starts."""
+    from tilecraft.atoms import make_gmma_desc
+
+    lay = tile.layout
+    if isinstance(lay, ComposedLayout):
+        return make_gmma_desc(ComposedLayout(lay.outer, 0, lay.inner), major, tile.engine.dtype.bits).value
+    return make_gmma_desc(lay, major, tile.engine.dtype.bits).value
+
+
 def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any = True) -> None:
     """acc += sA @ sB^T by warpgroup MMAs: sA (64*m, K) and sB (N, K) swizzled smem tiles (K-major, or
     MN-major for 16-bit types, as the atom says), acc the warpgroup's fp32 fragment of m blocks of the
@@ -320,12 +349,12 @@ def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any =
     a_major = "K" if atom.major_a == "K" else "MN"
     b_major = "K" if atom.major_b == "K" else "MN"
     for kb in range(KA // k):
-        db = gmma_desc(local_tile(sB, (bn, k), (0, kb)), b_major)
+        db = _k_block_desc(sB, (bn, k), (0, kb), b_major)
         for mb in range(M // am):
             if atom.operands == "rs":
                 da = f"*reinterpret_cast<const {ra.dtype.ctype}(*)[4]>({ra.address(_add(sA.offset, 4 * kb))})"
             else:
-                da = render(gmma_desc(local_tile(sA, (am, k), (mb, kb)), a_major))
+                da = render(_k_block_desc(sA, (am, k), (mb, kb), a_major))
             first = mb * nd
             for q in range(nd):
                 eng.versions[first + q] += 1
