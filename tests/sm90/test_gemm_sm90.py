@@ -229,8 +229,11 @@ def test_heuristic():
         assert p.promote and not p.pingpong and p.rows * p.blk_n <= 64 * 128 and p.blk_k == 128
         assert p.smem_bytes(1) <= op_module.CTA_SMEM and (p.stages == 8 or
                                                           replace(p, stages=p.stages + 1).smem_bytes(1) > op_module.CTA_SMEM)
-    assert op_module._fp8_config(big, promote=True) == replace(fp8, blk_n=128, stages=6, promote=True)
-    assert op_module._fp8_config(mid, promote=True) == replace(op_module._fp8_config(mid), stages=6, promote=True)
+    lag = dict(producer_regs=24, consumer_regs=240)
+    assert op_module._fp8_config(big, promote=True) == replace(fp8, blk_n=128, stages=6, promote=True, **lag)
+    assert op_module._fp8_config(mid, promote=True) == replace(op_module._fp8_config(mid), stages=6, promote=True,
+                                                               **lag)
+    assert all(op_module._fp8_config(c, promote=True).lagged for c in SM90_TABLE.values())
 
 
 # ----------------------------------------------------------------------------------------- GPU
@@ -409,20 +412,25 @@ def test_fp8_compiles_to_qgmma(elem):
         sm90.sm90_gemm_kernel.source(*bad)
 
 
-PROMOTED = [Sm90Config(128, 128, 128, stages=6, promote=True),
-            Sm90Config(128, 192, 128, stages=4, promote=True),
-            Sm90Config(128, 128, 128, stages=6, cluster_m=2, promote=True),
-            Sm90Config(128, 128, 128, stages=6, cluster_m=2, cluster_n=2, promote=True),
-            Sm90Config(128, 128, 128, stages=6, stream_k=2, promote=True),
-            Sm90Config(64, 128, 128, stages=6, pingpong=True, promote=True),
-            Sm90Config(64, 128, 128, stages=8, consumers=1, promote=True)]
+#: the registers of the lagged promotion (three sets of 64 sums: Sm90Config.lagged), as tc.gemm's picks take them
+LAG = dict(producer_regs=24, consumer_regs=240)
+PROMOTED = [Sm90Config(128, 128, 128, stages=6, promote=True, **LAG),
+            Sm90Config(128, 128, 128, stages=6, promote=True),                  # 232 registers: not lagged
+            Sm90Config(128, 192, 128, stages=4, promote=True),                  # 96 sums: not lagged
+            Sm90Config(128, 128, 128, stages=6, cluster_m=2, promote=True, **LAG),
+            Sm90Config(128, 128, 128, stages=6, cluster_m=2, cluster_n=2, promote=True, **LAG),
+            Sm90Config(128, 128, 128, stages=6, stream_k=2, promote=True, **LAG),
+            Sm90Config(64, 128, 128, stages=6, pingpong=True, promote=True, **LAG),
+            Sm90Config(64, 128, 128, stages=8, consumers=1, promote=True, **LAG)]
 
 
 @pytest.mark.parametrize("cfg", PROMOTED, ids=lambda c: c.name)
 def test_fp8_promotion_compiles_unserialized_and_without_spills(cfg):
     """Promotion: each k-tile's wgmmas start afresh (scale-d 0) and, once waited for, are added into fp32
     sums. ptxas keeps the wgmmas asynchronous (no C7514 serialization), with C, bias, GELU and either output
-    type, and nothing spills."""
+    type, and nothing spills. Lagged (three sets of sums fit), the warpgroup waits for all but its newest
+    k-tile (wait_group 1) and adds the set of the one before; otherwise it waits for all (wait_group 0)."""
+    assert cfg.lagged == (cfg.consumer_regs == 240 and cfg.blk_n * cfg.rows <= 128 * 64)
     ep = EpilogueSpec(read_c=True, unit_alpha=False, bias="n", activation="gelu")
     for out in (None, torch.float32):
         A = torch.empty(1, 512, 512, dtype=torch.float8_e4m3fn)
@@ -438,8 +446,10 @@ def test_fp8_promotion_compiles_unserialized_and_without_spills(cfg):
         assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log, (cfg.name, k.resources)
         src = sm90.sm90_gemm_kernel.source(*args)
         assert "_ss(" in src and ", 0u)" in src                        # wgmmas that overwrite their set
+        assert ("tc::wgmma_wait_group<1>()" in src) == cfg.lagged and "tc::wgmma_wait_group<0>()" in src
         if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm"):
-            assert "QGMMA" in rt.sass(k.module.cubin)
+            text = rt.sass(k.module.cubin)
+            assert "QGMMA" in text and ("DEPBAR.LE gsb0, 0x1" in text) == cfg.lagged
 
 
 def test_fp8_promotion_rules():
@@ -553,7 +563,7 @@ def test_epilogue_through_smem_and_tma_store(out):
 
 @pytest.mark.parametrize("cfg", [Sm90Config(128, 128, 64, 6), Sm90Config(128, 256, 64, 4, cluster_m=2),
                                  Sm90Config(64, 128, 64, 8, consumers=1), Sm90Config(128, 192, 64, 4),
-                                 Sm90Config(128, 128, 128, 6, promote=True)], ids=lambda c: c.name)
+                                 Sm90Config(128, 128, 128, 6, promote=True, **LAG)], ids=lambda c: c.name)
 @pytest.mark.parametrize("full", [True, False])
 def test_c_arrives_by_tma_in_the_epilogue_buffers(cfg, full):
     """With a TMA map of C (tmC, C of D's type), each chunk of C lands in the chunk's epilogue buffer (one

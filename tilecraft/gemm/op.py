@@ -217,13 +217,14 @@ def _fp8_config(cfg: Sm90Config, promote: bool = False) -> Sm90Config:
     """The fp8 form of a 16-bit table entry: 128-element (128-byte) k-tiles, at least 4 stages, no
     cluster (fp8 8192^3: 1547 TFLOP/s for 128x256x128 s4 against 1418 for s3 with a 2x1 cluster, H100).
     With ``promote`` (sums in fp32 after every k-tile, see Sm90Config) the consumers' tiles narrow to 64
-    sums per thread (128x256 becomes 128x128) and the stages grow into the smem that frees. (128x192, 96
-    sums, ran at 0.80-1.09x the speed of 128x128 at five shapes on an H100, faster only at 8192^3.)"""
+    sums per thread (128x256 becomes 128x128) and the stages grow into the smem that frees; the consumers
+    take 240 registers (the producer 24), so that the promotion is lagged (``Sm90Config.lagged``). (128x192,
+    96 sums, ran at 0.80-1.09x the speed of 128x128 at five shapes on an H100, faster only at 8192^3.)"""
     cfg = replace(cfg, blk_k=128, stages=max(cfg.stages, 4), cluster_m=1)
     if not promote:
         return cfg
     cfg = replace(cfg, pingpong=False, promote=promote)
-    cfg = replace(cfg, blk_n=min(cfg.blk_n, 64 * 128 // cfg.rows))
+    cfg = replace(cfg, blk_n=min(cfg.blk_n, 64 * 128 // cfg.rows), producer_regs=24, consumer_regs=240)
     while cfg.stages < 8 and replace(cfg, stages=cfg.stages + 1).smem_bytes(1) <= CTA_SMEM:
         cfg = replace(cfg, stages=cfg.stages + 1)
     return cfg
