@@ -14,6 +14,10 @@ kernel's tilings named by ``--sgemm`` (tilecraft.gemm.simt_tuned.CONFIGS names, 
 Sm90Config (S = Sm90Config) at that shape (the names to pass to ``--which``: cublas, sm90 for the pick, and
 cfg0, cfg1, ... in order), e.g. with ``--section MemoryWorkloadAnalysis`` for DRAM and L2 traffic.
 
+``--dtype float8_e4m3fn`` profiles e4m3 operands (B K-major): ``cublas`` is ``torch._scaled_mm`` in its default
+mode and ``cublas_fast`` with ``use_fast_accum=True``; ``sm90`` is tc.gemm's promoted pick and ``sm90_fast``
+its ``fast_accum=True`` pick (bf16 out, unit scales).
+
 ``--which w4a16,w8a16,copy`` profiles the decoding case instead: x (M, n) @ W4A16 g128 / W8A16 per-channel
 packed weights (n, n) at ``--m`` rows, and a device copy of the W4 weight's bytes.
 """
@@ -43,17 +47,25 @@ def main() -> int:
     dt = getattr(torch, a.dtype)
     M, N, K = (int(x) for x in a.shape.split("x")) if a.shape else (a.n,) * 3
     A = torch.randn(M, K, device="cuda").to(dt)
-    B = torch.randn(K, N, device="cuda").to(dt)
+    B = torch.randn(K, N, device="cuda").to(dt) if dt.itemsize > 1 else torch.randn(N, K, device="cuda").to(dt).t()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     calls = {"cublas": lambda: A @ B, "sm90": lambda: gemm(A, B),
              "sm80": lambda: gemm(A, B, config=pick_config(M, N, K, 1, a.dtype, sms))}
+    if dt.itemsize == 1:                                                  # fp8: _scaled_mm and tc.gemm, bf16 out
+        one, bf16 = torch.ones((), device="cuda"), torch.bfloat16
+        calls = {"cublas": lambda: torch._scaled_mm(A, B, scale_a=one, scale_b=one, out_dtype=bf16),
+                 "cublas_fast": lambda: torch._scaled_mm(A, B, scale_a=one, scale_b=one, out_dtype=bf16,
+                                                         use_fast_accum=True),
+                 "sm90": lambda: gemm(A, B, out_dtype=bf16), "sm90_fast": lambda: gemm(A, B, out_dtype=bf16,
+                                                                                    fast_accum=True)}
     if a.configs:
         from tilecraft.gemm import Sm90Config
 
         for i, e in enumerate(a.configs.split(";")):
             cfg = eval(e, {"S": Sm90Config})
             print(f"cfg{i}: {cfg.name}", flush=True)
-            calls[f"cfg{i}"] = lambda cfg=cfg: gemm(A, B, config=cfg)
+            out = torch.bfloat16 if dt.itemsize == 1 else None
+            calls[f"cfg{i}"] = lambda cfg=cfg, out=out: gemm(A, B, config=cfg, out_dtype=out)
     if "sgemm" in a.which.split(","):
         from tilecraft.gemm import CONFIGS, sgemm_tuned
 

@@ -11,6 +11,8 @@ registers (``Sm90Config.promote``); ``fast_accum=True`` does not. The relative e
 that costs. Candidates: tc.gemm's two automatic picks and ``--configs`` (';'-separated Sm90Config
 expressions, S = Sm90Config).
 One line per (shape, contender): µs, TFLOP/s, x ``_scaled_mm``, x fast-accum ``_scaled_mm``, relative error.
+``--sustain SECONDS`` then runs each contender back to back for that long and reports the SM clock and board
+power it sustains and its joules per TFLOP (``probe_sgemm.sustained``; ratios against ``_scaled_mm``).
 """
 from __future__ import annotations
 
@@ -25,6 +27,9 @@ import torch  # noqa: E402
 from tilecraft.bench.timing import Timer, against, in_turn  # noqa: E402
 from tilecraft.gemm import Sm90Config, gemm  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from probe_sgemm import sustained  # noqa: E402
+
 S = Sm90Config
 CONFIGS = ("S(128, 256, 128, stages=4);S(128, 128, 128, stages=6);S(128, 128, 128, stages=6, promote=True);"
            "S(128, 128, 128, stages=6, cluster_m=2, promote=True)")
@@ -38,6 +43,7 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--configs", default=CONFIGS)
     p.add_argument("--out-dtype", default="bfloat16", help="D's element type, for every contender")
+    p.add_argument("--sustain", type=float, default=0.0, help="seconds of each contender back to back (0: none)")
     a = p.parse_args()
     timer = Timer(gpu_sleep=True, warmup_ms=5.0, reps=a.reps)            # the kernels' GPU time
     dt, out_dt = getattr(torch, a.dtype), getattr(torch, a.out_dtype)
@@ -79,6 +85,8 @@ def main() -> int:
             us, x, _ = base[name]
             print(f"| {shape} | {name} | {us:.1f} | {flop / us / 1e6:.1f} | {x:.3f}x | {fast[name][1]:.3f}x | "
                   f"{errs[name]:.2e} |", flush=True)
+        if a.sustain > 0:
+            sustained(shape, flop, calls, operands, a.sustain)
     return 0
 
 

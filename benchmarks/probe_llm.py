@@ -29,6 +29,9 @@ from dataclasses import replace  # noqa: E402
 from tilecraft.gemm import SM90_TABLE, Sm90Config, gemm  # noqa: E402
 from tilecraft.gemm.op import _pick_sm90_by_tiles, _unclustered_if_few_m_tiles, pick_sm90_config  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from probe_sgemm import sustained  # noqa: E402
+
 LLM_NK = [(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336), (8192, 8192), (10240, 8192), (57344, 8192),
           (8192, 28672)]                                                  # bench_sm90.py's Llama-3-8B/70B (N, K)
 
@@ -62,6 +65,8 @@ def main() -> int:
     p.add_argument("--out-dtype", help="D's element type for every contender (cuBLAS through torch.mm's out_dtype), "
                    "e.g. float32; the operands' type when unset")
     p.add_argument("--with-c", action="store_true", help="D = A @ B + C for every contender (cuBLAS: torch.addmm)")
+    p.add_argument("--sustain", type=float, default=0.0, help="then each contender back to back for this many "
+                   "seconds: the SM clock and power it sustains, joules per TFLOP (probe_sgemm.sustained)")
     a = p.parse_args()
     if a.picks or ((a.streamk or a.pingpong) and "--shapes" not in sys.argv):          # issue 8's 40 LLM shapes
         a.shapes = ",".join(f"{m}x{n}x{k}" for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK)
@@ -121,6 +126,8 @@ def main() -> int:
         for name, _, err in runs:
             us, x, _spread = stats[name]
             print(f"| {shape} | {name} | {us:.1f} | {flop / us / 1e6:.1f} | {x:.3f}x | {err} |", flush=True)
+        if a.sustain > 0:
+            sustained(shape, flop, {name: call for name, call, _ in runs}, operands, a.sustain)
     return 0
 
 
