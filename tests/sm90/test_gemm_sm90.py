@@ -454,6 +454,7 @@ def test_fp8_promotion_compiles_unserialized_and_without_spills(cfg):
 
 def test_fp8_promotion_rules():
     assert Sm90Config(128, 128, 128, promote=True).name.endswith("_promote")
+    assert Sm90Config(128, 128, 128, promote=True, **LAG).name.endswith("_promote_lag")
     with pytest.raises(ValueError, match="fp8 operands"):
         Sm90Config(128, 128, 64, promote=True).validate(2)
     with pytest.raises(ValueError, match="two sets of 128"):
@@ -510,7 +511,7 @@ def test_fp8_matches_float64_with_scales(elem):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("cfg", PROMOTED + [Sm90Config(128, 128, 128, stages=6, splits=3, promote=True),
-                                 Sm90Config(64, 128, 128, stages=8, consumers=1, splits=8, promote=True)],
+                                 Sm90Config(64, 128, 128, stages=8, consumers=1, splits=8, promote=True, **LAG)],
                          ids=lambda c: c.name)
 def test_fp8_promoted_configs_match_float64(cfg):
     """Every promoted form (clusters, stream-K, split-K, pingpong, one consumer) against float64, with K of

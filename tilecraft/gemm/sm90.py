@@ -155,7 +155,7 @@ class Sm90Config:
         return (f"sm90_{self.blk_m}x{self.blk_n}x{self.blk_k}_s{self.stages}_c{self.consumers}"
                 + (f"_r{self.raster}" if self.raster != 8 else "") + (f"_cl{self.cluster_m}x{self.cluster_n}" if self.cluster > 1 else "")
                 + (f"_sk{self.splits}" if self.splits > 1 else "") + (f"_streamk{self.stream_k}" if self.stream_k else "")
-                + ("_pp" if self.pingpong else "") + ("_promote" if self.promote else "")
+                + ("_pp" if self.pingpong else "") + ("_promote" if self.promote else "") + ("_lag" if self.lagged else "")
                 + ("" if self.tma_store else "_direct"))
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
