@@ -9,7 +9,8 @@ covers the host's enqueue time, so a slow host path shows here as it does to a c
 every tilecraft call was host-bound); ``--gpu-only`` times the GPU alone; ``--picks`` compares, at issue 8's 40 LLM
 shapes, the heuristic's pick with the tile-count rule's where they differ; ``--streamk`` compares, at the 40 shapes (or ``--shapes``), the
 pick with every SM90_TABLE tile with and without stream-K; ``--pingpong`` compares, at the 40 shapes (or ``--shapes``), the
-pick with the pingpong tilings (PINGPONG: the consumers take whole tiles in turn). Candidates: tc.gemm's automatic pick, and the configurations in
+pick with the pingpong tilings (PINGPONG: the consumers take whole tiles in turn); ``--sustain SECONDS`` then runs each
+contender back to back for that long (the SM clock and power it sustains, joules per TFLOP). Candidates: tc.gemm's automatic pick, and the configurations in
 CANDIDATES (those that do not validate at a shape are skipped). One line per (shape, contender): µs,
 TFLOP/s, x cuBLAS, relative error.
 """
