@@ -38,6 +38,6 @@ for part in ${*:-ncu_fp8 fp8_sweep}; do
     gpu_tests sm90_tests "${TESTS_S:-500}" tests/sm90 tests/gemm/test_plans_gpu.py ;;
   mixed_tests)
     echo "== the Hopper mixed-input kernels' GPU tests"
-    gpu_tests mixed_tests "${TESTS_S:-400}" tests/quant/test_sm90_mixed.py tests/quant/test_sm90_mixed_rs.py ;;
+    gpu_tests mixed_tests "${TESTS_S:-560}" tests/quant/test_sm90_mixed.py tests/quant/test_sm90_mixed_rs.py ;;
   esac
 done
