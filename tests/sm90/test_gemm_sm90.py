@@ -229,10 +229,9 @@ def test_heuristic():
         assert p.promote and not p.pingpong and p.rows * p.blk_n <= 64 * 128 and p.blk_k == 128
         assert p.smem_bytes(1) <= op_module.CTA_SMEM and (p.stages == 8 or
                                                           replace(p, stages=p.stages + 1).smem_bytes(1) > op_module.CTA_SMEM)
-    lag = dict(producer_regs=24, consumer_regs=240)
-    assert op_module._fp8_config(big, promote=True) == replace(fp8, blk_n=128, stages=6, promote=True, **lag)
+    assert op_module._fp8_config(big, promote=True) == replace(fp8, blk_n=128, stages=6, promote=True, **LAG)
     assert op_module._fp8_config(mid, promote=True) == replace(op_module._fp8_config(mid), stages=6, promote=True,
-                                                               **lag)
+                                                               **LAG)
     assert all(op_module._fp8_config(c, promote=True).lagged for c in SM90_TABLE.values())
 
 
