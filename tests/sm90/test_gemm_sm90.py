@@ -198,6 +198,13 @@ def test_heuristic():
     assert pick_sm90_config(64, 256, 65536, 1, 132) == replace(small, splits=16)
     # ... while 2 splits keep the row form and its 10 µs (256x4096x14336: 1.118x for the pick, 1.041x in 2 splits)
     assert pick_sm90_config(256, 4096, 14336, 1, 132).splits == 1
+    # fp8 at its own rates (_FP8_RATE) with the block form's 3 µs (thirtieth session, e4m3, H100, new pick against
+    # the old: 64x512x65536 21.5 / 25.4 µs for 128x128 in 32 splits, 128x8192x28672 86.7 / 92.9 for 128x128 in 2,
+    # 128x256x4096 8.9 / 9.8 for whole 64x64 tiles)
+    assert pick_sm90_config(64, 512, 65536, 1, 132, elem_bytes=1) == replace(small, splits=16)
+    assert pick_sm90_config(128, 8192, 28672, 1, 132, elem_bytes=1) == small
+    assert pick_sm90_config(128, 256, 4096, 1, 132, elem_bytes=1) == replace(small, splits=8)
+    assert pick_sm90_config(128, 8192, 28672, 1, 132) == small          # the 16-bit pick, unchanged
     assert pick_sm90_config(512, 1024, 16384, 1, 132) == replace(mid, splits=4, cluster_m=1)
     # fp8 keeps 10 µs: with 3 its 128x4096x14336 took 128x128 in 4 splits, 0.825x _scaled_mm against 0.936x
     assert pick_sm90_config(128, 4096, 14336, 1, 132, elem_bytes=1) == tiny

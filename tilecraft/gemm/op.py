@@ -131,10 +131,15 @@ _SPLIT_REDUCE_NS = 10000.0      # split-K's extra kernel and partial-tile traffi
 # the CTA's end, counted here and in the bytes. At 22 small shapes (M 64-1024, N 256-2048, K 4096-65536;
 # twenty-ninth session, H100, bf16) the picks this makes, 64x128 in 4-16 splits or 128x128 in 4, ran 0.83-1.15x
 # cuBLAS against 0.72-0.99x for whole 64x64 tiles or 128x128 in 32 splits, the picks with 10 µs (one loss:
-# 64x2048x4096 0.833x against 0.853x). 16-bit operands only: the estimate's rates are 16-bit ones, and with
-# 3 µs fp8's 128x4096x14336 took 128x128 in 4 splits, 0.825x _scaled_mm against 0.936x for whole 64x64 tiles
-# (though 64x128 in splits ran 0.83-0.94x against 0.73-0.91x at six smaller shapes).
+# 64x2048x4096 0.833x against 0.853x). fp8 too, with its own rates (_FP8_RATE).
 _SPLIT_BLOCKS_NS = 3000.0
+#: fp8 (promoted, lagged) tiles' per-SM speed over the 16-bit ones: e4m3 4096^3 on an H100 (thirtieth session)
+#: ran 128x128 / 64x128 / 64x64 at 5320 / 3940 / 2770 multiply-adds per ns per SM, 1.73-1.77x _SM90_RATE. With
+#: 16-bit rates and split-K's 10 µs the fp8 picks leaned to 64x64 whole or 128x128 in many splits; with these
+#: and the block form's 3 µs, 64x128 in 4-16 splits at small shapes. Of the 23 picks this changes (M 64-1024, N
+#: 256-2048, K 4096-65536, and 128x8192x28672), 20 ran faster (1.01-1.20x: 64x512x65536 21.5 against 25.4 µs,
+#: 128x8192x28672 86.7 against 92.9), 2 the same and one slower (64x1024x4096 10.4 against 10.0).
+_FP8_RATE = 1.75
 
 
 def _sm90_estimate(c: Sm90Config, M: int, N: int, K: int, L: int, sms: int, elem_bytes: int) -> float:
@@ -144,9 +149,10 @@ def _sm90_estimate(c: Sm90Config, M: int, N: int, K: int, L: int, sms: int, elem
     S = c.splits
     tiles = math.ceil(M / c.blk_m) * math.ceil(N / c.blk_n) * L * S
     rounds = math.ceil(tiles / (sms // c.cluster_m * c.cluster_m))
-    compute = rounds * c.blk_m * c.blk_n * math.ceil(K / S) / _SM90_RATE[f"{c.blk_m}x{c.blk_n}"]
+    rate = _SM90_RATE[f"{c.blk_m}x{c.blk_n}"] * (_FP8_RATE if elem_bytes == 1 else 1.0)
+    compute = rounds * c.blk_m * c.blk_n * math.ceil(K / S) / rate
     stream = elem_bytes * L * (M * K + K * N) / _HBM_BYTES_PER_NS
-    blocks = elem_bytes == 2 and split_blocks(c) and fused_split_reduction(c, tiles, sms)
+    blocks = elem_bytes in (1, 2) and split_blocks(c) and fused_split_reduction(c, tiles, sms)
     fixed = _SPLIT_BLOCKS_NS if blocks else _SPLIT_REDUCE_NS
     reduce = (8 * S * L * M * N / _HBM_BYTES_PER_NS + fixed) if S > 1 else 0.0
     return (compute ** 4 + stream ** 4) ** 0.25 + reduce          # the larger, softened: both cost near the floor
