@@ -6,8 +6,8 @@
 # Nsight Compute at e4m3 4096^3 (tensor pipes busy, cycles, instructions, stalls) for _scaled_mm and tc.gemm,
 # both modes; fp8_sweep: e4m3 at issue 8's 40 LLM shapes, tc.gemm's (lagged) pick against the 128x128 tile
 # that waits for whole k-tiles (232 registers) and the lagged 64x128 / 64x64 tiles, x _scaled_mm, then each
-# back to back for SUSTAIN seconds at 8192^3; fp8_rates: at the shapes whose fp8 pick changes when the estimate's
-# rates are multiplied by FP8_RATE (1.75), tc.gemm's pick against that pick; sweep: issue 8's bf16 sweep; sm90_tests / mixed_tests: the
+# back to back for SUSTAIN seconds at 8192^3; fp8_rates: at shapes whose fp8 pick _FP8_RATE and the block form's 3 µs
+# change, tc.gemm's pick against the pick without them; sweep: issue 8's bf16 sweep; sm90_tests / mixed_tests: the
 # Hopper GEMM's GPU tests and the launch plans / the Hopper mixed-input kernels' GPU tests. SHAPES, CONFIGS,
 # ROUNDS override the defaults.
 source "$(dirname "$0")/device_env.sh"
@@ -33,14 +33,15 @@ for part in ${*:-ncu_fp8 fp8_sweep}; do
     SHAPES=8192x8192x8192 FP8_S=200 fp8_probe fp8_sustain "" "S(128, 128, 128, stages=6, promote=True)" \
       --rounds 1 --sustain "${SUSTAIN:-3}" ;;
   fp8_rates)
-    echo "== fp8 e4m3: tc.gemm's pick against the pick with the estimate's rates x FP8_RATE (x _scaled_mm)"
-    for shape in ${SHAPES:-128x8192x28672 64x256x16384 64x512x65536 64x1024x16384 64x2048x16384 128x256x65536 128x512x16384 128x1024x65536 128x2048x16384 128x2048x65536 256x256x16384 256x512x65536 256x1024x16384 256x2048x16384 512x256x65536 512x512x16384 512x1024x16384 1024x256x16384 1024x512x16384}; do
-      new=$(python3 -c "
+    # tc.gemm's fp8 pick against the pick of the estimate before _FP8_RATE (16-bit rates, split-K's 10 µs)
+    echo "== fp8 e4m3: tc.gemm's pick against the pick with 16-bit rates and split-K's 10 µs (x _scaled_mm)"
+    for shape in ${SHAPES:-128x8192x28672 64x256x16384 64x512x65536 64x1024x16384 128x256x65536 128x512x16384 128x1024x65536 256x512x65536 512x512x16384 1024x256x16384}; do
+      old=$(python3 -c "
 import tilecraft.gemm.op as op
-op._SM90_RATE.update({k: v * ${FP8_RATE:-1.75} for k, v in op._SM90_RATE.items()})
+op._FP8_RATE, op._SPLIT_BLOCKS_NS = 1.0, op._SPLIT_REDUCE_NS
 M, N, K = map(int, '$shape'.split('x'))
 print(repr(op._fp8_config(op.pick_sm90_config(M, N, K, 1, 132, 1), True)).replace('Sm90Config(', 'S('))")
-      timeout 120 python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" --shapes "$shape" --configs "$new" 2>&1 \
+      timeout 120 python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" --shapes "$shape" --configs "$old" 2>&1 \
         | grep -v "^| .* | _scaled_mm fast\|tc.gemm fast" | tee -a "$OUT/fp8_rates.md"
     done ;;
   sweep)
