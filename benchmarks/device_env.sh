@@ -45,3 +45,19 @@ fp8_probe() {
   timeout "${FP8_S:-300}" python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" \
     --shapes "${SHAPES:-$shapes}" --configs "${CONFIGS:-$configs}" "$@" 2>&1 | tee -a "$OUT/$name.md"
 }
+
+# fp8_pick_probe NAME PATCH SHAPES: at each space-separated shape, probe_fp8.py (ROUNDS rounds) with tc.gemm's pick
+# against the promoted pick tilecraft.gemm.op makes after the Python statement PATCH (an earlier estimate, say),
+# appended to $OUT/NAME.md.
+fp8_pick_probe() {
+  local name=$1 patch=$2 shape cfg
+  for shape in $3; do
+    cfg=$(python3 -c "
+import tilecraft.gemm.op as op
+$patch
+M, N, K = map(int, '$shape'.split('x'))
+print(repr(op._fp8_config(op.pick_sm90_config(M, N, K, 1, 132, 1), True)).replace('Sm90Config(', 'S('))")
+    timeout 120 python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" --shapes "$shape" --configs "$cfg" 2>&1 \
+      | grep -v "^| .* | _scaled_mm fast\|tc.gemm fast" | tee -a "$OUT/$name.md"
+  done
+}

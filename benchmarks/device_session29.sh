@@ -20,15 +20,8 @@ for part in ${*:-small_split fp8_ep}; do
       "S(64, 128, 64, 8, consumers=1, splits=4);S(64, 128, 64, 8, consumers=1, splits=8);S(64, 128, 64, 8, consumers=1, splits=16);S(128, 128, 64, 6, splits=4);S(64, 64, 64, 8, consumers=1)" ;;
   fp8_split)
     echo "== fp8 e4m3 at small shapes: the pick against the pick with the block form's old cost (x _scaled_mm)"
-    for shape in ${SHAPES:-128x4096x14336 64x256x4096 64x256x65536 128x1024x4096 256x512x4096 256x2048x8192 512x512x4096 1024x512x8192 128x256x32768 64x2048x4096}; do
-      old=$(python3 -c "
-import tilecraft.gemm.op as op
-op._SPLIT_BLOCKS_NS = op._SPLIT_REDUCE_NS
-M, N, K = map(int, '$shape'.split('x'))
-print(repr(op._fp8_config(op.pick_sm90_config(M, N, K, 1, 132, 1), True)).replace('Sm90Config(', 'S('))")
-      timeout 120 python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" --shapes "$shape" --configs "$old" 2>&1 \
-        | grep -v "^| .* | _scaled_mm fast\|tc.gemm fast" | tee -a "$OUT/fp8_split.md"
-    done ;;
+    fp8_pick_probe fp8_split "op._SPLIT_BLOCKS_NS = op._SPLIT_REDUCE_NS" \
+      "${SHAPES:-128x4096x14336 64x256x4096 64x256x65536 128x1024x4096 256x512x4096 256x2048x8192 512x512x4096 1024x512x8192 128x256x32768 64x2048x4096}" ;;
   split_tests)
     bash benchmarks/device_session28.sh split_tests ;;
   fp8_ep)

@@ -35,15 +35,8 @@ for part in ${*:-ncu_fp8 fp8_sweep}; do
   fp8_rates)
     # tc.gemm's fp8 pick against the pick of the estimate before _FP8_RATE (16-bit rates, split-K's 10 µs)
     echo "== fp8 e4m3: tc.gemm's pick against the pick with 16-bit rates and split-K's 10 µs (x _scaled_mm)"
-    for shape in ${SHAPES:-128x8192x28672 64x256x16384 64x512x65536 64x1024x16384 128x256x65536 128x512x16384 128x1024x65536 256x512x65536 512x512x16384 1024x256x16384}; do
-      old=$(python3 -c "
-import tilecraft.gemm.op as op
-op._FP8_RATE, op._SPLIT_BLOCKS_NS = 1.0, op._SPLIT_REDUCE_NS
-M, N, K = map(int, '$shape'.split('x'))
-print(repr(op._fp8_config(op.pick_sm90_config(M, N, K, 1, 132, 1), True)).replace('Sm90Config(', 'S('))")
-      timeout 120 python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" --shapes "$shape" --configs "$old" 2>&1 \
-        | grep -v "^| .* | _scaled_mm fast\|tc.gemm fast" | tee -a "$OUT/fp8_rates.md"
-    done ;;
+    fp8_pick_probe fp8_rates "op._FP8_RATE, op._SPLIT_BLOCKS_NS = 1.0, op._SPLIT_REDUCE_NS" \
+      "${SHAPES:-128x8192x28672 64x256x16384 64x512x65536 64x1024x16384 128x256x65536 128x512x16384 128x1024x65536 256x512x65536 512x512x16384 1024x256x16384}" ;;
   sweep)
     SWEEP_S=${SWEEP_S:-500} bash benchmarks/device_session21.sh sweep ;;
   sm90_tests)
