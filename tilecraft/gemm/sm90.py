@@ -144,11 +144,16 @@ class Sm90Config:
         return self.blk_m if self.pingpong else self.blk_m // self.consumers
 
     @property
+    def accumulators(self) -> int:
+        """fp32 accumulators per consumer thread: the consumer's (ROWS, BLK_N) part over its 128 threads."""
+        return self.rows // 64 * self.blk_n // 2
+
+    @property
     def lagged(self) -> bool:
         """With ``promote``: whether three sets of the consumer's accumulators fit its registers, so that
         the sums take in k-tile j - 1 while k-tile j's wgmmas run (``_promoted_main_loop``): 64 sums per
         thread take 240 registers (producer_regs=24; with 232, C, bias and GELU on ragged tiles spill 8 bytes)."""
-        return self.promote and 3 * (self.rows // 64 * self.blk_n // 2) + 48 <= self.consumer_regs
+        return self.promote and 3 * self.accumulators + 48 <= self.consumer_regs
 
     @property
     def name(self) -> str:
@@ -177,7 +182,7 @@ class Sm90Config:
             raise ValueError(f"{self.name}: a TMA box holds at most 256 rows")
         if not 2 <= self.stages <= 8:
             raise ValueError(f"{self.name}: stages must be 2..8")
-        acc = self.rows // 64 * self.blk_n // 2
+        acc = self.accumulators
         if acc > 160:
             raise ValueError(f"{self.name}: {acc} fp32 accumulators per consumer thread leave no registers")
         if self.promote and elem_bytes != 1:
@@ -619,7 +624,7 @@ def split_blocks(cfg: Sm90Config) -> bool:
     time from the main loop's end to the CTA's end fell from 5.4-5.7 to 4.9-5.1 µs with 8 splits
     (512x512x65536, 512x512x32768) and from 5.65 to 5.0 with 4 (512x1024x16384), and rose from 5.0-5.2 to
     5.8 with 2 (1024x1024x65536), where each split stores half the tile of D in the fragment's 4-byte pieces."""
-    return cfg.splits >= 4 and (cfg.rows // 64 * cfg.blk_n // 8) % cfg.splits == 0
+    return cfg.splits >= 4 and (cfg.accumulators // 4) % cfg.splits == 0
 
 
 @dsl.inline
