@@ -256,23 +256,16 @@ def _check_named(barrier_id: Any, threads: Any, what: str) -> None:
 
 def gmma_desc(tile: Tensor, major: str) -> IntExpr:
     """The wgmma descriptor (``unsigned long long``) of a rank-2 (MN, K) smem tile: fields from its
-    swizzled layout (``tilecraft.atoms.make_gmma_desc``), start address from where it lies."""
-    from tilecraft.atoms import make_gmma_desc
-
+    swizzled layout (``_static_desc``), start address from where it lies."""
     _use_sm90()
     eng = tile.engine
     if not (isinstance(eng, PointerEngine) and eng.space == "smem"):
         raise TraceError(f"gmma_desc: the tile must be in shared memory, got {tile!r}")
-    lay = tile.layout
-    if isinstance(lay, ComposedLayout):
-        off = _start_offset(tile)
-        static = make_gmma_desc(ComposedLayout(lay.outer, 0, lay.inner), major, eng.dtype.bits)
-    else:
-        off = tile.offset
-        static = make_gmma_desc(lay, major, eng.dtype.bits)
+    off = _start_offset(tile) if isinstance(tile.layout, ComposedLayout) else tile.offset
     base = make("raw", (eng.address(off),), "void*")
     return make("call", ("tc::gmma_desc", make("call", ("tc::smem_u32", base), "unsigned"),
-                         make("raw", (f"0x{static.value:016x}ull",), "unsigned long long")), "unsigned long long")
+                         make("raw", (f"0x{_static_desc(tile, major):016x}ull",), "unsigned long long")),
+                "unsigned long long")
 
 
 def _k_block_desc(s: Tensor, tiler: tuple[int, int], coord: tuple[int, int], major: str) -> Any:
@@ -280,7 +273,8 @@ def _k_block_desc(s: Tensor, tiler: tuple[int, int], coord: tuple[int, int], maj
     between the two, in the descriptor's 16-byte units (the fields agree and the start address only
     moves), so the compiler computes one address per tile row block and k-tile instead of one per
     k-block; else (the distance not static or not whole 16-byte units) its own descriptor."""
-    first = gmma_desc(local_tile(s, tiler, (coord[0], 0)), major)
+    block0 = local_tile(s, tiler, (coord[0], 0))
+    first = gmma_desc(block0, major)
     if coord[1] == 0:
         return first
     here = local_tile(s, tiler, coord)
@@ -288,8 +282,7 @@ def _k_block_desc(s: Tensor, tiler: tuple[int, int], coord: tuple[int, int], maj
     flat = Tensor(s.engine, ComposedLayout(lay.outer, 0, lay.inner) if isinstance(lay, ComposedLayout) else lay, 0)
     step = _start_offset(local_tile(flat, tiler, coord)) - _start_offset(local_tile(flat, tiler, (coord[0], 0)))
     nbytes = step * s.engine.dtype.bits // 8 if isinstance(step, int) else -1
-    if nbytes <= 0 or nbytes % 16 or _static_desc(here, major) != _static_desc(local_tile(s, tiler, (coord[0], 0)),
-                                                                                 major):
+    if nbytes <= 0 or nbytes % 16 or _static_desc(here, major) != _static_desc(block0, major):
         return gmma_desc(here, major)
     return make("raw", (f"{render(first)} + {nbytes // 16}ull",), "unsigned long long")
 
