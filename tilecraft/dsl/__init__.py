@@ -7,7 +7,7 @@ copy / gemm / axpby / clear / fill are CuTe's thread-level algorithms (algorithm
 Tracing never touches the GPU; launching goes through tilecraft.runtime.
 """
 from tilecraft.dsl.algorithms import (
-    axpby, clear, copy, copy_if, cp_async_commit, cp_async_wait, fill, flag_add_release, flag_count_reset,
+    atomic_add, axpby, clear, copy, copy_if, cp_async_commit, cp_async_wait, fill, flag_add_release, flag_count_reset,
     flag_release, flag_wait, flag_wait_at_least, gemm, read_if,
     semaphore_release, semaphore_wait, vector_width,
 )
@@ -24,7 +24,7 @@ from tilecraft.dsl.trace import (
 )
 
 __all__ = [
-    "axpby", "clear", "copy", "copy_if", "cp_async_commit", "cp_async_wait", "fill", "flag_add_release",
+    "atomic_add", "axpby", "clear", "copy", "copy_if", "cp_async_commit", "cp_async_wait", "fill", "flag_add_release",
     "flag_count_reset", "flag_release", "flag_wait", "flag_wait_at_least", "gemm",
     "read_if", "semaphore_release", "semaphore_wait", "vector_width",
     "BoolExpr", "Expr", "IntExpr", "TraceError", "Value", "eq", "ne", "where",

@@ -16,7 +16,7 @@ from typing import Any
 from tilecraft import layout as _L
 from tilecraft.dsl.expr import Expr, TraceError, Value, make, render, var_expr, where
 from tilecraft.dsl.memory import PointerEngine, RegisterEngine, convert
-from tilecraft.dsl.trace import current, else_, if_
+from tilecraft.dsl.trace import current, declare, else_, if_
 from tilecraft.layout import ComposedLayout, Layout, Swizzle
 from tilecraft.layout.inttuple import _add
 from tilecraft.tensor import Tensor
@@ -362,6 +362,19 @@ def flag_count_reset(flags: Tensor, coord: Any, total: Any) -> None:
     """The calling thread adds 1 to flags(coord); the thread whose add brings it to `total` sets it back to 0
     (for the next launch: a count every group has waited on and then added to once more)."""
     _flag_op("flag_count_reset", flags, coord, total, writes=True)
+
+
+def atomic_add(flags: Tensor, coord: Any, value: Any) -> Any:
+    """The calling thread adds value to the global int32 flags(coord) (relaxed, GPU scope) and gets back what it
+    held, in a new variable: a work queue's ticket. Nothing waits for the answer until the variable is
+    first used."""
+    eng = flags.engine
+    if not isinstance(eng, PointerEngine) or eng.space != "gmem" or eng.dtype.bits != 32:
+        raise TraceError(f"atomic_add needs a global int32 tensor, got {flags!r}")
+    if eng.root is not None:
+        eng.root.written = True
+    addr = eng.address(_add(flags.offset, flags.layout(coord)))
+    return declare(make("raw", (f"tc::atomic_add_relaxed({addr}, {render(value, 'int')})",), "int"), "ticket")
 
 
 def _flag_op(fn: str, flags: Tensor, coord: Any, value: Any, writes: bool = False) -> None:

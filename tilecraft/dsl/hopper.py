@@ -209,9 +209,22 @@ class Barriers:
         """Arrive on barrier i and announce `nbytes` transaction bytes of its current phase."""
         current().emit(f"tc::mbarrier_arrive_expect_tx({_u32(self.addr(i))}, {_u32(nbytes)});")
 
-    def wait(self, i: Any, parity: Any) -> None:
-        """Block until the phase of barrier i with this parity (0 or 1) has completed."""
-        current().emit(f"tc::mbarrier_wait_parity({_u32(self.addr(i))}, {_u32(parity)});")
+    def wait(self, i: Any, parity: Any, cluster: bool = False) -> None:
+        """Block until the phase of barrier i with this parity (0 or 1) has completed; `cluster`: with acquire at
+        cluster scope (what a peer CTA stored before arriving here with ``put`` is visible after it)."""
+        fn = "mbarrier_wait_parity_cluster" if cluster else "mbarrier_wait_parity"
+        current().emit(f"tc::{fn}({_u32(self.addr(i))}, {_u32(parity)});")
+
+    def put(self, i: Any, slots: Tensor, value: Any, cta: Any) -> None:
+        """Store value into slots(i) (32-bit, in shared memory) of CTA `cta` of the cluster and arrive on that
+        CTA's barrier i, with release at cluster scope: a hand-off its readers take with ``wait(..,
+        cluster=True)``."""
+        eng = slots.engine
+        if not (isinstance(eng, PointerEngine) and eng.space == "smem" and eng.dtype.bits == 32):
+            raise TraceError(f"put needs 32-bit shared-memory slots, got {slots!r}")
+        where = make("raw", (eng.address(_add(slots.offset, slots.layout(i))),), "void*")
+        current().emit(f"tc::queue_put_cluster({_u32(make('call', ('tc::smem_u32', where), 'unsigned'))}, "
+                       f"{_u32(self.addr(i))}, {render(value, 'int')}, {_u32(cta)});")
 
 
 def mbarriers(n: int) -> Barriers:

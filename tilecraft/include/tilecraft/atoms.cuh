@@ -197,6 +197,14 @@ TC_DEVICE void flag_count_reset(int* flag, int total) {
     if (old == total - 1) *flag = 0;
 }
 
+// A work queue's ticket: add value to *counter and return what it held (relaxed: the ticket orders no
+// data). The value arrives when first used, so a claim made early hides the atomic's round trip.
+TC_DEVICE int atomic_add_relaxed(int* counter, int value) {
+    int old;
+    asm volatile("atom.relaxed.gpu.global.add.s32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(value) : "memory");
+    return old;
+}
+
 // CUTLASS's Semaphore (serial split-K), the whole-CTA form: thread 0 waits for the flag, then the CTA meets
 // at a barrier; release: a barrier (the CTA's writes are issued), then thread 0 stores the next value.
 TC_DEVICE void semaphore_wait(const int* flag, int value) {

@@ -265,6 +265,40 @@ TC_DEVICE void cluster_arrive() { asm volatile("barrier.cluster.arrive.aligned;"
 TC_DEVICE void cluster_arrive_relaxed() { asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory"); }
 TC_DEVICE void cluster_wait() { asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); }
 
+// A tile queue's hand-off to CTA `cta_rank` of the cluster: store `value` into its copy of `slot`, then arrive
+// on its copy of the slot's barrier with release at cluster scope, so that a reader that waits on that barrier
+// with acquire at cluster scope (mbarrier_wait_parity_cluster) reads the value. Once per tile: the release's
+// MEMBAR costs nothing there.
+TC_DEVICE void queue_put_cluster(u32 slot, u32 bar, int value, u32 cta_rank) {
+    asm volatile(
+        "{\n"
+        ".reg .b32 rslot, rbar;\n"
+        "mapa.shared::cluster.u32 rslot, %0, %3;\n"
+        "mapa.shared::cluster.u32 rbar, %1, %3;\n"
+        "st.shared::cluster.s32 [rslot], %2;\n"
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [rbar];\n"
+        "}\n" ::"r"(slot),
+        "r"(bar), "r"(value), "r"(cta_rank)
+        : "memory");
+}
+
+// mbarrier_wait_parity with acquire at cluster scope: what a peer CTA stored before its release-cluster arrive
+// (queue_put_cluster) is visible after it.
+TC_DEVICE void mbarrier_wait_parity_cluster(u32 bar, u32 parity) {
+    u32 done;
+    do {
+        asm volatile(
+            "{\n"
+            ".reg .pred p;\n"
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n"
+            "}\n"
+            : "=r"(done)
+            : "r"(bar), "r"(parity)
+            : "memory");
+    } while (!done);
+}
+
 // The shared::cluster address of the same shared-memory offset in CTA `cta_rank` of the cluster.
 TC_DEVICE u32 mapa_shared(u32 smem_addr, u32 cta_rank) {
     u32 r;
