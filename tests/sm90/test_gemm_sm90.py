@@ -305,7 +305,58 @@ CASES = [
     dict(M=1088, N=1088, K=1000, majors="MN", cfg=replace(THREE_CONSUMERS, cluster_m=2)),
     dict(M=1344, N=1000, K=520, L=2, C=True, beta=0.5, cfg=replace(THREE_CONSUMERS, cluster_m=2)),
     dict(M=700, N=1088, K=1104, majors="KN", bias="n", act="silu", cfg=Sm90Config(128, 192, 64, 4, cluster_m=2)),
+    # tiles claimed from the queue (dynamic): ragged, batch, both majors, epilogues, 192 columns, one consumer,
+    # fewer tiles than SMs (every CTA's first claim finds the queue empty), one k-tile
+    dict(M=1000, N=1000, K=1000, C=True, beta=0.5, bias="n", act="gelu", cfg=Sm90Config(128, 128, 64, 6, dynamic=True)),
+    dict(M=2048, N=2112, K=520, L=3, majors="MN", cfg=Sm90Config(dynamic=True)),
+    dict(M=700, N=1088, K=1104, majors="KN", bias="m", cfg=Sm90Config(128, 192, 64, 4, dynamic=True)),
+    dict(M=200, N=300, K=64, out="float32", cfg=Sm90Config(64, 128, 64, 8, consumers=1, dynamic=True)),
+    dict(M=4096, N=4096, K=256, elem="bfloat16", cfg=Sm90Config(128, 128, 64, 6, dynamic=True)),
+    # ... in clusters: rank 0 claims and hands each unit to its peers (2x1 ragged with the full epilogue, 1x2 with
+    # batch, 2x2 with more tiles than SMs)
+    dict(M=1000, N=1100, K=704, C=True, beta=0.5, bias="n", act="relu", cfg=Sm90Config(cluster_m=2, dynamic=True)),
+    dict(M=1024, N=1000, K=1000, L=2, cfg=Sm90Config(128, 128, 64, 6, cluster_n=2, dynamic=True)),
+    dict(M=4096, N=4096, K=520, majors="MN", cfg=Sm90Config(128, 128, 64, 6, cluster_m=2, cluster_n=2, dynamic=True)),
 ]
+
+
+def test_dynamic_schedule_claims_tickets():
+    """dynamic: the producer claims each next unit with a relaxed atomic on flags(0), and the consumers read the
+    units from the two slots; the rules refuse what it does not do."""
+    cfg = Sm90Config(128, 128, 64, 6, dynamic=True)
+    assert cfg.name == "sm90_128x128x64_s6_c2_dyn"
+    k, args = _compile(cfg, "float16")
+    args = args + (torch.zeros(264, dtype=torch.int32),)
+    src = k.source(*args)
+    assert src.count("tc::atomic_add_relaxed(flags, 1)") == 1 and "int(gridDim.x) + ticket" in src
+    assert src.count("break;") == 2                                     # the producer's and the consumers' loops end
+    assert k.compile(*args, arch="sm_90a").resources.spill_store_bytes == 0
+    with pytest.raises(TypeError, match="claims its units from flags"):
+        k.source(*args[:-1])
+    for bad in (dict(splits=2), dict(stream_k=1), dict(pingpong=True)):
+        with pytest.raises(ValueError, match="dynamic hands out whole tiles"):
+            replace(cfg, **bad).validate()
+
+
+@pytest.mark.gpu
+def test_dynamic_schedule_leaves_its_queue_at_zero(monkeypatch):
+    """The tickets come back to 0 at the end of each launch: launches in a row (more tiles than SMs, fewer, one)
+    each match float64, and the queue reads 0 after them."""
+    if not _hopper():
+        pytest.skip("needs sm_90")
+    torch.manual_seed(2)
+    plans, real = [], sm90.Launch
+    clear_plans()
+    monkeypatch.setattr(sm90, "Launch", lambda *a, **k: (plans.append(real(*a, **k)), plans[-1])[1])
+    for cfg in (Sm90Config(128, 128, 64, 6, dynamic=True), Sm90Config(cluster_m=2, dynamic=True)):
+        op = GemmOp("float16", None, cfg)
+        for M, N, K in [(2048, 2048, 512), (256, 512, 128), (128, 128, 64), (2048, 2048, 512), (1000, 3072, 200)] * 2:
+            A, B = torch.randn(M, K, device="cuda").half(), torch.randn(K, N, device="cuda").half()
+            ref = A.double() @ B.double()
+            err = float((op(A, B).double() - ref).norm() / ref.norm())
+            assert err < 2e-3, (cfg.name, M, N, K, err)
+    queues = [f for plan in plans for f in plan._flags.values()]
+    assert len(plans) == 8 and len(queues) == 8 and all(int(f.abs().sum()) == 0 for f in queues)
 
 
 @pytest.mark.gpu
@@ -427,7 +478,9 @@ PROMOTED = [Sm90Config(128, 128, 128, stages=6, promote=True, **LAG),
             Sm90Config(128, 128, 128, stages=6, cluster_m=2, cluster_n=2, promote=True, **LAG),
             Sm90Config(128, 128, 128, stages=6, stream_k=2, promote=True, **LAG),
             Sm90Config(64, 128, 128, stages=6, pingpong=True, promote=True, **LAG),
-            Sm90Config(64, 128, 128, stages=8, consumers=1, promote=True, **LAG)]
+            Sm90Config(64, 128, 128, stages=8, consumers=1, promote=True, **LAG),
+            Sm90Config(128, 128, 128, stages=6, promote=True, dynamic=True, **LAG),
+            Sm90Config(128, 128, 128, stages=6, cluster_n=2, promote=True, dynamic=True, **LAG)]
 
 
 @pytest.mark.parametrize("cfg", PROMOTED, ids=lambda c: c.name)
@@ -445,7 +498,7 @@ def test_fp8_promotion_compiles_unserialized_and_without_spills(cfg):
         C, bias = torch.empty(1, 512, 512, dtype=D.dtype), torch.empty(512, dtype=D.dtype)
         tmA, tmB = sm90.make_maps(A, Bt, cfg, "float8_e4m3fn")
         W = sm90.streamk_workspace(D, 132, cfg) if cfg.stream_k else None
-        flags = torch.zeros(132 * cfg.consumers, dtype=torch.int32) if cfg.stream_k else None
+        flags = torch.zeros(132 * cfg.consumers, dtype=torch.int32) if cfg.stream_k or cfg.dynamic else None
         args = (tmA, tmB, C, D, bias, np.float32(1), np.float32(0), 512, W, cfg, "float8_e4m3fn", ("K", "K"), ep, False,
                 sm90.d_map(D, cfg), flags)
         k = sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a")

@@ -60,6 +60,7 @@ CUTLASS's sm90 "warp-specialized cooperative persistent" design, written with ti
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass, replace
 from typing import Any
@@ -104,7 +105,10 @@ class Sm90Config:
     ``promote`` (fp8 only) adds the tensor cores' sums into fp32 registers after every k-tile (128
     elements): fp8 wgmma accumulates with fewer bits than fp32, which over a long K costs accuracy
     (cuBLASLt does the same unless asked for fast accumulation). It doubles the accumulator registers, or
-    triples them where three sets fit (``lagged``)."""
+    triples them where three sets fit (``lagged``).
+    ``dynamic`` hands the tiles out in order as CTAs become ready (a global ticket counter) instead of each CTA
+    taking every grid-th tile: the CTAs drift apart over a long walk, and those that share an operand's tile
+    then read it from DRAM at different times (``_Schedule.claimed_units``)."""
 
     blk_m: int = 128
     blk_n: int = 256
@@ -121,6 +125,7 @@ class Sm90Config:
     stream_k: int = 0
     pingpong: bool = False
     promote: bool = False
+    dynamic: bool = False
 
     @property
     def threads(self) -> int:
@@ -161,16 +166,20 @@ class Sm90Config:
                 + (f"_r{self.raster}" if self.raster != 8 else "") + (f"_cl{self.cluster_m}x{self.cluster_n}" if self.cluster > 1 else "")
                 + (f"_sk{self.splits}" if self.splits > 1 else "") + (f"_streamk{self.stream_k}" if self.stream_k else "")
                 + ("_pp" if self.pingpong else "") + ("_promote" if self.promote else "") + ("_lag" if self.lagged else "")
+                + ("_dyn" if self.dynamic else "")
                 + ("" if self.tma_store else "_direct"))
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
         """Shared memory of the stages, the epilogue's D buffers (two 128-byte-wide column chunks of each
         consumer's rows), the barriers and 1 KB of alignment slack."""
         epilogue = 2 * self.rows * self.consumers * 128 if self.tma_store else 0
-        return (self.blk_m + self.blk_n) * self.blk_k * self.stages * elem_bytes + epilogue + 16 * self.stages + 1024
+        queue = 48 if self.dynamic else 0                                 # the tile queue's slots and barriers
+        return (self.blk_m + self.blk_n) * self.blk_k * self.stages * elem_bytes + epilogue + 16 * self.stages + queue + 1024
 
     def validate(self, elem_bytes: int = 2) -> None:
         """Raise ValueError naming the condition a tiling breaks."""
+        if self.dynamic and (self.splits > 1 or self.stream_k or self.pingpong):
+            raise ValueError(f"{self.name}: dynamic hands out whole tiles (no split-K, stream-K or pingpong)")
         if self.consumers < 1 or self.rows % 64 or self.rows * (1 if self.pingpong else self.consumers) != self.blk_m:
             raise ValueError(f"{self.name}: each consumer warpgroup needs a multiple of 64 rows")
         if self.blk_n not in HEADER_N:
@@ -254,6 +263,16 @@ def _unit_coords(cfg: Sm90Config, unit: Any, units_m: Any, tiles_n: Any, batched
     k_begin = split * per_split
     return (*_tile_coords(cfg, unit % tile_units, units_m, tiles_n, batched), k_begin,
             imin(per_split, k_tiles - k_begin))
+
+
+@contextlib.contextmanager
+def _when(cond: Any) -> Any:
+    """``with dsl.if_(cond)``, or no condition when cond is None."""
+    if cond is None:
+        yield
+        return
+    with dsl.if_(cond):
+        yield
 
 
 def _same(value: Any, _hint: str) -> Any:
@@ -378,10 +397,75 @@ class _Schedule:
             # items: whole units, then the segments of its share of the iterations
             self.items, self.whole = stream_k_items(self.share, self.tile_units, self.k_tiles, self.clusters, name)
 
-    def units(self, consumer: Any = None) -> Any:
+    def queue(self, tickets: Any) -> None:
+        """``dynamic``: the shared memory through which the units this CTA computes reach its roles (two slots,
+        each with a ``full`` and an ``empty`` mbarrier), initialized by thread 0; the caller's next CTA (or
+        cluster) barrier makes them visible. `tickets` is the global int32 counter the producers claim units
+        from (0 before a launch and after it). In a cluster, the producer of rank 0 claims and writes every CTA's
+        slot; each slot's readers (the consumer threads, and in the other CTAs the producer) then free it on
+        rank 0's ``empty`` barrier."""
+        self.tickets = tickets
+        self.slots = dsl.smem_tensor(dsl.int32, 2, align=8)
+        self.slot_full = hopper.mbarriers(2)                              # the unit is in the slot
+        self.slot_empty = hopper.mbarriers(2)                             # (rank 0's:) every reader took it
+        readers = self.CL * 128 * self.cfg.consumers + self.CL - 1
+        with dsl.if_(dsl.eq(threadIdx.x, 0)):
+            for b in range(2):
+                self.slot_full.init(b, 1)
+                self.slot_empty.init(b, readers)
+            hopper.fence_barrier_init()
+
+    def claimed_units(self, producer: bool) -> Any:
+        """``dynamic``: this CTA's units, as the claiming producer (rank 0's in a cluster) hands them out. The
+        first is the cluster's index; while it loads one unit, the claimer takes a ticket for the next (the
+        clusters' count + the counter's old value), so units start in about the order of the tickets. Each unit,
+        and at the end one past the last, reaches the readers through the next slot; a reader frees the slot
+        once it has branched on the value (its load is done). The claims number exactly num_units (one per unit
+        computed, each claimer's last coming back too large), so the claim that takes the count to num_units
+        puts it back to 0 for the next launch."""
+        CL = self.CL
+        unit = dsl.declare(self.unit0, "unit", const=False)
+        handed = dsl.declare(0, "handed", const=False)                    # units through the slots so far
+        ticket = dsl.declare(0, "ticket", const=False) if producer else None
+        claimer = dsl.eq(self.rank, 0) if CL > 1 else None               # None: this producer claims
+        reader = dsl.ne(self.rank, 0) if producer and CL > 1 else None    # None: this thread reads (a consumer)
+        for _ in dsl.range(self.num_units + 1):                           # at most: the loop ends at the sentinel
+            slot, phase = handed % 2, handed // 2 % 2
+            if producer:
+                with _when(claimer):
+                    self.slot_empty.wait(slot, 1 - phase)
+                    if CL == 1:
+                        self.slots[slot] = unit
+                        self.slot_full.arrive(slot)
+                    for r in range(CL if CL > 1 else 0):
+                        self.slot_full.put(slot, self.slots, unit, r)
+            if not producer or CL > 1:                                    # a reader: its slot, written by a claimer
+                with _when(reader):
+                    self.slot_full.wait(slot, phase, cluster=CL > 1)
+                    dsl.assign(unit, self.slots(slot))
+            with dsl.if_(unit >= self.num_units):
+                dsl.break_()
+            if not producer or CL > 1:
+                with _when(reader):
+                    self.slot_empty.arrive(slot, cta=0 if CL > 1 else None)   # read: free the slot
+            dsl.assign(handed, handed + 1)                                # (slot and phase read the old value)
+            if producer:
+                with _when(claimer):
+                    dsl.assign(ticket, dsl.atomic_add(self.tickets, 0, 1))
+            yield unit
+            if producer:
+                with _when(claimer):
+                    with dsl.if_(dsl.eq(ticket, self.num_units - 1)):     # the launch's last claim
+                        dsl.flag_release(self.tickets, 0, 0)
+                    dsl.assign(unit, self.unit_step + ticket)
+
+    def units(self, consumer: Any = None, producer: bool = False) -> Any:
         """The loop over this CTA's work: units (tiles of whole clusters, k-slices of them with split-K),
         or with stream-K, items (``stream_k_item``). With pingpong, `consumer` (0 or 1) takes every other
-        unit, starting with the CTA's first or second."""
+        unit, starting with the CTA's first or second. ``dynamic``: the units the producer claims
+        (``claimed_units``; `producer` says which side calls)."""
+        if self.cfg.dynamic:
+            return self.claimed_units(producer)
         if self.cfg.stream_k:
             return dsl.range(self.items)
         if self.cfg.pingpong and consumer is not None:
@@ -475,7 +559,7 @@ def tma_producer(sch: _Schedule, full_bar: Any, empty_bar: Any, stage_bytes: Any
     ``load(stage, m_tile, n_tile, l_idx, k_tile)``."""
     stage = dsl.declare(0, "stage", const=False)
     phase = dsl.declare(0, "phase", const=False)
-    for unit in sch.units():
+    for unit in sch.units(producer=True):
         m_tile, n_tile, l_idx, k_begin, k_count = sch.coords(unit)
         for k_tile in dsl.range(k_begin, k_begin + k_count):
             empty_bar.wait(stage, 1 - phase)                               # the consumers freed the stage
@@ -1014,6 +1098,9 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
     L, M, N = D.shape
     sch = _Schedule(cfg, (L, M, N), K)
     CL = sch.CL
+    dsl.assume(not cfg.dynamic or flags is not None, "a dynamic schedule claims its units from flags(0)")
+    if cfg.dynamic:
+        sch.queue(flags)                                                  # visible after pipeline()'s barrier
     sA, sB, full_bar, empty_bar = pipeline(cfg, dtype, majors)
     sD = epilogue_buffers(cfg, D) if tmD is not None else None           # (ROWS,CHUNK,2*CONSUMERS)
     c_bar = None
@@ -1237,7 +1324,7 @@ class Launch:
         self._flags: dict[int, Any] = {}                                  # stream -> stream-K / split-K flags
         self._flag_count = sms * cfg.consumers                            # one per CTA and consumer, grid <= SMs
         flags = None
-        if cfg.stream_k or self.fused:
+        if cfg.stream_k or self.fused or cfg.dynamic:                     # (dynamic: flags(0) is the tile queue)
             flags = self.stream_flags(D3)
         if cfg.stream_k:
             W = streamk_workspace(D3, sms, cfg)
@@ -1288,6 +1375,8 @@ class Launch:
             return split_workspace(D3, self.cfg, self.tiles), self.stream_flags(D3)
         if self.cfg.stream_k:
             return streamk_workspace(D3, self.grid, self.cfg), self.stream_flags(D3)
+        if self.cfg.dynamic:
+            return None, self.stream_flags(D3)
         return None, None
 
     def stream_flags(self, D3: Any) -> Any:
