@@ -56,7 +56,7 @@ fp8_pick_probe() {
 import tilecraft.gemm.op as op
 $patch
 M, N, K = map(int, '$shape'.split('x'))
-print(repr(op._fp8_config(op.pick_sm90_config(M, N, K, 1, 132, 1), True)).replace('Sm90Config(', 'S('))")
+print(repr(op.pick_fp8_config(M, N, K, 1, 132)).replace('Sm90Config(', 'S('))")
     timeout 120 python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" --shapes "$shape" --configs "$cfg" 2>&1 \
       | grep -v "^| .* | _scaled_mm fast\|tc.gemm fast" | tee -a "$OUT/$name.md"
   done

@@ -240,6 +240,13 @@ def test_heuristic():
     assert op_module._fp8_config(mid, promote=True) == replace(op_module._fp8_config(mid), stages=6, promote=True,
                                                                **LAG)
     assert all(op_module._fp8_config(c, promote=True).lagged for c in SM90_TABLE.values())
+    # promoted 128x128 tiles over walks of >= 80 tiles per SM come from the queue in 1x2 clusters; fast
+    # accumulation's 128x256 tile and shorter walks keep the static walk
+    long_walk = op_module.pick_fp8_config(8192, 28672, 4096, 1, 132)     # 14336 tiles
+    assert long_walk == replace(op_module._fp8_config(big, promote=True), cluster_n=2, dynamic=True)
+    assert op_module.pick_fp8_config(4096, 28672, 4096, 1, 132) == op_module._fp8_config(big, promote=True)
+    assert op_module.pick_fp8_config(4096, 28672, 4096, 3, 132).dynamic  # a batch of 3: 21504 tiles
+    assert not op_module.pick_fp8_config(8192, 28672, 4096, 1, 132, promote=False).dynamic
 
 
 # ----------------------------------------------------------------------------------------- GPU
