@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Thirty-first session (issue 8): why e4m3 at N = 57344 runs 0.78-0.88x torch._scaled_mm when 8192^3 runs ~1.0x.
-# Usage: bash benchmarks/device_session31.sh [ncu_wide|wide|dyn|dyn_fp8|dyn_bf16|ncu_dyn|dyn_cl|dyn_more|wide_pick|fp8_sweep|sm90_tests ...]
+# Usage: bash benchmarks/device_session31.sh [ncu_wide|wide|dyn|dyn_fp8|dyn_bf16|ncu_dyn|dyn_cl|dyn_more|wide_pick|fp8_sweep|sm90_tests|fp8_192|one_wave ...]
 # ncu_wide: Nsight Compute (speed of light, memory workload: DRAM bytes, L2 hit rate) at e4m3 8192x57344x8192 for
 # _scaled_mm, tc.gemm's pick and the lagged 128x128 tile in a 1x2 cluster and at raster 16, then 8192^3 for contrast;
 # wide: the same tiles timed (probe_fp8.py) at the wide shapes. SHAPES, CONFIGS, ROUNDS override the defaults.
@@ -80,5 +80,13 @@ for part in ${*:-ncu_wide wide}; do
   sm90_tests)
     echo "== the Hopper GEMM's GPU tests and the launch plans"
     gpu_tests sm90_tests "${TESTS_S:-400}" tests/sm90 tests/gemm/test_plans_gpu.py ;;
+  fp8_192)
+    echo "== e4m3: tc.gemm's pick against 128x192 (promoted, not lagged: 96 sums) where it makes one wave"
+    FP8_S=${FP8_S:-200} fp8_probe fp8_192 "256x10240x8192,128x10240x8192,256x6144x4096,128x4096x14336,1024x10240x8192" \
+      "S(128, 192, 128, stages=4, promote=True)" ;;
+  one_wave)
+    echo "== e4m3: tc.gemm's pick (128x192 where it makes one wave) against the pick without that rule (x _scaled_mm)"
+    fp8_pick_probe one_wave "op._fp8_one_wave = lambda cfg, *shape: cfg" \
+      "${SHAPES:-256x10240x8192 256x10240x4096 256x10240x16384 384x8192x4096 384x6144x16384 512x6144x4096 512x6144x16384}" ;;
   esac
 done

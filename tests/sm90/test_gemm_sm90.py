@@ -247,6 +247,11 @@ def test_heuristic():
     assert op_module.pick_fp8_config(4096, 28672, 4096, 1, 132) == op_module._fp8_config(big, promote=True)
     assert op_module.pick_fp8_config(4096, 28672, 4096, 3, 132).dynamic  # a batch of 3: 21504 tiles
     assert not op_module.pick_fp8_config(8192, 28672, 4096, 1, 132, promote=False).dynamic
+    # 128x192 where it takes the shape in one wave and 128x128 does not (256x10240: 108 tiles against 160)
+    assert op_module.pick_fp8_config(256, 10240, 8192, 1, 132) == Sm90Config(128, 192, 128, stages=4, promote=True)
+    assert op_module.pick_fp8_config(256, 6144, 4096, 1, 132).blk_n != 192          # 96 tiles of 128x128: one wave
+    assert op_module.pick_fp8_config(1024, 10240, 8192, 1, 132).blk_n != 192
+    assert op_module.pick_fp8_config(256, 10240, 8192, 1, 132, promote=False).blk_n != 192
 
 
 # ----------------------------------------------------------------------------------------- GPU

@@ -255,11 +255,27 @@ def _fp8_long_walk(cfg: Sm90Config, M: int, N: int, L: int, sms: int) -> Sm90Con
     return replace(cfg, cluster_n=2, dynamic=True) if tiles >= _QUEUE_WAVES * sms else cfg
 
 
+def _fp8_one_wave(cfg: Sm90Config, M: int, N: int, L: int, sms: int) -> Sm90Config:
+    """The promoted fp8 128x128 tile where it needs more than one wave and 128x192 tiles (96 sums per thread:
+    not lagged, 4 stages) fit in one: 128x192. The estimate's tiles are the 16-bit table's, and _fp8_config narrows
+    128x256 to 128x128 after it, so the estimate never weighs the narrowed tile's count. e4m3 256x10240x8192 (160
+    tiles of 128x128, 108 of 128x192): 42.2 against 47.2 µs, 1.00x _scaled_mm against 0.90x; at seven such shapes
+    (M 256-512) 1.09-1.21x faster than the 128x128 pick (H100)."""
+    if not (cfg.promote and cfg.blk_m == cfg.blk_n == 128 and cfg.splits == 1 and not cfg.stream_k
+            and cfg.cluster == 1):
+        return cfg
+    m_tiles = -(-M // 128) * L
+    if m_tiles * -(-N // 128) > sms >= m_tiles * -(-N // 192):
+        return Sm90Config(128, 192, 128, stages=4, raster=cfg.raster, promote=True)
+    return cfg
+
+
 def pick_fp8_config(M: int, N: int, K: int, L: int, sms: int, promote: bool = True) -> Sm90Config:
     """tc.gemm's configuration for an fp8 shape: the estimate's pick at fp8's rates, in its fp8 form
-    (``_fp8_config``), promoted unless fast accumulation is asked for, and over long walks from the queue."""
+    (``_fp8_config``), promoted unless fast accumulation is asked for; 128x192 where that makes one wave of
+    tiles, and over long walks from the queue."""
     cfg = _fp8_config(pick_sm90_config(M, N, K, L, sms, 1), promote=promote)
-    return _fp8_long_walk(cfg, M, N, L, sms)
+    return _fp8_long_walk(_fp8_one_wave(cfg, M, N, L, sms), M, N, L, sms)
 
 
 def _tf32_config(cfg: Sm90Config) -> Sm90Config:
