@@ -241,6 +241,13 @@ def _fp8_config(cfg: Sm90Config, promote: bool = False) -> Sm90Config:
 _QUEUE_WAVES = 80
 
 
+def _whole_promoted_128(cfg: Sm90Config) -> bool:
+    """Whether cfg is the promoted fp8 128x128 tile over whole tiles in single CTAs (what _fp8_config makes of the
+    big table entries), the tile the one-wave and long-walk rules replace."""
+    return (cfg.promote and cfg.blk_m == cfg.blk_n == 128 and cfg.splits == 1 and not cfg.stream_k
+            and cfg.cluster == 1)
+
+
 def _fp8_long_walk(cfg: Sm90Config, M: int, N: int, L: int, sms: int) -> Sm90Config:
     """The promoted fp8 128x128 tile over a walk of at least _QUEUE_WAVES tiles per SM: from the tile queue
     (``Sm90Config.dynamic``) in 1x2 clusters. Each CTA taking every grid-th tile, the CTAs drift apart over such
@@ -248,8 +255,7 @@ def _fp8_long_walk(cfg: Sm90Config, M: int, N: int, L: int, sms: int) -> Sm90Con
     GB from DRAM, _scaled_mm 3.5 (H100, Nsight Compute). From the queue in 1x2 clusters (A multicast) it read
     4.1 GB and ran 1.08x faster, as at 4096x57344x8192 and 8192x28672x4096 (14336 tiles, 109 per SM); at 39-54
     tiles per SM it ran 0.95-1.01x, and at 31 and fewer slower (8192^3 0.92x, 4096^3 0.89x)."""
-    if not (cfg.promote and cfg.blk_m == cfg.blk_n == 128 and cfg.splits == 1 and not cfg.stream_k
-            and cfg.cluster == 1):
+    if not _whole_promoted_128(cfg):
         return cfg
     tiles = -(-M // 128) * -(-N // 128) * L
     return replace(cfg, cluster_n=2, dynamic=True) if tiles >= _QUEUE_WAVES * sms else cfg
@@ -261,8 +267,7 @@ def _fp8_one_wave(cfg: Sm90Config, M: int, N: int, L: int, sms: int) -> Sm90Conf
     128x256 to 128x128 after it, so the estimate never weighs the narrowed tile's count. e4m3 256x10240x8192 (160
     tiles of 128x128, 108 of 128x192): 42.2 against 47.2 µs, 1.00x _scaled_mm against 0.90x; at seven such shapes
     (M 256-512) 1.09-1.21x faster than the 128x128 pick (H100)."""
-    if not (cfg.promote and cfg.blk_m == cfg.blk_n == 128 and cfg.splits == 1 and not cfg.stream_k
-            and cfg.cluster == 1):
+    if not _whole_promoted_128(cfg):
         return cfg
     m_tiles = -(-M // 128) * L
     if m_tiles * -(-N // 128) > sms >= m_tiles * -(-N // 192):
