@@ -222,9 +222,8 @@ class Barriers:
         eng = slots.engine
         if not (isinstance(eng, PointerEngine) and eng.space == "smem" and eng.dtype.bits == 32):
             raise TraceError(f"put needs 32-bit shared-memory slots, got {slots!r}")
-        where = make("raw", (eng.address(_add(slots.offset, slots.layout(i))),), "void*")
-        current().emit(f"tc::queue_put_cluster({_u32(make('call', ('tc::smem_u32', where), 'unsigned'))}, "
-                       f"{_u32(self.addr(i))}, {render(value, 'int')}, {_u32(cta)});")
+        slot = f"tc::smem_u32({eng.address(_add(slots.offset, slots.layout(i)))})"
+        current().emit(f"tc::queue_put_cluster({slot}, {_u32(self.addr(i))}, {render(value, 'int')}, {_u32(cta)});")
 
 
 def mbarriers(n: int) -> Barriers:
