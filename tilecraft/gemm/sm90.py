@@ -428,7 +428,8 @@ class _Schedule:
         handed = dsl.declare(0, "handed", const=False)                    # units through the slots so far
         ticket = dsl.declare(0, "ticket", const=False) if producer else None
         claimer = dsl.eq(self.rank, 0) if CL > 1 else None               # None: this producer claims
-        reader = dsl.ne(self.rank, 0) if producer and CL > 1 else None    # None: this thread reads (a consumer)
+        reads = not producer or CL > 1                                    # some threads here read a slot:
+        reader = dsl.ne(self.rank, 0) if producer and CL > 1 else None    # which (None: all, the consumers)
         for _ in dsl.range(self.num_units + 1):                           # at most: the loop ends at the sentinel
             slot, phase = handed % 2, handed // 2 % 2
             if producer:
@@ -437,15 +438,16 @@ class _Schedule:
                     if CL == 1:
                         self.slots[slot] = unit
                         self.slot_full.arrive(slot)
-                    for r in range(CL if CL > 1 else 0):
-                        self.slot_full.put(slot, self.slots, unit, r)
-            if not producer or CL > 1:                                    # a reader: its slot, written by a claimer
+                    else:
+                        for r in range(CL):
+                            self.slot_full.put(slot, self.slots, unit, r)
+            if reads:                                                     # a reader: its slot, written by a claimer
                 with _when(reader):
                     self.slot_full.wait(slot, phase, cluster=CL > 1)
                     dsl.assign(unit, self.slots(slot))
             with dsl.if_(unit >= self.num_units):
                 dsl.break_()
-            if not producer or CL > 1:
+            if reads:
                 with _when(reader):
                     self.slot_empty.arrive(slot, cta=0 if CL > 1 else None)   # read: free the slot
             dsl.assign(handed, handed + 1)                                # (slot and phase read the old value)
