@@ -357,9 +357,7 @@ def test_dynamic_schedule_leaves_its_queue_at_zero(monkeypatch):
     if not _hopper():
         pytest.skip("needs sm_90")
     torch.manual_seed(2)
-    plans, real = [], sm90.Launch
-    clear_plans()
-    monkeypatch.setattr(sm90, "Launch", lambda *a, **k: (plans.append(real(*a, **k)), plans[-1])[1])
+    plans = _watch_launches(monkeypatch, None)
     for cfg in (Sm90Config(128, 128, 64, 6, dynamic=True), Sm90Config(cluster_m=2, dynamic=True)):
         op = GemmOp("float16", None, cfg)
         for M, N, K in [(2048, 2048, 512), (256, 512, 128), (128, 128, 64), (2048, 2048, 512), (1000, 3072, 200)] * 2:
@@ -400,14 +398,23 @@ def test_sm90_gemm_matches_float64(case):
     assert err < (1e-4 if out == "float32" else 2e-3 if elem == "float16" else 1.5e-2), err
 
 
-def _watch_launches(monkeypatch, arg: int = 7) -> list:
-    """The list that collects argument `arg` (7: the configuration, 8: the element type) of every sm90.Launch
-    that tc.gemm prepares from now on; earlier plans are forgotten, since calls of a known signature skip
-    preparing their Launch."""
+def _watch_launches(monkeypatch, arg: int | None = 7) -> list:
+    """The list that collects argument `arg` (7: the configuration, 8: the element type; None: the Launch itself)
+    of every sm90.Launch that tc.gemm prepares from now on; earlier plans are forgotten, since calls of a known
+    signature skip preparing their Launch."""
     seen = []
     real = sm90.Launch
+
+    def watched(*a, **k):
+        if arg is not None:
+            seen.append(a[arg])
+        launch = real(*a, **k)
+        if arg is None:
+            seen.append(launch)
+        return launch
+
     clear_plans()
-    monkeypatch.setattr(sm90, "Launch", lambda *a, **k: (seen.append(a[arg]), real(*a, **k))[1])
+    monkeypatch.setattr(sm90, "Launch", watched)
     return seen
 
 
