@@ -165,12 +165,17 @@ def test_validate_names_the_broken_rule():
 
 def test_heuristic():
     big, mid, small, tiny, wide, wide_small = SM90_TABLE.values()
-    mid1 = replace(mid, cluster_m=1)
+    mid1, big1 = replace(mid, cluster_m=1), replace(big, cluster_m=1)
     assert pick_sm90_config(8192, 8192, 8192, 1, 132) == big
-    # the unclustered 128x128 tile where each CTA computes a few tiles (1.5 to 8 rounds), N <= 10240,
-    # K <= 16384 (sixteenth session: 1024x6144x4096 1.007x cuBLAS against 0.970x in a 2x1 cluster)
-    assert pick_sm90_config(4096, 4096, 4096, 1, 132) == mid1
-    assert pick_sm90_config(1024, 4096, 14336, 1, 132) == mid1
+    # unclustered tiles where each CTA computes a few tiles (1.5 to 8 rounds of 128x128), N <= 10240, K <= 16384
+    # (sixteenth session: 1024x6144x4096 1.007x cuBLAS against 0.970x in a 2x1 cluster); 128x256 where its rounds
+    # come to the same work as 128x128's (thirty-second session: 4096^3 0.998x against 0.966x, 1024x4096x14336
+    # 1.006x against 0.959x), 128x128 where they come to less (1024x10240x8192: 5 rounds of 640 tiles, not 3 of
+    # 320 128x256 tiles; 0.976x against 0.806x)
+    assert pick_sm90_config(4096, 4096, 4096, 1, 132) == big1
+    assert pick_sm90_config(1024, 4096, 14336, 1, 132) == big1
+    assert pick_sm90_config(1024, 8192, 8192, 1, 132) == big1
+    assert pick_sm90_config(1024, 10240, 8192, 1, 132) == mid1
     assert pick_sm90_config(4096, 57344, 8192, 1, 132) == big       # 109 rounds: 0.86x for the 128x128 tile
     assert pick_sm90_config(1024, 8192, 28672, 1, 132) == big       # long K
     assert pick_sm90_config(1024, 28672, 4096, 1, 132) == big       # 14 rounds
@@ -179,7 +184,8 @@ def test_heuristic():
     # whole rounds of tiles decide (H100 probe, seventh session): 128x128 in 7 rounds of 896 tiles beat 128x256 in
     # 4 rounds of 448 (0.99x against 0.84x cuBLAS); 1024x6144: 3 rounds of 128x128 against 2 of 128x256 (0.98x/0.78x
     # at K = 4096)
-    assert pick_sm90_config(256, 57344, 8192, 1, 132) == mid
+    assert pick_sm90_config(256, 57344, 8192, 1, 132) == mid1        # two m-tiles: no cluster (1.097x against 1.079x)
+    assert pick_sm90_config(256, 28672, 4096, 1, 132) == big1        # (1.023x against 1.008x)
     assert pick_sm90_config(1024, 6144, 28672, 1, 132) == wide     # 2 rounds of 128x192, not 3 of 128x128
     assert pick_sm90_config(128, 6144, 4096, 1, 132) == small       # one round of 64x128 (1.01x; 64x64: 0.81x)
     # 16 tiles, long K: split-K, unclustered

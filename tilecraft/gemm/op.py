@@ -182,18 +182,27 @@ def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int, elem_bytes: int =
     small_tiles = math.ceil(M / small.blk_m) * math.ceil(N / small.blk_n) * L
     candidates += [replace(small, splits=S) for S in (2, 4, 8, 16) if S <= min(sms // small_tiles, k_tiles // 4)]
     if elem_bytes == 2 and _mid_unclustered_wins(mid, M, N, K, L, sms):
-        return fastest([replace(mid, cluster_m=1)] + wide_tiles[:1])
+        return fastest([replace(big, cluster_m=1), replace(mid, cluster_m=1)] + wide_tiles[:1])
     return fastest(candidates)
 
 
 def _mid_unclustered_wins(mid: Sm90Config, M: int, N: int, K: int, L: int, sms: int) -> bool:
-    """Where the 128x128 tile without a cluster measured faster than the estimate's pick (sixteenth
-    session, bf16, probe_llm.py --rounds 5, every contender timed in turn, H100): 1.5 to 8 rounds of its
-    tiles, N <= 10240 and K <= 16384, where each CTA computes a few tiles. There the 2x1 cluster's coupled
-    CTAs cost more than the multicast saves: 1024x6144x4096 1.007x cuBLAS against 0.970x in a cluster,
-    2048^3 1.003x against 0.872x, 512x8192x4096 0.988x against 0.948x for 128x256. At more rounds, wider
-    N or longer K the bigger clustered tiles' smaller operand traffic wins (4096x57344x8192: 0.86x
-    against 1.01x for 128x256 in 2x1 clusters). The pingpong form of the tile ran within 1.5% of it."""
+    """Where the tiles without a cluster measured faster than the estimate's pick (sixteenth session, bf16,
+    probe_llm.py --rounds 5, every contender timed in turn, H100): 1.5 to 8 rounds of 128x128 tiles,
+    N <= 10240 and K <= 16384, where each CTA computes a few tiles. There the 2x1 cluster's coupled CTAs
+    cost more than the multicast saves: 1024x6144x4096 1.007x cuBLAS against 0.970x in a cluster, 2048^3
+    1.003x against 0.872x, 512x8192x4096 0.988x against 0.948x for 128x256. At more rounds, wider N or
+    longer K the bigger clustered tiles' smaller operand traffic wins (4096x57344x8192: 0.86x against 1.01x
+    for 128x256 in 2x1 clusters). The pingpong form of the tile ran within 1.5% of it.
+
+    The estimate then chooses among the unclustered 128x256, 128x128 and 128x192 tiles. Where their rounds
+    come to the same work, 128x256 runs the same cycles on half the operand traffic of 128x128 (Nsight
+    Compute at bf16 1024x8192x8192: 282.5K against 282.6K cycles, 0.97 against 1.49 GB through L2) and so
+    a higher clock wherever power holds it down. Thirty-second session, 5 rounds in turn, x cuBLAS, 128x256
+    against the pick before: 1024x8192x8192 1.020 / 0.971, 1024x4096x14336 1.006 / 0.959, 4096^3 0.998 /
+    0.966, 2048x4096x4096 1.006 / 0.970, 1536x8192x4096 0.997 / 0.973 (128x192); faster at 13 of 15
+    shapes, slower at 2048^3 (0.998 / 1.015: one tile per CTA, K = 2048) and 1024x8192x2048 (0.997 /
+    1.000)."""
     units = math.ceil(M / mid.blk_m) * math.ceil(N / mid.blk_n) * L
     return 1.5 * sms <= units <= 8 * sms and N <= 10240 and K <= 16384
 
@@ -314,9 +323,13 @@ def _transposed_copy(x: Any) -> Any:
 
 def _unclustered_if_few_m_tiles(cfg: Sm90Config, M: int) -> Sm90Config:
     """A cluster pairs m-tiles: with one m-tile, or a few and an odd count, the pair's second CTA would
-    idle on a tile past M, so those shapes run without clusters."""
+    idle on a tile past M, so those shapes run without clusters. Two m-tiles run without one too: the two
+    CTAs that read each n-tile of B read it at about the same time, so L2 serves the second, and the
+    cluster only couples them (thirty-second session, bf16, H100, 5 rounds in turn, x cuBLAS, without /
+    in a 2x1 cluster: 256x8192x8192 1.007 / 0.972, 256x57344x8192 1.097 / 1.079, 256x28672x4096 1.023 /
+    1.008 for 128x256; 256x8192x28672 0.974 / 0.987, and 1.001 / 0.985 in another run)."""
     tiles_m = math.ceil(M / cfg.blk_m)
-    if cfg.cluster_m > 1 and (tiles_m < 2 or (tiles_m % 2 and tiles_m < 8)):
+    if cfg.cluster_m > 1 and (tiles_m <= 2 or (tiles_m % 2 and tiles_m < 8)):
         return replace(cfg, cluster_m=1)
     return cfg
 
