@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Thirty-second session (issue 8): what a 2-CTA cluster costs the bf16 Hopper GEMM where it should save L2 traffic.
-# Usage: bash benchmarks/device_session32.sh [ncu_cl|unclustered|mid|two_m|sweep|tests ...]
+# Usage: bash benchmarks/device_session32.sh [ncu_cl|unclustered|mid|two_m|one_m|sweep|tests ...]
 # ncu_cl: Nsight Compute at bf16 SHAPES (4096^3 and 1024x8192x8192) for cuBLAS and the 128x128 / 128x256 tiles
 # without a cluster, in 2x1 and in 1x2 (CONFIGS overrides): time, clock, tensor pipes, DRAM and L2 bytes, stalls;
 # unclustered: those tiles timed against the pick and cuBLAS at the bf16 sweep's losing shapes; mid: the
 # unclustered 128x256 / 128x128 / 128x192 tiles where each CTA computes a few tiles (5 rounds); two_m: the
-# clustered picks at M = 256 against the same tiles without a cluster; sweep: issue 8's bf16 sweep (tc.gemm's
+# clustered picks at M = 256 against the same tiles without a cluster; one_m: at M = 128, the pick against
+# stream-K and other tiles; sweep: issue 8's bf16 sweep (tc.gemm's
 # picks, 3 rounds); tests: the Hopper GEMM's GPU tests and the launch plans.
 source "$(dirname "$0")/device_env.sh"
 CL_CFGS="S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2);S(128, 128, 64, 6, cluster_n=2);S(128, 256, 64, 4);S(128, 256, 64, 4, cluster_m=2)"
@@ -36,6 +37,10 @@ for part in ${*:-ncu_cl}; do
     echo "== bf16 at two m-tiles (M = 256): the clustered picks against the same tiles without a cluster (x cuBLAS)"
     ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-300} llm_probe two_m "256x8192x8192,256x57344x8192,256x8192x28672,256x28672x4096" \
       "S(128, 128, 64, 6);S(128, 256, 64, 4)" ;;
+  one_m)
+    echo "== bf16 at one m-tile (M = 128, streaming B): the pick against stream-K, 64x256 and 128x128 (x cuBLAS)"
+    ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-300} llm_probe one_m "128x57344x8192,128x28672x4096,128x10240x8192,128x4096x4096" \
+      "S(128, 256, 64, 4, stream_k=1);S(128, 256, 64, 4, stream_k=2);S(64, 256, 64, 5, consumers=1);S(128, 128, 64, 6)" ;;
   sweep)
     SWEEP_S=${SWEEP_S:-480} bash "$(dirname "$0")/device_session21.sh" sweep ;;
   tests)
