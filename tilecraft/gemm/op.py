@@ -196,13 +196,13 @@ def _mid_unclustered_wins(mid: Sm90Config, M: int, N: int, K: int, L: int, sms: 
     for 128x256 in 2x1 clusters). The pingpong form of the tile ran within 1.5% of it.
 
     The estimate then chooses among the unclustered 128x256, 128x128 and 128x192 tiles. Where their rounds
-    come to the same work, 128x256 runs the same cycles on half the operand traffic of 128x128 (Nsight
-    Compute at bf16 1024x8192x8192: 282.5K against 282.6K cycles, 0.97 against 1.49 GB through L2) and so
-    a higher clock wherever power holds it down. Thirty-second session, 5 rounds in turn, x cuBLAS, 128x256
-    against the pick before: 1024x8192x8192 1.020 / 0.971, 1024x4096x14336 1.006 / 0.959, 4096^3 0.998 /
-    0.966, 2048x4096x4096 1.006 / 0.970, 1536x8192x4096 0.997 / 0.973 (128x192); faster at 13 of 15
-    shapes, slower at 2048^3 (0.998 / 1.015: one tile per CTA, K = 2048) and 1024x8192x2048 (0.997 /
-    1.000)."""
+    come to the same work, 128x256 runs the same cycles on two thirds of 128x128's L2 traffic and half its
+    instructions (Nsight Compute at bf16 1024x8192x8192: 282.5K against 282.6K cycles, 0.97 against 1.49 GB
+    through L2), and so at a higher clock wherever power holds the clock down. Thirty-second session, 5
+    rounds in turn, x cuBLAS, 128x256 against the pick before: 1024x8192x8192 1.020 / 0.971,
+    1024x4096x14336 1.006 / 0.959, 4096^3 0.998 / 0.966, 2048x4096x4096 1.006 / 0.970, 1536x8192x4096
+    0.997 / 0.973 (128x192); faster at 13 of 15 shapes, slower at 2048^3 (0.998 / 1.015: one tile per CTA,
+    K = 2048) and 1024x8192x2048 (0.997 / 1.000)."""
     units = math.ceil(M / mid.blk_m) * math.ceil(N / mid.blk_n) * L
     return 1.5 * sms <= units <= 8 * sms and N <= 10240 and K <= 16384
 
