@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Thirty-second session (issue 8): what a 2-CTA cluster costs the bf16 Hopper GEMM where it should save L2 traffic.
-# Usage: bash benchmarks/device_session32.sh [ncu_cl|unclustered|mid|two_m|one_m|sweep|tests ...]
-# ncu_cl: Nsight Compute at bf16 SHAPES (4096^3 and 1024x8192x8192) for cuBLAS and the 128x128 / 128x256 tiles
-# without a cluster, in 2x1 and in 1x2 (CONFIGS overrides): time, clock, tensor pipes, DRAM and L2 bytes, stalls;
-# unclustered: those tiles timed against the pick and cuBLAS at the bf16 sweep's losing shapes; mid: the
-# unclustered 128x256 / 128x128 / 128x192 tiles where each CTA computes a few tiles (5 rounds); two_m: the
-# clustered picks at M = 256 against the same tiles without a cluster; one_m: at M = 128, the pick against
-# stream-K and other tiles; sweep: issue 8's bf16 sweep (tc.gemm's
-# picks, 3 rounds); tests: the Hopper GEMM's GPU tests and the launch plans.
+# Usage: bash benchmarks/device_session32.sh [ncu_cl|unclustered|mid|two_m|one_m|sweep_ab|one_round|sweep|tests ...]
+# - ncu_cl: Nsight Compute at bf16 SHAPES (4096^3 and 1024x8192x8192) for cuBLAS and the 128x128 / 128x256 tiles
+#   without a cluster, in 2x1 and in 1x2 (CONFIGS overrides): time, clock, tensor pipes, DRAM and L2 bytes, stalls;
+# - unclustered: those tiles timed against the pick and cuBLAS at the bf16 sweep's losing shapes;
+# - mid: unclustered 128x256 / 128x128 / 128x192 where each CTA computes a few tiles (5 rounds);
+# - two_m: the clustered picks at M = 256 against the same tiles without a cluster;
+# - one_m: at M = 128 (streaming B), the pick against stream-K, 64x256 and 128x128;
+# - sweep_ab: the 40 LLM shapes, the picks against 9aa1d2d's (benchmarks/picks/) where they differ;
+# - one_round: where 128x128 in 2x1 clusters is still picked (one round of tiles), the tile without a cluster;
+# - sweep: issue 8's bf16 sweep (tc.gemm's picks, 3 rounds); tests: the Hopper GEMM's GPU tests and the launch plans.
 source "$(dirname "$0")/device_env.sh"
 CL_CFGS="S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2);S(128, 128, 64, 6, cluster_n=2);S(128, 256, 64, 4);S(128, 256, 64, 4, cluster_m=2)"
 NCU_METRICS="gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_elapsed.max,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,lts__t_sector_hit_rate.pct,lts__t_bytes.sum,smsp__inst_executed.sum"
@@ -41,6 +43,14 @@ for part in ${*:-ncu_cl}; do
     echo "== bf16 at one m-tile (M = 128, streaming B): the pick against stream-K, 64x256 and 128x128 (x cuBLAS)"
     ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-300} llm_probe one_m "128x57344x8192,128x28672x4096,128x10240x8192,128x4096x4096" \
       "S(128, 256, 64, 4, stream_k=1);S(128, 256, 64, 4, stream_k=2);S(64, 256, 64, 5, consumers=1);S(128, 128, 64, 6)" ;;
+  sweep_ab)
+    echo "== the 40 LLM shapes: tc.gemm's picks against 9aa1d2d's (before this session) where they differ (x cuBLAS)"
+    timeout "${SWEEP_S:-480}" python3 benchmarks/probe_llm.py --gpu-only --reps 20 --rounds "${ROUNDS:-3}" --picks \
+      --baseline "${BASELINE:-benchmarks/picks/bf16_9aa1d2d.json}" 2>&1 | tee -a "$OUT/sweep_ab.md" ;;
+  one_round)
+    echo "== bf16, 128x128 picked in 2x1 clusters at one round of tiles: the same tile without a cluster (x cuBLAS)"
+    ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-300} llm_probe one_round \
+      "512x4096x4096,1024x2048x4096,2048x1024x4096,1536x1024x8192,512x28672x4096,512x4096x14336" "S(128, 128, 64, 6)" ;;
   sweep)
     SWEEP_S=${SWEEP_S:-480} bash "$(dirname "$0")/device_session21.sh" sweep ;;
   tests)

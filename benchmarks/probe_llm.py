@@ -7,7 +7,8 @@ few (M, N, K), in one process, float64-checked first, weights rotated past L2.
 Each call is timed with CUDA events (tilecraft.bench's Timer, operands rotated call by call) and no GPU sleep
 covers the host's enqueue time, so a slow host path shows here as it does to a caller in a loop (sixth session:
 every tilecraft call was host-bound); ``--gpu-only`` times the GPU alone; ``--picks`` compares, at issue 8's 40 LLM
-shapes, the heuristic's pick with the tile-count rule's where they differ; ``--streamk`` compares, at the 40 shapes (or ``--shapes``), the
+shapes, the heuristic's pick with the tile-count rule's where they differ (with ``--baseline FILE``, with another
+commit's picks written by ``benchmarks/picks_json.py``); ``--streamk`` compares, at the 40 shapes (or ``--shapes``), the
 pick with every SM90_TABLE tile with and without stream-K; ``--pingpong`` compares, at the 40 shapes (or ``--shapes``), the
 pick with the pingpong tilings (PINGPONG: the consumers take whole tiles in turn); ``--sustain SECONDS`` then runs each
 contender back to back for that long (the SM clock and power it sustains, joules per TFLOP). Candidates: tc.gemm's automatic pick, and the configurations in
@@ -17,6 +18,7 @@ TFLOP/s, x cuBLAS, relative error.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -59,6 +61,8 @@ def main() -> int:
     p.add_argument("--picks", action="store_true", help="issue 8's 40 LLM shapes, the heuristic against the "
                    "tile-count rule it replaced (_pick_sm90_by_tiles) instead of CANDIDATES")
     p.add_argument("--streamk", action="store_true", help="every SM90_TABLE tile without and with stream-K (modes 1 and 2)")
+    p.add_argument("--baseline", help="with --picks: a JSON file of another commit's picks ({'MxNxK': 'S(...)'}, "
+                   "benchmarks/picks_json.py), timed beside the pick where they differ, instead of the tile-count rule")
     p.add_argument("--rounds", type=int, default=1, help="time the contenders in turn this many times (medians)")
     p.add_argument("--pingpong", action="store_true", help="the pick against the pingpong tilings (PINGPONG)")
     p.add_argument("--configs", help="';'-separated Sm90Config expressions (S = Sm90Config), e.g. "
@@ -71,6 +75,7 @@ def main() -> int:
     a = p.parse_args()
     if a.picks or ((a.streamk or a.pingpong) and "--shapes" not in sys.argv):          # issue 8's 40 LLM shapes
         a.shapes = ",".join(f"{m}x{n}x{k}" for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK)
+    baseline = json.loads(Path(a.baseline).read_text()) if a.baseline else {}
     timer = Timer(gpu_sleep=a.gpu_only, warmup_ms=5.0, reps=a.reps)     # without --gpu-only the host's time shows
     dt = getattr(torch, a.dtype)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -97,6 +102,9 @@ def main() -> int:
                                                           (eval(e, {"S": S}) for e in a.configs.split(";"))]
         elif a.pingpong:
             contenders = [("auto " + auto.name, auto)] + [(c.name, c) for c in PINGPONG]
+        elif a.picks and a.baseline:
+            base = eval(baseline[shape], {"S": S})
+            contenders = [("auto " + auto.name, auto)] + ([("base " + base.name, base)] if base != auto else [])
         elif a.picks:
             rule = _pick_sm90_by_tiles(M, N, K, 1, sms)
             contenders = [("auto " + auto.name, auto)] + ([("tiles " + rule.name, rule)] if rule != auto else [])
