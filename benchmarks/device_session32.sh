@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Thirty-second session (issue 8): what a 2-CTA cluster costs the bf16 Hopper GEMM where it should save L2 traffic.
-# Usage: bash benchmarks/device_session32.sh [ncu_cl|unclustered|mid|two_m|one_m|sweep_ab|one_round|sweep|tests ...]
+# Usage: bash benchmarks/device_session32.sh [ncu_cl|unclustered|mid|two_m|one_m|sweep_ab|one_round|cluster_probe|sweep|tests ...]
 # - ncu_cl: Nsight Compute at bf16 SHAPES (4096^3 and 1024x8192x8192) for cuBLAS and the 128x128 / 128x256 tiles
 #   without a cluster, in 2x1 and in 1x2 (CONFIGS overrides): time, clock, tensor pipes, DRAM and L2 bytes, stalls;
 # - unclustered: those tiles timed against the pick and cuBLAS at the bf16 sweep's losing shapes;
@@ -9,6 +9,8 @@
 # - one_m: at M = 128 (streaming B), the pick against stream-K, 64x256 and 128x128;
 # - sweep_ab: the 40 LLM shapes, the picks against 9aa1d2d's (benchmarks/picks/) where they differ;
 # - one_round: where 128x128 in 2x1 clusters is still picked (one round of tiles), the tile without a cluster;
+# - cluster_probe (after `git apply benchmarks/patches/cluster_share_probe.diff`): ncu and timed, the cluster
+#   launch alone, its coupled stages without multicast, and both (main's kernel);
 # - sweep: issue 8's bf16 sweep (tc.gemm's picks, 3 rounds); tests: the Hopper GEMM's GPU tests and the launch plans.
 source "$(dirname "$0")/device_env.sh"
 CL_CFGS="S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2);S(128, 128, 64, 6, cluster_n=2);S(128, 256, 64, 4);S(128, 256, 64, 4, cluster_m=2)"
@@ -51,6 +53,12 @@ for part in ${*:-ncu_cl}; do
     echo "== bf16, 128x128 picked in 2x1 clusters at one round of tiles: the same tile without a cluster (x cuBLAS)"
     ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-300} llm_probe one_round \
       "512x4096x4096,1024x2048x4096,2048x1024x4096,1536x1024x8192,512x28672x4096,512x4096x14336" "S(128, 128, 64, 6)" ;;
+  cluster_probe)
+    echo "== (cluster_share_probe.diff) ncu: where the 2x1 cluster's cycles go: a cluster launch only (share=0), stages"
+    echo "   coupled without multicast (share=1), multicast and coupled (share=2, main's kernel)"
+    PROBE_CFGS="S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2, share=0);S(128, 128, 64, 6, cluster_m=2, share=1);S(128, 128, 64, 6, cluster_m=2);S(128, 256, 64, 4);S(128, 256, 64, 4, cluster_m=2, share=0);S(128, 256, 64, 4, cluster_m=2, share=1);S(128, 256, 64, 4, cluster_m=2)"
+    CONFIGS="$PROBE_CFGS" WHICH=cfg0,cfg1,cfg2,cfg3,cfg4,cfg5,cfg6,cfg7 bash "$0" ncu_cl
+    ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-300} llm_probe cluster_probe "4096x4096x4096,1024x8192x8192,8192x8192x8192" "$PROBE_CFGS" ;;
   sweep)
     SWEEP_S=${SWEEP_S:-480} bash "$(dirname "$0")/device_session21.sh" sweep ;;
   tests)
