@@ -73,6 +73,8 @@ def main() -> int:
     p.add_argument("--sustain", type=float, default=0.0, help="then each contender back to back for this many "
                    "seconds: the SM clock and power it sustains, joules per TFLOP (probe_sgemm.sustained)")
     a = p.parse_args()
+    if a.baseline and not a.picks:
+        p.error("--baseline gives the picks to time beside tc.gemm's at the 40 shapes: it needs --picks")
     if a.picks or ((a.streamk or a.pingpong) and "--shapes" not in sys.argv):          # issue 8's 40 LLM shapes
         a.shapes = ",".join(f"{m}x{n}x{k}" for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK)
     baseline = json.loads(Path(a.baseline).read_text()) if a.baseline else {}
