@@ -58,6 +58,12 @@ for part in ${*:-ncu_cl}; do
     echo "   coupled without multicast (share=1), multicast and coupled (share=2, main's kernel)"
     PROBE_CFGS="S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2, share=0);S(128, 128, 64, 6, cluster_m=2, share=1);S(128, 128, 64, 6, cluster_m=2);S(128, 256, 64, 4);S(128, 256, 64, 4, cluster_m=2, share=0);S(128, 256, 64, 4, cluster_m=2, share=1);S(128, 256, 64, 4, cluster_m=2)"
     CONFIGS="$PROBE_CFGS" WHICH=cfg0,cfg1,cfg2,cfg3,cfg4,cfg5,cfg6,cfg7 bash "$0" ncu_cl
+    echo "-- L2 sectors by source unit (SMs, the other L2 partition, ...) at 4096^3, cuBLAS first"
+    timeout 200 ncu --profile-from-start off --clock-control none \
+      --metrics "gpu__time_duration.sum,lts__t_sectors.sum,regex:^lts__t_sectors_srcunit_[a-z]+\.sum$" \
+      python3 benchmarks/ncu_gemm.py --dtype bfloat16 --n 4096 --configs "$PROBE_CFGS" \
+      --which cublas,cfg0,cfg1,cfg2,cfg3,cfg4,cfg5,cfg6,cfg7 > "$OUT/ncu_l2src.txt" 2>&1
+    grep -E "^cfg|gpu__time|lts__t_sectors|==ERR|==WARN" "$OUT/ncu_l2src.txt" | head -120
     ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-300} llm_probe cluster_probe "4096x4096x4096,1024x8192x8192,8192x8192x8192" "$PROBE_CFGS" ;;
   sweep)
     SWEEP_S=${SWEEP_S:-480} bash "$(dirname "$0")/device_session21.sh" sweep ;;
