@@ -368,23 +368,24 @@ def atomic_add(flags: Tensor, coord: Any, value: Any) -> Any:
     """The calling thread adds value to the global int32 flags(coord) (relaxed, GPU scope) and gets back what it
     held, in a new variable: a work queue's ticket. Nothing waits for the answer until the variable is
     first used."""
-    eng = flags.engine
-    if not isinstance(eng, PointerEngine) or eng.space != "gmem" or eng.dtype.bits != 32:
-        raise TraceError(f"atomic_add needs a global int32 tensor, got {flags!r}")
-    if eng.root is not None:
-        eng.root.written = True
-    addr = eng.address(_add(flags.offset, flags.layout(coord)))
+    addr = _flag_address("atomic_add", flags, coord, writes=True)
     return declare(make("raw", (f"tc::atomic_add_relaxed({addr}, {render(value, 'int')})",), "int"), "ticket")
 
 
 def _flag_op(fn: str, flags: Tensor, coord: Any, value: Any, writes: bool = False) -> None:
     """``tc::fn(&flags(coord), value)`` on a global int32 flag; one that `writes` marks the tensor written."""
+    current().emit(f"tc::{fn}({_flag_address(fn, flags, coord, writes)}, {render(value, 'int')});")
+
+
+def _flag_address(fn: str, flags: Tensor, coord: Any, writes: bool) -> str:
+    """The address of the global int32 flag flags(coord) that `fn` works on (marking the tensor written when
+    it `writes`)."""
     eng = flags.engine
     if not isinstance(eng, PointerEngine) or eng.space != "gmem" or eng.dtype.bits != 32:
         raise TraceError(f"{fn} needs a global int32 tensor, got {flags!r}")
     if writes and eng.root is not None:
         eng.root.written = True
-    current().emit(f"tc::{fn}({eng.address(_add(flags.offset, flags.layout(coord)))}, {render(value, 'int')});")
+    return eng.address(_add(flags.offset, flags.layout(coord)))
 
 
 def _mma_gemm(mma: Any, A: Tensor, B: Tensor, C: Tensor) -> None:
