@@ -54,7 +54,13 @@ SM90_TABLE: dict[str, Sm90Config] = {c.name: c for c in (
     # with three rounds timed in turn (seventeenth session, bf16): 256x28672x4096 1.000x cuBLAS against 0.906x,
     # 4096x10240x8192 1.043x against 0.987x, 8192x4096x14336 1.034x against 0.999x
     Sm90Config(128, 256, 64, stages=4, consumers=2, cluster_m=2),
-    Sm90Config(128, 128, 64, stages=6, consumers=2, cluster_m=2),   # fewer tiles: twice the CTAs' worth
+    # fewer tiles: twice the CTAs' worth. No cluster: a 2x1 cluster launch alone, without multicast or coupled
+    # stages, costs this tile 15% more cycles at bf16 4096^3 (Nsight Compute, thirty-third session, H100: 331K
+    # against 287K) and multicast wins back only a third of it. The unclustered CTAs' simultaneous reads of a
+    # shared k-tile coalesce in L2's request coalescer (28.3M of 67.1M requested sectors), the clustered ones'
+    # far less (12.8M). Timed one round of tiles, x cuBLAS, without / in a 2x1 cluster: 512x4096x4096 1.002 /
+    # 0.945, 1024x2048x4096 0.995 / 0.910, 2048x1024x4096 0.996 / 0.881, 1536x1024x8192 1.243 / 1.093
+    Sm90Config(128, 128, 64, stages=6, consumers=2),
     # few rows (decode-like M = 128..256): one consumer warpgroup on 64-row tiles, a deep pipeline; the
     # SMs fill without split-K (whose fp32 partials cost more than the GEMM at these sizes)
     Sm90Config(64, 128, 64, stages=8, consumers=1),
