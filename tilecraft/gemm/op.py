@@ -58,8 +58,9 @@ SM90_TABLE: dict[str, Sm90Config] = {c.name: c for c in (
     # stages, costs this tile 15% more cycles at bf16 4096^3 (Nsight Compute, thirty-third session, H100: 331K
     # against 287K) and multicast wins back only a third of it. The unclustered CTAs' simultaneous reads of a
     # shared k-tile coalesce in L2's request coalescer (28.3M of 67.1M requested sectors), the clustered ones'
-    # far less (12.8M). Timed one round of tiles, x cuBLAS, without / in a 2x1 cluster: 512x4096x4096 1.002 /
-    # 0.945, 1024x2048x4096 0.995 / 0.910, 2048x1024x4096 0.996 / 0.881, 1536x1024x8192 1.243 / 1.093
+    # less (17.9M in 2x1, 12.8M in 1x2). Timed one round of tiles, x cuBLAS, without / in a 2x1 cluster:
+    # 512x4096x4096 1.002 / 0.945, 1024x2048x4096 0.995 / 0.910, 2048x1024x4096 0.996 / 0.881, 1536x1024x8192
+    # 1.243 / 1.093
     Sm90Config(128, 128, 64, stages=6, consumers=2),
     # few rows (decode-like M = 128..256): one consumer warpgroup on 64-row tiles, a deep pipeline; the
     # SMs fill without split-K (whose fp32 partials cost more than the GEMM at these sizes)
@@ -184,11 +185,11 @@ def pick_sm90_config(M: int, N: int, K: int, L: int, sms: int, elem_bytes: int =
     # 64x128 tile in 2, 4, 8 or 16 splits where its tiles are few (twenty-eighth session, H100, x cuBLAS:
     # 256x512x65536 1.017x in 8 splits against 0.943x for 128x128 in 16, 128x512x65536 1.001x against 0.890x,
     # 256x256x65536 0.964x against 0.886x)
-    candidates += [replace(mid, splits=S, cluster_m=1) for S in range(2, min(sms // mid_tiles, k_tiles // 4, 32) + 1)]
+    candidates += [replace(mid, splits=S) for S in range(2, min(sms // mid_tiles, k_tiles // 4, 32) + 1)]
     small_tiles = math.ceil(M / small.blk_m) * math.ceil(N / small.blk_n) * L
     candidates += [replace(small, splits=S) for S in (2, 4, 8, 16) if S <= min(sms // small_tiles, k_tiles // 4)]
     if elem_bytes == 2 and _mid_unclustered_wins(mid, M, N, K, L, sms):
-        return fastest([replace(big, cluster_m=1), replace(mid, cluster_m=1)] + wide_tiles[:1])
+        return fastest([replace(big, cluster_m=1), mid] + wide_tiles[:1])
     return fastest(candidates)
 
 
@@ -231,7 +232,7 @@ def _pick_sm90_by_tiles(M: int, N: int, K: int, L: int, sms: int) -> Sm90Config:
     splits = min(sms // tiles(mid), k_tiles // 4, 32)
     if splits < 2:
         return _unclustered_if_few_m_tiles(tiny if tiles(tiny) > tiles(mid) else mid, M)
-    return replace(mid, splits=splits, cluster_m=1)
+    return replace(mid, splits=splits)
 
 
 def _fp8_config(cfg: Sm90Config, promote: bool = False) -> Sm90Config:
