@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Thirty-third session (issue 8): why a 2-CTA cluster costs the bf16 Hopper GEMM cycles (L2's request coalescer),
-# and the 128x128 tile without one. Usage: bash benchmarks/device_session33.sh [lrc|raster|big|multi|one_round_256|tests ...]
+# and the 128x128 tile without one. Usage: bash benchmarks/device_session33.sh [lrc|raster|big|multi|one_round_256|launch_only|tests ...]
 # - lrc: Nsight Compute at bf16 4096^3 (SHAPES overrides): the 128x128 tile without a cluster, in raster groups of
 #   16, in 2x1 clusters with and without multicast (cluster launch only needs
 #   `git apply benchmarks/patches/cluster_share_probe.diff`; without it run CONFIGS of main's forms) and 1x2; time,
@@ -11,6 +11,8 @@
 #   4096x28672x4096 (clock, power, J per TFLOP);
 # - multi: where 128x128 in a 2x1 cluster was picked for several rounds of tiles, with and without the cluster;
 # - one_round_256: one round of 128x256 tiles (1024x4096): stream-K, clusters, raster 16, cuBLAS's 256x128 in 1x2;
+# - launch_only (after applying the patch, which has share=-1: a cluster launch whose CTAs walk the tiles as
+#   without one): ncu at 4096^3 and timed at three shapes, against the same tiles without a cluster;
 # - tests: the Hopper GEMM's GPU tests and the launch plans.
 # (device_session32.sh one_round, one_m and sweep_ab ran in this session too.)
 source "$(dirname "$0")/device_env.sh"
@@ -43,6 +45,11 @@ for part in ${*:-lrc}; do
   one_round_256)
     ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-150} llm_probe one_round_256 "1024x4096x4096,1024x4096x14336,1024x8192x2048" \
       "S(128, 256, 64, 4, stream_k=1);S(128, 256, 64, 4, cluster_m=2);S(128, 256, 64, 4, cluster_n=2);S(256, 128, 64, 3, cluster_n=2);S(128, 256, 64, 4, raster=16)" ;;
+  launch_only)
+    CONFIGS="S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2, share=-1);S(128, 128, 64, 6, cluster_m=2, share=0);S(128, 256, 64, 4);S(128, 256, 64, 4, cluster_m=2, share=-1)" \
+      bash "$0" lrc
+    ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-200} llm_probe launch_only "1024x2048x4096,4096x4096x4096,8192x8192x8192" \
+      "S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2, share=-1);S(128, 256, 64, 4);S(128, 256, 64, 4, cluster_m=2, share=-1);S(128, 256, 64, 4, cluster_m=2)" ;;
   tests)
     echo "== the Hopper GEMM's GPU tests and the launch plans"
     gpu_tests sm90_gemm_tests "${TESTS_S:-300}" tests/sm90/test_gemm_sm90.py tests/gemm/test_plans_gpu.py ;;
