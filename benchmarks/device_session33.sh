@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Thirty-third session (issue 8): why a 2-CTA cluster costs the bf16 Hopper GEMM cycles (L2's request coalescer),
-# and the 128x128 tile without one. Usage: bash benchmarks/device_session33.sh [lrc|raster|big|multi|one_round_256|launch_only|tests ...]
+# and the 128x128 tile without one. Usage: bash benchmarks/device_session33.sh [lrc|raster|big|multi|one_round_256|launch_only|placement|tests ...]
 # - lrc: Nsight Compute at bf16 4096^3 (SHAPES overrides): the 128x128 tile without a cluster, in raster groups of
 #   16, in 2x1 clusters with and without multicast (cluster launch only needs
 #   `git apply benchmarks/patches/cluster_share_probe.diff`; without it run CONFIGS of main's forms) and 1x2; time,
@@ -13,6 +13,7 @@
 # - one_round_256: one round of 128x256 tiles (1024x4096): stream-K, clusters, raster 16, cuBLAS's 256x128 in 1x2;
 # - launch_only (after applying the patch, which has share=-1: a cluster launch whose CTAs walk the tiles as
 #   without one): ncu at 4096^3 and timed at three shapes, against the same tiles without a cluster;
+# - placement (patch): the same walk with a cluster's CTAs half a grid apart, and the walk by SM (%smid);
 # - tests: the Hopper GEMM's GPU tests and the launch plans.
 # (device_session32.sh one_round, one_m and sweep_ab ran in this session too.)
 source "$(dirname "$0")/device_env.sh"
@@ -50,6 +51,12 @@ for part in ${*:-lrc}; do
       bash "$0" lrc
     ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-200} llm_probe launch_only "1024x2048x4096,4096x4096x4096,8192x8192x8192" \
       "S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2, share=-1);S(128, 256, 64, 4);S(128, 256, 64, 4, cluster_m=2, share=-1);S(128, 256, 64, 4, cluster_m=2)" ;;
+  placement)
+    echo "== (patch) the tile walk against the SMs: pairs half a grid apart (share=-2), the walk by %smid (-3)"
+    CONFIGS="S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2, share=-1);S(128, 128, 64, 6, cluster_m=2, share=-2);S(128, 128, 64, 6, share=-3);S(128, 128, 64, 6, cluster_m=2, share=-3)" \
+      bash "$0" lrc
+    ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-150} llm_probe placement "1024x2048x4096,4096x4096x4096" \
+      "S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2, share=-1);S(128, 128, 64, 6, cluster_m=2, share=-2);S(128, 128, 64, 6, share=-3);S(128, 128, 64, 6, cluster_m=2, share=-3)" ;;
   tests)
     echo "== the Hopper GEMM's GPU tests and the launch plans"
     gpu_tests sm90_gemm_tests "${TESTS_S:-300}" tests/sm90/test_gemm_sm90.py tests/gemm/test_plans_gpu.py ;;
