@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Thirty-third session (issue 8): why a 2-CTA cluster costs the bf16 Hopper GEMM cycles (L2's request coalescer),
-# and the 128x128 tile without one. Usage: bash benchmarks/device_session33.sh [lrc|raster|big|multi|one_round_256|launch_only|placement|tests ...]
+# and the 128x128 tile without one. Usage: bash benchmarks/device_session33.sh [lrc|raster|big|multi|one_round_256|launch_only|placement|smmap|strided|tests ...]
 # - lrc: Nsight Compute at bf16 4096^3 (SHAPES overrides): the 128x128 tile without a cluster, in raster groups of
 #   16, in 2x1 clusters with and without multicast (cluster launch only needs
 #   `git apply benchmarks/patches/cluster_share_probe.diff`; without it run CONFIGS of main's forms) and 1x2; time,
@@ -14,6 +14,8 @@
 # - launch_only (after applying the patch, which has share=-1: a cluster launch whose CTAs walk the tiles as
 #   without one): ncu at 4096^3 and timed at three shapes, against the same tiles without a cluster;
 # - placement (patch): the same walk with a cluster's CTAs half a grid apart, and the walk by SM (%smid);
+# - smmap: which SM each CTA of the unclustered and the 2x1 grid runs on (probe_sm90_timeline.py);
+# - strided (patch): main's 2x1 cluster with cluster c starting at unit 7c mod clusters;
 # - tests: the Hopper GEMM's GPU tests and the launch plans.
 # (device_session32.sh one_round, one_m and sweep_ab ran in this session too.)
 source "$(dirname "$0")/device_env.sh"
@@ -51,6 +53,17 @@ for part in ${*:-lrc}; do
       bash "$0" lrc
     ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-200} llm_probe launch_only "1024x2048x4096,4096x4096x4096,8192x8192x8192" \
       "S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2, share=-1);S(128, 256, 64, 4);S(128, 256, 64, 4, cluster_m=2, share=-1);S(128, 256, 64, 4, cluster_m=2)" ;;
+  strided)
+    echo "== (patch) main's 2x1 cluster with the clusters strided by 7 over the units (share=3)"
+    C="S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2);S(128, 128, 64, 6, cluster_m=2, share=3);S(128, 256, 64, 4);S(128, 256, 64, 4, cluster_m=2);S(128, 256, 64, 4, cluster_m=2, share=3)"
+    CONFIGS="$C" bash "$0" lrc
+    ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-120} llm_probe strided "1024x2048x4096,4096x4096x4096,8192x8192x8192" "$C" ;;
+  smmap)
+    echo "== blockIdx -> SM of the unclustered and the 2x1 grid (per-CTA timelines), twice"
+    for i in 1 2; do
+      timeout 120 python3 benchmarks/probe_sm90_timeline.py --shape 4096x4096x4096 --ctas 132 --calls 3 \
+        --configs "S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2)" > "$OUT/smmap$i.md" 2>&1
+    done ;;
   placement)
     echo "== (patch) the tile walk against the SMs: pairs half a grid apart (share=-2), the walk by %smid (-3)"
     CONFIGS="S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2, share=-1);S(128, 128, 64, 6, cluster_m=2, share=-2);S(128, 128, 64, 6, share=-3);S(128, 128, 64, 6, cluster_m=2, share=-3)" \
