@@ -29,6 +29,10 @@ ncu_at() {  # ncu_at SHAPE CONFIGS NAME: every config and cuBLAS under Nsight Co
     python3 benchmarks/ncu_gemm.py --dtype bfloat16 --shape "$1" --configs "$cfgs" --which "$which" > "$OUT/$3_$1.txt" 2>&1
   python3 benchmarks/ncu_columns.py "$OUT/$3_$1.txt"
 }
+probe_pair() {  # probe_pair NAME SHAPES NCU_CONFIGS [TIMED_CONFIGS]: lrc's ncu at 4096^3, then timed at SHAPES
+  CONFIGS="$3" bash "$0" lrc
+  ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-150} llm_probe "$1" "$2" "${4:-$3}"
+}
 for part in ${*:-lrc}; do
   case $part in
   lrc)
@@ -49,15 +53,13 @@ for part in ${*:-lrc}; do
     ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-150} llm_probe one_round_256 "1024x4096x4096,1024x4096x14336,1024x8192x2048" \
       "S(128, 256, 64, 4, stream_k=1);S(128, 256, 64, 4, cluster_m=2);S(128, 256, 64, 4, cluster_n=2);S(256, 128, 64, 3, cluster_n=2);S(128, 256, 64, 4, raster=16)" ;;
   launch_only)
-    CONFIGS="S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2, share=-1);S(128, 128, 64, 6, cluster_m=2, share=0);S(128, 256, 64, 4);S(128, 256, 64, 4, cluster_m=2, share=-1)" \
-      bash "$0" lrc
-    ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-200} llm_probe launch_only "1024x2048x4096,4096x4096x4096,8192x8192x8192" \
+    LLM_S=${LLM_S:-200} probe_pair launch_only "1024x2048x4096,4096x4096x4096,8192x8192x8192" \
+      "S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2, share=-1);S(128, 128, 64, 6, cluster_m=2, share=0);S(128, 256, 64, 4);S(128, 256, 64, 4, cluster_m=2, share=-1)" \
       "S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2, share=-1);S(128, 256, 64, 4);S(128, 256, 64, 4, cluster_m=2, share=-1);S(128, 256, 64, 4, cluster_m=2)" ;;
   strided)
     echo "== (patch) main's 2x1 cluster with the clusters strided by 7 over the units (share=3)"
-    C="S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2);S(128, 128, 64, 6, cluster_m=2, share=3);S(128, 256, 64, 4);S(128, 256, 64, 4, cluster_m=2);S(128, 256, 64, 4, cluster_m=2, share=3)"
-    CONFIGS="$C" bash "$0" lrc
-    ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-120} llm_probe strided "1024x2048x4096,4096x4096x4096,8192x8192x8192" "$C" ;;
+    LLM_S=${LLM_S:-120} probe_pair strided "1024x2048x4096,4096x4096x4096,8192x8192x8192" \
+      "S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2);S(128, 128, 64, 6, cluster_m=2, share=3);S(128, 256, 64, 4);S(128, 256, 64, 4, cluster_m=2);S(128, 256, 64, 4, cluster_m=2, share=3)" ;;
   smmap)
     echo "== blockIdx -> SM of the unclustered and the 2x1 grid (per-CTA timelines), twice"
     for i in 1 2; do
@@ -66,9 +68,7 @@ for part in ${*:-lrc}; do
     done ;;
   placement)
     echo "== (patch) the tile walk against the SMs: pairs half a grid apart (share=-2), the walk by %smid (-3)"
-    CONFIGS="S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2, share=-1);S(128, 128, 64, 6, cluster_m=2, share=-2);S(128, 128, 64, 6, share=-3);S(128, 128, 64, 6, cluster_m=2, share=-3)" \
-      bash "$0" lrc
-    ROUNDS=${ROUNDS:-5} LLM_S=${LLM_S:-150} llm_probe placement "1024x2048x4096,4096x4096x4096" \
+    probe_pair placement "1024x2048x4096,4096x4096x4096" \
       "S(128, 128, 64, 6);S(128, 128, 64, 6, cluster_m=2, share=-1);S(128, 128, 64, 6, cluster_m=2, share=-2);S(128, 128, 64, 6, share=-3);S(128, 128, 64, 6, cluster_m=2, share=-3)" ;;
   tests)
     echo "== the Hopper GEMM's GPU tests and the launch plans"
