@@ -25,12 +25,12 @@ def main() -> int:
     from tilecraft.gemm import op                                         # the checkout's, imported first
 
     sys.path.insert(0, str(HERE))
-    from probe_llm import LLM_NK                                          # (its own path insert comes too late)
+    from probe_llm import LLM_SHAPES                                      # (its own path insert comes too late)
 
     if not Path(op.__file__).resolve().is_relative_to(Path(a.checkout).resolve()):
         raise SystemExit(f"tilecraft came from {op.__file__}, not from {a.checkout}")
     picks = {f"{m}x{n}x{k}": repr(op.pick_sm90_config(m, n, k, 1, a.sms)).replace("Sm90Config(", "S(")
-             for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK}
+             for m, n, k in LLM_SHAPES}
     Path(a.out).write_text(json.dumps(picks, indent=1) + "\n")
     print(f"{len(picks)} picks of {op.__file__} -> {a.out}")
     return 0

@@ -37,6 +37,8 @@ from probe_sgemm import sustained  # noqa: E402
 
 LLM_NK = [(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336), (8192, 8192), (10240, 8192), (57344, 8192),
           (8192, 28672)]                                                  # bench_sm90.py's Llama-3-8B/70B (N, K)
+#: issue 8's 40 LLM shapes (M, N, K): M in {128, 256, 1024, 4096, 8192} x LLM_NK
+LLM_SHAPES = [(m, n, k) for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK]
 
 S = Sm90Config
 CANDIDATES = [S(64, 64, 64, stages=8, consumers=1), S(64, 128, 64, stages=8, consumers=1),
@@ -83,7 +85,7 @@ def main() -> int:
     if a.baseline and not a.picks:
         p.error("--baseline gives the picks to time beside tc.gemm's at the 40 shapes: it needs --picks")
     if a.picks or ((a.streamk or a.pingpong) and "--shapes" not in sys.argv):          # issue 8's 40 LLM shapes
-        a.shapes = ",".join(f"{m}x{n}x{k}" for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK)
+        a.shapes = ",".join(f"{m}x{n}x{k}" for m, n, k in LLM_SHAPES)
     baseline = json.loads(Path(a.baseline).read_text()) if a.baseline else {}
     timer = Timer(gpu_sleep=a.gpu_only, warmup_ms=5.0, reps=a.reps)     # without --gpu-only the host's time shows
     dt = getattr(torch, a.dtype)

@@ -165,7 +165,7 @@ def test_validate_names_the_broken_rule():
 
 def test_heuristic():
     big, mid, small, tiny, wide, wide_small = SM90_TABLE.values()
-    mid1, big1 = replace(mid, cluster_m=1), replace(big, cluster_m=1)
+    big1 = replace(big, cluster_m=1)
     assert pick_sm90_config(8192, 8192, 8192, 1, 132) == big
     # unclustered tiles where each CTA computes a few tiles (1.5 to 8 rounds of 128x128), N <= 10240, K <= 16384
     # (sixteenth session: 1024x6144x4096 1.007x cuBLAS against 0.970x in a 2x1 cluster); 128x256 where its rounds
@@ -175,7 +175,7 @@ def test_heuristic():
     assert pick_sm90_config(4096, 4096, 4096, 1, 132) == big1
     assert pick_sm90_config(1024, 4096, 14336, 1, 132) == big1
     assert pick_sm90_config(1024, 8192, 8192, 1, 132) == big1
-    assert pick_sm90_config(1024, 10240, 8192, 1, 132) == mid1
+    assert pick_sm90_config(1024, 10240, 8192, 1, 132) == mid
     assert pick_sm90_config(4096, 57344, 8192, 1, 132) == big       # 109 rounds: 0.86x for the 128x128 tile
     assert pick_sm90_config(1024, 8192, 28672, 1, 132) == big       # long K
     assert pick_sm90_config(1024, 28672, 4096, 1, 132) == big       # 14 rounds
@@ -184,12 +184,12 @@ def test_heuristic():
     # whole rounds of tiles decide (H100 probe, seventh session): 128x128 in 7 rounds of 896 tiles beat 128x256 in
     # 4 rounds of 448 (0.99x against 0.84x cuBLAS); 1024x6144: 3 rounds of 128x128 against 2 of 128x256 (0.98x/0.78x
     # at K = 4096)
-    assert pick_sm90_config(256, 57344, 8192, 1, 132) == mid1        # two m-tiles: no cluster (1.097x against 1.079x)
+    assert pick_sm90_config(256, 57344, 8192, 1, 132) == mid        # two m-tiles: no cluster (1.097x against 1.079x)
     assert pick_sm90_config(256, 28672, 4096, 1, 132) == big1        # (1.023x against 1.008x)
     assert pick_sm90_config(1024, 6144, 28672, 1, 132) == wide     # 2 rounds of 128x192, not 3 of 128x128
     assert pick_sm90_config(128, 6144, 4096, 1, 132) == small       # one round of 64x128 (1.01x; 64x64: 0.81x)
     # 16 tiles, long K: split-K, unclustered
-    assert pick_sm90_config(512, 512, 65536, 1, 132) == replace(mid, splits=8, cluster_m=1)
+    assert pick_sm90_config(512, 512, 65536, 1, 132) == replace(mid, splits=8)
     # fewer rows or a shorter K: the 64x128 tile in 4, 8 or 16 splits (twenty-eighth session, x cuBLAS, new pick
     # against the 128x128 one: 256x512x65536 1.013x / 0.939x, 512x512x8192 1.022x / 0.714x for 64x64 whole)
     assert pick_sm90_config(256, 512, 65536, 1, 132) == replace(small, splits=8)
@@ -200,7 +200,7 @@ def test_heuristic():
     # 0.783x, 512x1024x8192 1.149x / 0.989x for 128x128 in 4, 64x256x65536 0.942x / 0.892x for 128x128 in 32
     assert pick_sm90_config(256, 1024, 8192, 1, 132) == replace(small, splits=4)
     assert pick_sm90_config(128, 512, 4096, 1, 132) == replace(small, splits=8)
-    assert pick_sm90_config(512, 1024, 8192, 1, 132) == replace(mid, splits=4, cluster_m=1)
+    assert pick_sm90_config(512, 1024, 8192, 1, 132) == replace(mid, splits=4)
     assert pick_sm90_config(64, 256, 65536, 1, 132) == replace(small, splits=16)
     # ... while 2 splits keep the row form and its 10 µs (256x4096x14336: 1.118x for the pick, 1.041x in 2 splits)
     assert pick_sm90_config(256, 4096, 14336, 1, 132).splits == 1
@@ -211,7 +211,7 @@ def test_heuristic():
     assert pick_sm90_config(128, 8192, 28672, 1, 132, elem_bytes=1) == small
     assert pick_sm90_config(128, 256, 4096, 1, 132, elem_bytes=1) == replace(small, splits=8)
     assert pick_sm90_config(128, 8192, 28672, 1, 132) == small          # the 16-bit pick, unchanged
-    assert pick_sm90_config(512, 1024, 16384, 1, 132) == replace(mid, splits=4, cluster_m=1)
+    assert pick_sm90_config(512, 1024, 16384, 1, 132) == replace(mid, splits=4)
     # fp8 keeps 10 µs: with 3 its 128x4096x14336 took 128x128 in 4 splits, 0.825x _scaled_mm against 0.936x
     assert pick_sm90_config(128, 4096, 14336, 1, 132, elem_bytes=1) == tiny
     assert pick_sm90_config(128, 4096, 4096, 1, 132) == tiny        # streaming-bound: 128 tiles of 64x64
@@ -225,7 +225,7 @@ def test_heuristic():
     assert pick_sm90_config(256, 10240, 8192, 1, 132) == wide
     assert pick_sm90_config(256, 6144, 4096, 1, 132) == wide_small
     assert pick_sm90_config(1024, 6144, 4096, 1, 132) == wide
-    assert pick_sm90_config(1024, 10240, 8192, 1, 132) == mid1      # 5 rounds of 128x128 against 4 of 128x192
+    assert pick_sm90_config(1024, 10240, 8192, 1, 132) == mid      # 5 rounds of 128x128 against 4 of 128x192
     assert pick_sm90_config(256, 10240, 8192, 1, 132, elem_bytes=1).blk_n != 192   # measured for 16-bit only
     assert not any(pick_sm90_config(M, N, 8192, 1, 132).stream_k
                    for M, N in ((128, 10240), (256, 10240), (1024, 10240), (256, 8192), (256, 57344), (256, 14336)))
