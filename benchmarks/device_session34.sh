@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Thirty-fourth session (issue 9): where the register-A mixed-input kernel's time goes at M = 128 and 256.
+# Usage: bash benchmarks/device_session34.sh [rs_ncu|rs_sass|rs_time ...]
+# - rs_ncu: Nsight Compute on tc.gemm's W4A16 g128 GEMM, x (M, 8192) @ W (8192, 8192), at RS_MS (128 256): time,
+#   cycles, tensor pipes, L2 and its request coalescer (benchmarks/ncu_columns.py), and the warps' stall reasons
+#   per issued instruction; the dense bf16 GEMM at the same shapes beside it;
+# - rs_sass: the M = 128 kernel's SASS with Nsight Compute's per-instruction stall samples (CSV);
+# - rs_time: bench_mixed_large.py at RS_MS, three rounds in turn, with RS_CONFIGS (RsConfig expressions).
+source "$(dirname "$0")/device_env.sh"
+METRICS=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); import ncu_columns; print(ncu_columns.NCU_METRICS)")
+STALLS='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
+EXTRA=smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active
+for part in ${*:-rs_ncu}; do
+  case $part in
+  rs_ncu)
+    for m in ${RS_MS:-128 256}; do
+      echo "== W4A16 g128, M = $m (then the reduction kernel where split), and dense bf16 ${m}x8192x8192"
+      timeout "${NCU_S:-150}" ncu --profile-from-start off --clock-control none --metrics "$METRICS,$EXTRA,$STALLS" \
+        python3 benchmarks/ncu_gemm.py --which w4a16 --m "$m" --n 8192 > "$OUT/rs_ncu_$m.txt" 2>&1
+      timeout "${NCU_S:-150}" ncu --profile-from-start off --clock-control none --metrics "$METRICS,$EXTRA,$STALLS" \
+        python3 benchmarks/ncu_gemm.py --which sm90 --shape "${m}x8192x8192" > "$OUT/dense_ncu_$m.txt" 2>&1
+      python3 benchmarks/ncu_columns.py "$OUT/rs_ncu_$m.txt" "$OUT/dense_ncu_$m.txt"
+      grep -E "^  [A-Za-z_].*\(|stalled|issue_active|inst_executed|warps_active" \
+        "$OUT/rs_ncu_$m.txt" | awk '$NF+0 > 0.05 || !/stalled/' | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//'
+    done ;;
+  rs_sass)
+    timeout "${NCU_S:-200}" ncu --profile-from-start off --clock-control none -k regex:mixed_rs \
+      --section WarpStateStats --section SourceCounters -o "$OUT/rs128" -f \
+      python3 benchmarks/ncu_gemm.py --which w4a16 --m 128 --n 8192 > "$OUT/rs_sass.log" 2>&1
+    ncu -i "$OUT/rs128.ncu-rep" --page source --print-source sass --csv > "$OUT/rs128_sass.csv" 2>&1
+    ncu -i "$OUT/rs128.ncu-rep" --page details > "$OUT/rs128_details.txt" 2>&1
+    wc -l "$OUT/rs128_sass.csv"; grep -iE "stall|warp cycles" "$OUT/rs128_details.txt" | head -20 ;;
+  rs_time)
+    timeout "${RS_S:-300}" python3 benchmarks/bench_mixed_large.py --ms "$(echo ${RS_MS:-128 256} | tr ' ' ,)" --rounds 3 \
+      --rs-configs "${RS_CONFIGS:-}" 2>&1 | tee -a "$OUT/rs_time.md" ;;
+  esac
+done
