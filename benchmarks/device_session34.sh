@@ -5,7 +5,10 @@
 #   cycles, tensor pipes, L2 and its request coalescer (benchmarks/ncu_columns.py), and the warps' stall reasons
 #   per issued instruction; the dense bf16 GEMM at the same shapes beside it;
 # - rs_sass: the M = 128 kernel's SASS with Nsight Compute's per-instruction stall samples (CSV);
-# - rs_time: bench_mixed_large.py at RS_MS, three rounds in turn, with RS_CONFIGS (RsConfig expressions).
+# - rs_time: bench_mixed_large.py at RS_MS, three rounds in turn, with RS_CONFIGS (RsConfig expressions);
+# - rs_ring (after `git apply benchmarks/patches/rs_late_refill.diff`, whose `late=True` is the ring before this
+#   session's): rs_time at M = 64, 128, 256 with the earlier picks and deeper rings, and at 512, 1024, 4096 with
+#   the earlier pick and depth 3.
 source "$(dirname "$0")/device_env.sh"
 METRICS=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); import ncu_columns; print(ncu_columns.NCU_METRICS)")
 STALLS='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
@@ -33,5 +36,9 @@ for part in ${*:-rs_ncu}; do
   rs_time)
     timeout "${RS_S:-300}" python3 benchmarks/bench_mixed_large.py --ms "$(echo ${RS_MS:-128 256} | tr ' ' ,)" --rounds 3 \
       --rs-configs "${RS_CONFIGS:-}" 2>&1 | tee -a "$OUT/rs_time.md" ;;
+  rs_ring)
+    RS_MS="64 128 256" RS_CONFIGS="R(blk_m=128, stages=8, depth=4, splits=2, late=True);R(blk_m=128, stages=8, depth=4, late=True);R(blk_m=128, stages=8, depth=6, splits=2);R(blk_m=128, stages=8, depth=6);R(blk_n=256, blk_m=64, stages=8, depth=2, producer_regs=24, consumer_regs=112, splits=4, late=True)" \
+      bash "$0" rs_time
+    RS_MS="512 1024 4096" RS_CONFIGS="R(stages=6, depth=2, cluster=2, late=True);R(stages=6, depth=3, cluster=2)" bash "$0" rs_time ;;
   esac
 done

@@ -171,7 +171,7 @@ def test_bad_tilings_are_refused() -> None:
     with pytest.raises(ValueError, match="smem"):
         RsConfig(stages=8).validate(fmt)                                 # 8 x 32 KB of x
     with pytest.raises(ValueError, match="depth"):
-        RsConfig(depth=5).validate(fmt)
+        RsConfig(depth=9).validate(fmt)
     with pytest.raises(ValueError, match="registers"):
         RsConfig(consumer_regs=240).validate(fmt)
     with pytest.raises(ValueError, match="splits"):

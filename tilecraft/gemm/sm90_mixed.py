@@ -243,24 +243,38 @@ def _packed(fmt: PackedFormat, qw: Any, scales: Any, zeros: Any, N: Any, K: Any)
     return mW, mS, mZ
 
 
-def register_ring(depth: int, k_count: Any, load: Any, body: Any) -> None:
+def register_ring(depth: int, k_count: Any, load: Any, body: Any, refill_in_body: bool = False) -> None:
     """The loop over k_count k-tiles with `depth` buffers of packed words in registers: ``load(b, j)``
     fills buffer b with k-tile j (counted from the unit's first), depth - 1 k-tiles ahead of ``body(b,
     i)``, which uses k-tile i from buffer b = i % depth (the loop is unrolled depth times, so b is a
-    Python int: registers need static indices)."""
-    for b in range(depth - 1):                                            # the ring's first k-tiles
+    Python int: registers need static indices).
+
+    With ``refill_in_body`` the body is ``body(b, i, refill)`` and calls ``refill()`` as soon as it has
+    read buffer b: that loads k-tile i + depth into it, so every load is issued a whole ``depth`` k-tiles
+    (less the body's reading) ahead of its use, with the same registers. Without it, the load of the
+    buffer that the previous body freed comes before the next body, depth - 1 k-tiles ahead, and ptxas
+    moves it up into the previous body for all buffers but the unrolled loop's last."""
+    ahead = depth if refill_in_body else depth - 1
+    for b in range(ahead):                                                # the ring's first k-tiles
         with dsl.if_(b < k_count):
             load(b, b)
     for it in dsl.range((k_count + depth - 1) // depth):
         for b in range(depth):                                            # k-tile depth it + b from buffer b
             i = depth * it + b
-            with dsl.if_(i + depth - 1 < k_count):
-                load((b + depth - 1) % depth, i + depth - 1)
+            if refill_in_body:
+                def refill(b: int = b, i: Any = i) -> None:
+                    with dsl.if_(i + depth < k_count):
+                        load(b, i + depth)
+                args: tuple = (b, i, refill)
+            else:
+                with dsl.if_(i + depth - 1 < k_count):
+                    load((b + depth - 1) % depth, i + depth - 1)
+                args = (b, i)
             if b == 0:
-                body(b, i)                                                # it < ceil(k_count / depth): i < k_count
+                body(*args)                                               # it < ceil(k_count / depth): i < k_count
             else:
                 with dsl.if_(i < k_count):
-                    body(b, i)
+                    body(*args)
 
 
 @dsl.inline

@@ -121,8 +121,8 @@ class RsConfig:
                              "64 rows)")
         if self.blk_m not in HEADER_N or self.blk_m % 64:
             raise ValueError(f"{self.name}: blk_m must be a multiple of 64 in {HEADER_N} (wgmma's N)")
-        if not 1 <= self.depth <= 4:
-            raise ValueError(f"{self.name}: depth must be 1..4")
+        if not 1 <= self.depth <= 8:
+            raise ValueError(f"{self.name}: depth must be 1..8")
         if not 2 <= self.stages <= 8:
             raise ValueError(f"{self.name}: stages must be 2..8")
         if not 1 <= self.splits <= 16:
@@ -224,9 +224,11 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
                 dsl.copy(mZ(tg, 0, g, _), zbuf[0](_, 0))
             row_scale = [dsl.convert(sbuf[0](h, 0), dsl.float32) for h in range(2)]
 
-        def step(b: int, i: Any) -> None:
-            """k-tile i (its words in buffer b): convert, wait for x, wgmma, free the stage."""
+        def step(b: int, i: Any, refill: Any) -> None:
+            """k-tile i (its words in buffer b): convert, refill the buffer with k-tile i + depth, wait
+            for x, wgmma, free the stage."""
             convert(b, afrag)
+            refill()                                                      # W's loads: a whole ring ahead
             hopper.fence_operands(afrag)                                  # converted before the wgmma pipeline
             full_bar.wait(stage, phase)                                   # x's k-tile landed
             hopper.wgmma_fence()
@@ -237,7 +239,7 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
                 _release(empty_bar, stage, cfg.cluster)                   # the stage goes back to the producer(s)
             _advance(stage, phase, cfg.stages)
 
-        register_ring(Dp, k_count, lambda b, j: load(b, tg, k_begin + j), step)
+        register_ring(Dp, k_count, lambda b, j: load(b, tg, k_begin + j), step, refill_in_body=True)
         if not G:                                                         # per-channel: the row's scale, once
             for i, h in enumerate(row_half):
                 tCrC[i] = tCrC(i) * row_scale[h]
