@@ -147,13 +147,13 @@ def test_every_format_compiles_unserialized_without_spills(fmt: tuple) -> None:
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f[1] in (None, 128) and not f[2]], ids=_ID)
 def test_split_k_compiles_to_fp32_partials(fmt: tuple) -> None:
     for rows in (64, 128):
-        args = _args(fmt, RsConfig(blk_m=rows, stages=8, depth=4, splits=2), M=128, K=1024)
+        args = _args(fmt, RsConfig(blk_m=rows, stages=8, depth=6, splits=2), M=128, K=1024)
         assert args[8].splits == 2 and args[7].dtype == torch.float32 and args[4] is None  # the reduction: bias
         k = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*args, arch="sm_90a")
         assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log, k.module.log
         src = sm90_mixed_rs.sm90_mixed_rs_kernel.source(*args)
         assert "tile_units" in src and "Wk" in src
-    cfg = RsConfig(blk_m=128, stages=8, depth=4, splits=2)
+    cfg = RsConfig(blk_m=128, stages=8, depth=6, splits=2)
     assert sm90_mixed_rs.rs_launch_args(torch.empty(128, 128, dtype=fmt[3]), _weight(*fmt, 128, 256),
                                         None, torch.empty(128, 256, dtype=fmt[3]), cfg)[0][8].splits == 2
     one = _args(fmt, cfg, M=128, K=fmt[1] or 64)                         # k-tiles: 2 (g128), 1 (per channel)
@@ -211,14 +211,14 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     assert pick_config(fmt, 4096, 8192, 8192, 132) == RsConfig(cluster=2)         # 256 rows of x, pairs share x
     assert pick_config(fmt, 512, 8192, 8192, 132) == RsConfig(cluster=2)          # 128 tiles: 97% of the SMs
     assert pick_config(fmt, 40000, 128, 8192, 132) == RsConfig()                  # one W tile: nothing to pair
-    assert pick_config(fmt, 256, 8192, 8192, 132) == RsConfig(blk_m=128, stages=8, depth=4)  # 128 tiles of 128
+    assert pick_config(fmt, 256, 8192, 8192, 132) == RsConfig(blk_m=128, stages=8, depth=6)  # 128 tiles of 128
     assert pick_config(fmt, 128, 8192, 8192, 132).splits == 2                     # 64 tiles: 2 slices, one round
     assert pick_config(fmt, 128, 4096, 4096, 132).splits == 4                     # 32 tiles
     assert pick_config(fmt, 128, 6144, 4096, 132).splits == 2                     # 48 tiles: 3 slices take 2 rounds
     assert pick_config(fmt, 64, 8192, 8192, 132) == replace(sm90_mixed_rs.WIDE, splits=4)  # 32 tiles of 256 rows
     assert pick_config(fmt, 40, 8192, 8192, 132).consumers == 4
-    assert pick_config(fmt, 64, 4096, 8192, 132) == RsConfig(blk_m=64, stages=8, depth=4, splits=4)  # 16 x 4: half
-    assert pick_config(fmt, 64, 8192, 1024, 132) == RsConfig(blk_m=64, stages=8, depth=4, splits=2)  # 16 k-tiles
+    assert pick_config(fmt, 64, 4096, 8192, 132) == RsConfig(blk_m=64, stages=8, depth=6, splits=4)  # 16 x 4: half
+    assert pick_config(fmt, 64, 8192, 1024, 132) == RsConfig(blk_m=64, stages=8, depth=6, splits=2)  # 16 k-tiles
     assert pick_config(fmt, 100, 512, 1024, 132).splits == 2                      # 16 k-tiles: at least 8 a slice
     assert pick_config(fmt, 100, 512, 256, 132).splits == 1
 
@@ -232,14 +232,14 @@ def test_gpu_random_shapes(fmt: tuple) -> None:
     for M, cfg in ((64, RsConfig(blk_m=128, stages=8)), (rng.randint(65, 300), RsConfig()),
                    (rng.randint(300, 1500), RsConfig(depth=1)), (2048, RsConfig()),
                    (rng.randint(200, 1500), RsConfig(cluster=2)),
-                   (rng.randint(64, 300), RsConfig(blk_m=128, stages=8, depth=4, splits=rng.randint(2, 5))),
+                   (rng.randint(64, 300), RsConfig(blk_m=128, stages=8, depth=6, splits=rng.randint(2, 5))),
                    (rng.randint(64, 300), RsConfig(blk_m=128, stages=8, depth=4, splits=rng.randint(2, 4), cluster=2)),
                    (rng.randint(1, 64), RsConfig(blk_m=64, stages=8, depth=4, splits=2, cluster=2)),
                    (rng.randint(1, 300), RsConfig(blk_n=192, blk_m=128, stages=8, depth=3, consumer_regs=152,
                                                   splits=rng.randint(1, 3))),
                    (rng.randint(1, 128), RsConfig(blk_n=256, blk_m=64, stages=8, depth=4, producer_regs=24,
                                                   consumer_regs=112, splits=rng.randint(1, 4))),
-                   (rng.randint(1, 64), RsConfig(blk_m=64, stages=8, depth=4, splits=rng.randint(1, 3)))):
+                   (rng.randint(1, 64), RsConfig(blk_m=64, stages=8, depth=5, splits=rng.randint(1, 3)))):
         random_case(fmt, rng, M, cfg)
 
 

@@ -382,4 +382,4 @@ def pick_rs_config(M: int, N: int, K: int, sms: int) -> RsConfig:
             return replace(WIDE, splits=slices(tiles))
     rows = 64 if M <= 64 else 128
     tiles = -(-M // rows) * w_tiles
-    return RsConfig(blk_m=rows, stages=8, depth=4, splits=slices(tiles))
+    return RsConfig(blk_m=rows, stages=8, depth=6, splits=slices(tiles))
