@@ -131,10 +131,15 @@ def _args(fmt: tuple, cfg: RsConfig, M: int = 256, K: int = 512, N: int = 512) -
     return sm90_mixed_rs.rs_launch_args(x, pw, torch.empty(N, dtype=dtype), y, cfg)[0]
 
 
+def _format(fmt: tuple) -> Q.PackedFormat:
+    return Q.PackedFormat(fmt[0], fmt[1], fmt[2], str(fmt[3])[6:])
+
+
 @pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
 def test_every_format_compiles_unserialized_without_spills(fmt: tuple) -> None:
     for cfg, shape in ((RsConfig(), {}), (RsConfig(blk_m=128, stages=8, depth=3 if fmt[0] == 4 else 2), {}),
-                       (replace(sm90_mixed_rs.WIDE, splits=2), dict(M=33, K=384, N=272))):  # four consumers, ragged
+                       (replace(sm90_mixed_rs.WIDE, splits=2, depth=sm90_mixed_rs.wide_depth(_format(fmt))),
+                        dict(M=33, K=384, N=272))):                      # four consumers, ragged
         k = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*_args(fmt, cfg, **shape), arch="sm_90a")
         r = k.resources
         assert r.spill_store_bytes == 0 and r.stack_frame_bytes == 0, (cfg.name, r)
@@ -221,6 +226,9 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     assert pick_config(fmt, 64, 8192, 1024, 132) == RsConfig(blk_m=64, stages=8, depth=6, splits=2)  # 16 k-tiles
     assert pick_config(fmt, 100, 512, 1024, 132).splits == 2                      # 16 k-tiles: at least 8 a slice
     assert pick_config(fmt, 100, 512, 256, 132).splits == 1
+    tight = Q.PackedFormat(8, 64, True, "bfloat16")                       # grouped int8 with zero points:
+    assert pick_config(tight, 64, 8192, 8192, 132) == replace(sm90_mixed_rs.WIDE, splits=4, depth=1)  # 112 regs
+    assert pick_config(Q.PackedFormat(8, None, True, "bfloat16"), 64, 8192, 8192, 132).depth == 2
 
 
 # ----------------------------------------------------------------------------- GPU

@@ -496,7 +496,7 @@ def pick_config(fmt: PackedFormat, M: int, N: int, K: int, sms: int) -> Any:
     where its tiles are few. This module's kernel runs when a caller passes its tiling
     (``pick_sm90_mixed_config`` picks one)."""
     from tilecraft.gemm.sm90_mixed_rs import pick_rs_config
-    return pick_rs_config(M, N, K, sms)
+    return pick_rs_config(M, N, K, sms, fmt)
 
 
 def with_ring(cfg: Sm90MixedConfig, fmt: PackedFormat, ring: int) -> Sm90MixedConfig:

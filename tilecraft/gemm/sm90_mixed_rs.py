@@ -19,7 +19,12 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   (output columns n), warp w of it the 16-row tile 4 c + w of the CTA's BLK_N. Per k-tile a lane loads its
   16 bytes of that tile's packed words (int4;
   two loads for int8) straight from global memory: the same 512 contiguous bytes per warp as the
-  small-M kernel, ``depth`` k-tiles ahead in registers. Layout v1's k order (lane q holds k 4q .. 4q + 3)
+  small-M kernel, into a ring of ``depth`` k-tiles in registers. A buffer is refilled as soon as its
+  words are converted, so each load has ``depth`` whole k-tiles to arrive (``register_ring(...,
+  refill_in_body=True)``). The earlier ring loaded a buffer before the next k-tile's body, depth - 1
+  k-tiles ahead, and ptxas put the unrolled loop's last load after the next k-tile's wgmmas. There the
+  consumers waited on W's loads: a quarter of the warps' stall samples at M = 128. Refilling at once made
+  the kernel 7-12% faster from M = 64 to 4096 (RESULTS.md, session 34). Layout v1's k order (lane q holds k 4q .. 4q + 3)
   is not wgmma's (k 2q, 2q + 1, 2q + 8, 2q + 9, and x in shared memory keeps its natural order), so two
   shuffles per word give each lane the bytes it needs (tilecraft/sm90_mixed.cuh, ``u4_frag`` /
   ``u8_frag``); mixed.cuh's magic-number converters make exact q - z. Group scales: one ``mul.rn`` by the
@@ -29,11 +34,12 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   bf16 saves 24 of its ~135 conversion instructions per k-tile).
 * **Overlap.** A warpgroup converts k-tile i + 1 only after its wgmmas of k-tile i are done
   (``wgmma_wait(0)``, which also frees the x stage); the tensor cores stay busy through the other
-  consumer warpgroup, whose wgmmas run while this one converts. Converting k-tile i + 1 into a second
-  fragment buffer while k-tile i's wgmmas run (``wgmma_wait(1)``) compiles unserialized since
-  ``fence_operands`` pins the fragments, but measured 8-23% slower (RESULTS.md, session 9), and
-  making the two warpgroups take turns issuing gained nothing: what the conversion costs (11-19%
-  against a probe without it) is its instruction count.
+  consumer warpgroup, whose wgmmas run while this one converts. Two variants were measured slower.
+  - Converting k-tile i + 1 into a second fragment buffer while k-tile i's wgmmas run (``wgmma_wait(1)``).
+    It compiles unserialized, since ``fence_operands`` pins the fragments. Sessions 9 and 34 measured it
+    4-23% slower at M <= 256 and even at M >= 1024. Both versions also wrote the buffer that k-tile i - 1's
+    wgmmas could still be reading: ``benchmarks/patches/rs_overlap_wrong_buffer.diff``.
+  - Making the two warpgroups take turns issuing gained nothing.
 * **Epilogue.** The accumulators are a (64, BLK_M) block of y^T: the consumer stores them into y's
   transposed view through the sm80 path's epilogue (bias along y^T's rows, cast, predicated at M and N).
 * **Split-K.** Where the tiles leave SMs idle (M <= 256 or so), ``splits`` CTAs share a tile's k-tiles;
@@ -349,7 +355,14 @@ class RsLaunch(Launch):
 WIDE = RsConfig(blk_n=256, blk_m=64, stages=8, depth=2, producer_regs=24, consumer_regs=112)
 
 
-def pick_rs_config(M: int, N: int, K: int, sms: int) -> RsConfig:
+def wide_depth(fmt: PackedFormat) -> int:
+    """The ring depth of ``WIDE`` (four consumers of 112 registers) for fmt: 2, but 1 for grouped int8 with
+    zero points, whose ragged kernels spill 4 bytes at depth 2 (with one buffer refilled at once, W's loads
+    are one whole k-tile ahead, as the ring of 2 that loaded a buffer before the next body had them)."""
+    return 1 if fmt.bits == 8 and fmt.group_size and fmt.zero_point else WIDE.depth
+
+
+def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat | None = None) -> RsConfig:
     """The register-A tiling for y (M, N) = x (M, K) @ W: 256 rows of x per CTA when those tiles cover 90%
     of the SMs; else, at M <= 64, 256 rows of W per CTA (``WIDE``, four consumer warpgroups) split along K
     where those tiles and slices cover 90% of the SMs; else 128 rows of W and 128 rows of x (64 from M <=
@@ -367,7 +380,12 @@ def pick_rs_config(M: int, N: int, K: int, sms: int) -> RsConfig:
     41.5-42.2) but spills in the ragged kernels of several formats (four consumers get 112 registers). At M =
     128 the 256x128 tile (depth 2, spilling in most formats) took 45.1-45.6 us against 48.8-48.9, and 192
     rows in 3 slices 47.4-47.6: not taken (spills, or within 3%); at M = 256 every split form lost to 128
-    rows unsplit (70.0 us against 81-105)."""
+    rows unsplit (70.0 us against 81-105). Since W's ring refills each buffer at once (session 34, H100,
+    three rounds in turn, W4A16 g128 / W8A16 per-channel), the 128- and 64-row tiles keep 6 k-tiles of W
+    in flight: 40.7 / 46.3 us at M = 128 against 42.0 / 47.9 with 4 (45.1 / 51.0 with the earlier ring of
+    4), and 59.5 / 65.4 at M = 256 against 62.7 / 67.8 (69.6 / 73.1). A ring of 8 ran within 1%, and it
+    spills in int8 g32 with zero points. The 256-row tiles keep depth 2: depth 4 ran 191.5 against 209.2 us
+    at M = 1024 but 805.1 against 779.4 at 4096, and depth 3 202.4 against 181.1 at 1024."""
     w_tiles = -(-N // 128)
     if -(-M // 256) * w_tiles >= 0.9 * sms:
         return RsConfig(cluster=2 if w_tiles > 1 else 1)
@@ -379,7 +397,7 @@ def pick_rs_config(M: int, N: int, K: int, sms: int) -> RsConfig:
     if M <= WIDE.blk_m:
         tiles = -(-N // WIDE.blk_n)
         if tiles * slices(tiles) >= 0.9 * sms:
-            return replace(WIDE, splits=slices(tiles))
+            return replace(WIDE, splits=slices(tiles), depth=wide_depth(fmt) if fmt is not None else WIDE.depth)
     rows = 64 if M <= 64 else 128
     tiles = -(-M // rows) * w_tiles
     return RsConfig(blk_m=rows, stages=8, depth=6, splits=slices(tiles))
