@@ -247,7 +247,8 @@ def test_gpu_random_shapes(fmt: tuple) -> None:
                                                   splits=rng.randint(1, 3))),
                    (rng.randint(1, 128), RsConfig(blk_n=256, blk_m=64, stages=8, depth=4, producer_regs=24,
                                                   consumer_regs=112, splits=rng.randint(1, 4))),
-                   (rng.randint(1, 64), RsConfig(blk_m=64, stages=8, depth=5, splits=rng.randint(1, 3)))):
+                   (rng.randint(1, 64), RsConfig(blk_m=64, stages=8, depth=5, splits=rng.randint(1, 3))),
+                   (rng.randint(1, 128), replace(sm90_mixed_rs.WIDE, depth=1, splits=rng.randint(1, 4)))):
         random_case(fmt, rng, M, cfg)
 
 
