@@ -37,6 +37,11 @@ _ID = lambda f: f"int{f[0]}-g{f[1]}-{'zp' if f[2] else 'sym'}-{str(f[3])[6:]}"  
 _M32 = 0xFFFFFFFF
 
 
+def _format(fmt: tuple) -> Q.PackedFormat:
+    """The PackedFormat of a FORMATS entry."""
+    return Q.PackedFormat(fmt[0], fmt[1], fmt[2], str(fmt[3])[6:])
+
+
 def _weight(bits: int, group: int | None, zp: bool, dtype: Any, K: int, N: int, seed: int = 0) -> Any:
     g = torch.Generator().manual_seed(seed)
     return Q.pack(Q.quantize(torch.randn(K, N, generator=g) * 0.05, bits, group, zp), dtype)
@@ -196,7 +201,7 @@ def _compile_args(fmt: tuple, cfg: Sm90MixedConfig, M: int = 256, K: int = 512, 
 
 def _configs(fmt: tuple) -> list[Sm90MixedConfig]:
     """The heuristic's tilings: the big tile (M >= 1024) and the split-K 128x128 one (M = 128)."""
-    pf = Q.PackedFormat(fmt[0], fmt[1], fmt[2], str(fmt[3])[6:])
+    pf = _format(fmt)
     return [pick_sm90_mixed_config(pf, 4096, 8192, 8192, 132), pick_sm90_mixed_config(pf, 128, 8192, 8192, 132)]
 
 
@@ -221,7 +226,7 @@ def test_every_format_compiles_with_hgmma_and_no_spills(fmt: tuple) -> None:
 
 def test_configs_respect_the_register_file() -> None:
     for fmt in FORMATS:
-        pf = Q.PackedFormat(fmt[0], fmt[1], fmt[2], str(fmt[3])[6:])
+        pf = _format(fmt)
         for cfg in _configs(fmt):
             cfg.validate(pf)
             t = cfg.tile

@@ -29,7 +29,7 @@ from tilecraft.gemm.sm90_mixed_rs import RsConfig  # noqa: E402
 from tilecraft.quant.pack import k_block  # noqa: E402
 
 # the producer kernel's tests' formats, weights and byte permute (the same packed weights feed both kernels)
-from test_sm90_mixed import _ID, _M32, _TOL, FORMATS, _prmt, _weight, random_case  # noqa: E402
+from test_sm90_mixed import _ID, _M32, _TOL, FORMATS, _format, _prmt, _weight, random_case  # noqa: E402
 
 
 def _frag_values(bits: int, words: list[tuple[int, ...]], lane: int) -> list[int]:
@@ -129,10 +129,6 @@ def _args(fmt: tuple, cfg: RsConfig, M: int = 256, K: int = 512, N: int = 512) -
     pw = _weight(bits, group, zp, dtype, K, N)
     x, y = torch.empty(M, K, dtype=dtype), torch.empty(M, N, dtype=dtype)
     return sm90_mixed_rs.rs_launch_args(x, pw, torch.empty(N, dtype=dtype), y, cfg)[0]
-
-
-def _format(fmt: tuple) -> Q.PackedFormat:
-    return Q.PackedFormat(fmt[0], fmt[1], fmt[2], str(fmt[3])[6:])
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=_ID)

@@ -24,8 +24,8 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   refill_in_body=True)``). The earlier ring loaded a buffer before the next k-tile's body, depth - 1
   k-tiles ahead, and ptxas put the unrolled loop's last load after the next k-tile's wgmmas. There the
   consumers waited on W's loads: a quarter of the warps' stall samples at M = 128. Refilling at once made
-  the kernel 7-12% faster from M = 64 to 4096 (RESULTS.md, session 34). Layout v1's k order (lane q holds k 4q .. 4q + 3)
-  is not wgmma's (k 2q, 2q + 1, 2q + 8, 2q + 9, and x in shared memory keeps its natural order), so two
+  the kernel 4-12% faster from M = 64 to 4096 (RESULTS.md, session 34).
+  Layout v1's k order (lane q holds k 4q .. 4q + 3) is not wgmma's (k 2q, 2q + 1, 2q + 8, 2q + 9, and x in shared memory keeps its natural order), so two
   shuffles per word give each lane the bytes it needs (tilecraft/sm90_mixed.cuh, ``u4_frag`` /
   ``u8_frag``); mixed.cuh's magic-number converters make exact q - z. Group scales: one ``mul.rn`` by the
   row's scale rounds once, the same values as the producer path and as ``dequantize(W)`` cast to 16
@@ -37,8 +37,9 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   consumer warpgroup, whose wgmmas run while this one converts. Two variants were measured slower.
   - Converting k-tile i + 1 into a second fragment buffer while k-tile i's wgmmas run (``wgmma_wait(1)``).
     It compiles unserialized, since ``fence_operands`` pins the fragments. Sessions 9 and 34 measured it
-    4-23% slower at M <= 256 and even at M >= 1024. Both versions also wrote the buffer that k-tile i - 1's
-    wgmmas could still be reading: ``benchmarks/patches/rs_overlap_wrong_buffer.diff``.
+    4-23% slower at M <= 256 (session 34: within 3% either way at M >= 1024). Both versions also wrote
+    the buffer that k-tile i - 1's wgmmas could still be reading:
+    ``benchmarks/patches/rs_overlap_wrong_buffer.diff``.
   - Making the two warpgroups take turns issuing gained nothing.
 * **Epilogue.** The accumulators are a (64, BLK_M) block of y^T: the consumer stores them into y's
   transposed view through the sm80 path's epilogue (bias along y^T's rows, cast, predicated at M and N).
