@@ -35,6 +35,7 @@ from tilecraft.bench.timing import Timer  # noqa: E402
 from tilecraft.gemm import GemmOp, Sm90Config, TensorOpConfig, tensorop_contender  # noqa: E402
 from tilecraft.gemm import gemm as tc_gemm  # noqa: E402
 from bench_tensorop import _operand, _reference  # noqa: E402  (the same operands and float64 reference)
+from probe_llm import LLM_SHAPES  # noqa: E402  (issue 8's 40 LLM shapes)
 
 S = Sm90Config
 VARIANTS: list[Sm90Config] = [
@@ -43,8 +44,6 @@ VARIANTS: list[Sm90Config] = [
     S(128, 128, 64, stages=6, cluster_m=2),
 ]
 SM80_BEST = TensorOpConfig(128, 256, 32, 2, 4, stages=4, lean_loop=True, smem_epilogue=True)
-LLM_NK = [(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336), (8192, 8192), (10240, 8192), (57344, 8192),
-          (8192, 28672)]
 _DT = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
 _TOL = {"float16": 2e-3, "bfloat16": 1.5e-2, "float32": 1e-4}
 
@@ -201,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     print("resident clusters (cuOccupancyMaxActiveClusters):", report["resident_clusters"], flush=True)
 
     if args.llm:
-        shapes = [GemmShape(m, n, k) for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK]
+        shapes = [GemmShape(m, n, k) for m, n, k in LLM_SHAPES]
         skinny = run_gemm_sweep([GemmShape(512, 512, 65536)], "fp16", ["cublas", "tc_sm80", "tc_auto"], timer=timer,
                                 progress=False)
         md.append(markdown_table(["shape", "contender", "status", "TFLOP/s", "vs cuBLAS"],

@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from probe_sgemm import sustained  # noqa: E402
 
 LLM_NK = [(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336), (8192, 8192), (10240, 8192), (57344, 8192),
-          (8192, 28672)]                                                  # bench_sm90.py's Llama-3-8B/70B (N, K)
-#: issue 8's 40 LLM shapes (M, N, K): M in {128, 256, 1024, 4096, 8192} x LLM_NK
+          (8192, 28672)]                                                  # Llama-3-8B/70B (N, K)
+#: issue 8's 40 LLM shapes (M, N, K): M in {128, 256, 1024, 4096, 8192} x LLM_NK (bench_sm90.py --llm too)
 LLM_SHAPES = [(m, n, k) for m in (128, 256, 1024, 4096, 8192) for n, k in LLM_NK]
 
 S = Sm90Config
