@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Thirty-fourth session (issue 9): where the register-A mixed-input kernel's time goes at M = 128 and 256.
-# Usage: bash benchmarks/device_session34.sh [rs_ncu|rs_sass|rs_time ...]
+# Usage: bash benchmarks/device_session34.sh [rs_ncu|rs_sass|rs_time|rs_ring|next_early|next_pdl ...]
 # - rs_ncu: Nsight Compute on tc.gemm's W4A16 g128 GEMM, x (M, 8192) @ W (8192, 8192), at RS_MS (128 256): time,
 #   cycles, tensor pipes, L2 and its request coalescer (benchmarks/ncu_columns.py), and the warps' stall reasons
 #   per issued instruction; the dense bf16 GEMM at the same shapes beside it;
@@ -8,7 +8,12 @@
 # - rs_time: bench_mixed_large.py at RS_MS, three rounds in turn, with RS_CONFIGS (RsConfig expressions);
 # - rs_ring (after `git apply benchmarks/patches/rs_late_refill.diff`, whose `late=True` is the ring before this
 #   session's): rs_time at M = 64, 128, 256 with the earlier picks and deeper rings, and at 512, 1024, 4096 with
-#   the earlier pick and depth 3.
+#   the earlier pick and depth 3;
+# - next_early (prepared, not yet run): applies benchmarks/patches/mixed_early_refill.diff, runs the small-M
+#   kernel's cp.async-stage GPU tests (with its early cases), then times the decoding picks with and without
+#   early refills (probe_pdl_timeline.py, PDL stream);
+# - next_pdl (prepared, not yet run): applies benchmarks/patches/rs_pdl_reduce.diff, runs the register-A
+#   kernel's GPU tests of bf16 formats, then rs_time at M = 64 and 128 (split-K picks).
 source "$(dirname "$0")/device_env.sh"
 METRICS=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); import ncu_columns; print(ncu_columns.NCU_METRICS)")
 STALLS='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
@@ -40,5 +45,13 @@ for part in ${*:-rs_ncu}; do
     RS_MS="64 128 256" RS_CONFIGS="R(blk_m=128, stages=8, depth=4, splits=2, late=True);R(blk_m=128, stages=8, depth=4, late=True);R(blk_m=128, stages=8, depth=6, splits=2);R(blk_m=128, stages=8, depth=6);R(blk_n=256, blk_m=64, stages=8, depth=2, producer_regs=24, consumer_regs=112, splits=4, late=True)" \
       bash "$0" rs_time
     RS_MS="512 1024 4096" RS_CONFIGS="R(stages=6, depth=2, cluster=2, late=True);R(stages=6, depth=3, cluster=2)" bash "$0" rs_time ;;
+  next_early)
+    git apply benchmarks/patches/mixed_early_refill.diff || exit 1
+    gpu_tests early_tests 300 tests/quant/test_mixed.py -k async_copy_stages
+    MS=${MS:-1,8,16} VARIANTS="early=1" bash benchmarks/device_session24.sh variants ;;
+  next_pdl)
+    git apply benchmarks/patches/rs_pdl_reduce.diff || exit 1
+    gpu_tests pdl_tests 300 tests/quant/test_sm90_mixed_rs.py -k bfloat16
+    RS_MS="64 128" bash "$0" rs_time ;;
   esac
 done
