@@ -252,8 +252,9 @@ def register_ring(depth: int, k_count: Any, load: Any, body: Any, refill_in_body
     With ``refill_in_body`` the body is ``body(b, i, refill)`` and calls ``refill()`` as soon as it has
     read buffer b: that loads k-tile i + depth into it, so every load is issued a whole ``depth`` k-tiles
     (less the body's reading) ahead of its use, with the same registers. Without it, the load of the
-    buffer that the previous body freed comes before the next body, depth - 1 k-tiles ahead, and ptxas
-    moves it up into the previous body for all buffers but the unrolled loop's last."""
+    buffer that the previous body freed comes before the next body, depth - 1 k-tiles ahead (in the
+    register-A consumer ptxas moved it up into the previous body for every buffer but the unrolled loop's
+    last, whose load then waited on HBM: RESULTS.md, session 34)."""
     ahead = depth if refill_in_body else depth - 1
     for b in range(ahead):                                                # the ring's first k-tiles
         with dsl.if_(b < k_count):
