@@ -25,13 +25,13 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   k-tiles ahead, and ptxas put the unrolled loop's last load after the next k-tile's wgmmas. There the
   consumers waited on W's loads: a quarter of the warps' stall samples at M = 128. Refilling at once made
   the kernel 4-12% faster from M = 64 to 4096 (RESULTS.md, session 34).
-  Layout v1's k order (lane q holds k 4q .. 4q + 3) is not wgmma's (k 2q, 2q + 1, 2q + 8, 2q + 9, and x in shared memory keeps its natural order), so two
-  shuffles per word give each lane the bytes it needs (tilecraft/sm90_mixed.cuh, ``u4_frag`` /
-  ``u8_frag``); mixed.cuh's magic-number converters make exact q - z. Group scales: one ``mul.rn`` by the
-  row's scale rounds once, the same values as the producer path and as ``dequantize(W)`` cast to 16
-  bits. Per-channel scales: the fragments keep q - z and the fp32 accumulators are multiplied by the
-  row's scale once per tile, as the small-M kernel does (the product rounds only in the output; int8
-  bf16 saves 24 of its ~135 conversion instructions per k-tile).
+  Layout v1's k order (lane q holds k 4q .. 4q + 3) is not wgmma's (k 2q, 2q + 1, 2q + 8, 2q + 9, and x in
+  shared memory keeps its natural order), so two shuffles per word give each lane the bytes it needs
+  (tilecraft/sm90_mixed.cuh, ``u4_frag`` / ``u8_frag``); mixed.cuh's magic-number converters make exact q - z.
+  Group scales: one ``mul.rn`` by the row's scale rounds once, the same values as the producer path and as
+  ``dequantize(W)`` cast to 16 bits. Per-channel scales: the fragments keep q - z and the fp32 accumulators
+  are multiplied by the row's scale once per tile, as the small-M kernel does (the product rounds only in the
+  output; int8 bf16 saves 24 of its ~135 conversion instructions per k-tile).
 * **Overlap.** A warpgroup converts k-tile i + 1 only after its wgmmas of k-tile i are done
   (``wgmma_wait(0)``, which also frees the x stage); the tensor cores stay busy through the other
   consumer warpgroup, whose wgmmas run while this one converts. Two variants were measured slower.
@@ -363,7 +363,7 @@ def wide_depth(fmt: PackedFormat) -> int:
     return 1 if fmt.bits == 8 and fmt.group_size and fmt.zero_point else WIDE.depth
 
 
-def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat | None = None) -> RsConfig:
+def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
     """The register-A tiling for y (M, N) = x (M, K) @ W: 256 rows of x per CTA when those tiles cover 90%
     of the SMs; else, at M <= 64, 256 rows of W per CTA (``WIDE``, four consumer warpgroups) split along K
     where those tiles and slices cover 90% of the SMs; else 128 rows of W and 128 rows of x (64 from M <=
@@ -398,7 +398,7 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat | None = 
     if M <= WIDE.blk_m:
         tiles = -(-N // WIDE.blk_n)
         if tiles * slices(tiles) >= 0.9 * sms:
-            return replace(WIDE, splits=slices(tiles), depth=wide_depth(fmt) if fmt is not None else WIDE.depth)
+            return replace(WIDE, splits=slices(tiles), depth=wide_depth(fmt))
     rows = 64 if M <= 64 else 128
     tiles = -(-M // rows) * w_tiles
     return RsConfig(blk_m=rows, stages=8, depth=6, splits=slices(tiles))
