@@ -32,15 +32,16 @@ for part in ${*:-rs_ncu}; do
         "$OUT/rs_ncu_$m.txt" | awk '$NF+0 > 0.05 || !/stalled/' | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//'
     done ;;
   rs_sass)
+    m=${RS_M:-128}
     timeout "${NCU_S:-200}" ncu --profile-from-start off --clock-control none -k regex:mixed_rs \
-      --section WarpStateStats --section SourceCounters -o "$OUT/rs128" -f \
-      python3 benchmarks/ncu_gemm.py --which w4a16 --m 128 --n 8192 > "$OUT/rs_sass.log" 2>&1
-    ncu -i "$OUT/rs128.ncu-rep" --page source --print-source sass --csv > "$OUT/rs128_sass.csv" 2>&1
-    ncu -i "$OUT/rs128.ncu-rep" --page details > "$OUT/rs128_details.txt" 2>&1
-    wc -l "$OUT/rs128_sass.csv"; grep -iE "stall|warp cycles" "$OUT/rs128_details.txt" | head -20 ;;
+      --section WarpStateStats --section SourceCounters -o "$OUT/rs$m" -f \
+      python3 benchmarks/ncu_gemm.py --which w4a16 --m "$m" --n 8192 > "$OUT/rs_sass.log" 2>&1
+    ncu -i "$OUT/rs$m.ncu-rep" --page source --print-source sass --csv > "$OUT/rs${m}_sass.csv" 2>&1
+    ncu -i "$OUT/rs$m.ncu-rep" --page details > "$OUT/rs${m}_details.txt" 2>&1
+    wc -l "$OUT/rs${m}_sass.csv"; grep -iE "stall|warp cycles" "$OUT/rs${m}_details.txt" | head -20 ;;
   rs_time)
     timeout "${RS_S:-300}" python3 benchmarks/bench_mixed_large.py --ms "$(echo ${RS_MS:-128 256} | tr ' ' ,)" --rounds 3 \
-      --rs-configs "${RS_CONFIGS:-}" 2>&1 | tee -a "$OUT/rs_time.md" ;;
+      --rs-configs "${RS_CONFIGS:-}" ${RS_ARGS:-} 2>&1 | tee -a "$OUT/rs_time.md" ;;
   rs_ring)
     RS_MS="64 128 256" RS_CONFIGS="R(blk_m=128, stages=8, depth=4, splits=2, late=True);R(blk_m=128, stages=8, depth=4, late=True);R(blk_m=128, stages=8, depth=6, splits=2);R(blk_m=128, stages=8, depth=6);R(blk_n=256, blk_m=64, stages=8, depth=2, producer_regs=24, consumer_regs=112, splits=4, late=True)" \
       bash "$0" rs_time

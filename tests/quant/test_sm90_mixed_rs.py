@@ -154,6 +154,9 @@ def test_split_k_compiles_to_fp32_partials(fmt: tuple) -> None:
         assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log, k.module.log
         src = sm90_mixed_rs.sm90_mixed_rs_kernel.source(*args)
         assert "tile_units" in src and "Wk" in src
+        assert "griddep_launch_dependents" in src                        # the reduction: a dependent launch
+    assert sm90_mixed_rs.RsLaunch.pdl_reduce and not sm90_mixed.Launch.pdl_reduce
+    assert "griddep_launch_dependents" not in sm90_mixed_rs.sm90_mixed_rs_kernel.source(*_args(fmt, RsConfig()))
     cfg = RsConfig(blk_m=128, stages=8, depth=6, splits=2)
     assert sm90_mixed_rs.rs_launch_args(torch.empty(128, 128, dtype=fmt[3]), _weight(*fmt, 128, 256),
                                         None, torch.empty(128, 256, dtype=fmt[3]), cfg)[0][8].splits == 2

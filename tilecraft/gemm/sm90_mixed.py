@@ -595,11 +595,13 @@ def x_map(x2: Any, dtype: str, rows: int, blk_k: int, stages: int, multicast: in
     return _map(x2.unsqueeze(0).permute(1, 2, 0), dtype, "K", rows, blk_k, stages, multicast)
 
 
-def split_reduce(W: Any, y: Any, bias: Any) -> Any:
+def split_reduce(W: Any, y: Any, bias: Any, pdl: bool = False) -> Any:
     """The split-K reduction of the mixed-input kernels: y (M,N) = the sum of the fp32 partial tiles
-    W (S,1,M,N) (+ bias along N); call it as ``reduce(W, None, y.unsqueeze(0), bias)``."""
+    W (S,1,M,N) (+ bias along N); call it as ``reduce(W, None, y.unsqueeze(0), bias)``. ``pdl``: launched as
+    a programmatic dependent launch of the kernel, which executes ``griddep_launch_dependents``."""
     from tilecraft.gemm.tensorop import EpilogueSpec, SplitReduce
-    return SplitReduce(W, None, y.unsqueeze(0), bias, 1.0, 0.0, EpilogueSpec(bias="n" if bias is not None else "none"))
+    return SplitReduce(W, None, y.unsqueeze(0), bias, 1.0, 0.0, EpilogueSpec(bias="n" if bias is not None else "none"),
+                       pdl=pdl)
 
 
 class Launch:
@@ -609,6 +611,7 @@ class Launch:
     sm90_mixed_rs.RsLaunch is the same launch of the register-A kernel (its kernel takes the same arguments)."""
 
     path = "sm90_mixed"
+    pdl_reduce = False                                                    # (sm90_mixed_rs.RsLaunch: True)
 
     def __init__(self, x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Any, sms: int):
         args, units = self.launch_args(x2, w, bias, y, cfg)
@@ -620,7 +623,7 @@ class Launch:
         grid = min(units, resident_clusters(self.kernel(), args, self.threads, CL, sms, (self.cfg, w.format, sms)) * CL)
         self.main = self.kernel().bind(*args, grid=(grid,), block=(self.threads,),
                                        cluster=(CL, 1, 1) if CL > 1 else None)
-        self.reduce = split_reduce(args[7], y, bias) if args[7] is not None else None
+        self.reduce = split_reduce(args[7], y, bias, self.pdl_reduce) if args[7] is not None else None
 
     @staticmethod
     def launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Any) -> tuple[tuple, int]:

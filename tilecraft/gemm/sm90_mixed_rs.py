@@ -281,6 +281,10 @@ def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, Wk, cfg: Constexpr,
     L, M, N = D.shape
     sX = dsl.smem_tensor(dtype, smem_layout(dtype, "K", cfg.blk_m, 64, cfg.stages), align=1024)  # (BLK_M,64,PIPE)
     full_bar, empty_bar = stage_barriers(cfg.schedule)                   # x's k-tile landed / both consumers read it
+    if cfg.splits > 1:
+        # the reduction kernel (a programmatic dependent launch, RsLaunch.pdl_reduce) may be scheduled now: its
+        # CTAs take SMs as this kernel's leave, and wait (griddep_wait) for all of its partials before reading them
+        hopper.griddep_launch_dependents()
 
     wg = hopper.warpgroup_index()
     with dsl.if_(dsl.eq(wg, 0)):
@@ -334,6 +338,7 @@ class RsLaunch(Launch):
     units; with split-K, then the reduction) for x2 (M,K) -> y (M,N) of one signature, resolved once."""
 
     path = "sm90_mixed_rs"
+    pdl_reduce = True                                                     # the kernel lets the reduction start early
 
     @staticmethod
     def launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Any) -> tuple[tuple, int]:
