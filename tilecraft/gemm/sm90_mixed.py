@@ -39,13 +39,14 @@ warpgroup changed:
   multiplies exact integers and applies scales to its fp32 sums; here the scale is inside the operand,
   as a dequantize-then-GEMM does). A k-tile is 64 values of k, so it needs the scales of one group
   (group 64 / 128 / per-channel) or two (group 32) per row; per-channel scales are loaded once per tile.
-* **Latency.** ``depth`` k-tiles of packed words live in registers: the loads of k-tile t + depth - 1 are
-  issued before k-tile t is converted (a ring of register buffers, so the loop is unrolled ``depth``
-  times). The stages let the producer run up to ``stages`` k-tiles ahead of the wgmmas. With ``ring`` (the
-  heuristic's choice where ``RING`` measured it faster: both widths on the 128x256 tile, int4 on 128-wide
-  tiles) the packed words and scales travel by cp.async into a ring of per-thread shared-memory slots
-  instead, ``ring - 1`` k-tiles in flight and no registers held (only the thread that copied a slot reads
-  it: no barrier); a k-tile's words are read into registers before the producer waits for its stage.
+* **Latency.** ``depth`` k-tiles of packed words live in registers: a buffer is refilled with k-tile
+  t + depth as soon as k-tile t's words in it are converted (``register_ring``, a ring of register
+  buffers, so the loop is unrolled ``depth`` times). The stages let the producer run up to ``stages``
+  k-tiles ahead of the wgmmas. With ``ring`` (the heuristic's choice where ``RING`` measured it faster:
+  both widths on the 128x256 tile, int4 on 128-wide tiles) the packed words and scales travel by cp.async
+  into a ring of per-thread shared-memory slots instead, ``ring - 1`` k-tiles in flight and no registers
+  held (only the thread that copied a slot reads it: no barrier); a k-tile's words are read into registers
+  before the producer waits for its stage.
 * **Handing a stage over.** The producer waits on the stage's ``empty`` barrier (all 128 threads) before
   overwriting it. After its stores each thread executes ``fence.proxy.async`` (generic-proxy writes become
   visible to wgmma, which reads through the async proxy); the warp then meets at ``__syncwarp`` and lane 0
@@ -124,8 +125,8 @@ def _direct_epilogue(tile: Sm90Config) -> Sm90Config:
 @dataclass(frozen=True)
 class Sm90MixedConfig:
     """A tiling of sm90.py's kernel (``tile``: blk_k 64, the register split of the roles) and how the
-    producer's packed words travel: ``depth`` k-tiles of them in its registers (one converted, depth - 1 in
-    flight), or with ``ring`` > 0, a ring of that many k-tiles of per-thread shared-memory slots filled by
+    producer's packed words travel: ``depth`` k-tiles of them in its registers (each buffer reloaded once
+    converted), or with ``ring`` > 0, a ring of that many k-tiles of per-thread shared-memory slots filled by
     cp.async (ring - 1 in flight, no registers held; depth must then be 1)."""
 
     tile: Sm90Config = _direct_epilogue(Sm90Config(128, 256, 64, stages=4, producer_regs=PRODUCER_REGS,
@@ -243,39 +244,30 @@ def _packed(fmt: PackedFormat, qw: Any, scales: Any, zeros: Any, N: Any, K: Any)
     return mW, mS, mZ
 
 
-def register_ring(depth: int, k_count: Any, load: Any, body: Any, refill_in_body: bool = False) -> None:
+def register_ring(depth: int, k_count: Any, load: Any, body: Any) -> None:
     """The loop over k_count k-tiles with `depth` buffers of packed words in registers: ``load(b, j)``
-    fills buffer b with k-tile j (counted from the unit's first), depth - 1 k-tiles ahead of ``body(b,
-    i)``, which uses k-tile i from buffer b = i % depth (the loop is unrolled depth times, so b is a
-    Python int: registers need static indices).
-
-    With ``refill_in_body`` the body is ``body(b, i, refill)`` and calls ``refill()`` as soon as it has
-    read buffer b: that loads k-tile i + depth into it, so every load is issued a whole ``depth`` k-tiles
-    (less the body's reading) ahead of its use, with the same registers. Without it, the load of the
-    buffer that the previous body freed comes before the next body, depth - 1 k-tiles ahead (in the
-    register-A consumer ptxas moved it up into the previous body for every buffer but the unrolled loop's
-    last, whose load then waited on HBM: RESULTS.md, session 34)."""
-    ahead = depth if refill_in_body else depth - 1
-    for b in range(ahead):                                                # the ring's first k-tiles
+    fills buffer b with k-tile j (counted from the unit's first); ``body(b, i, refill)`` uses k-tile i from
+    buffer b = i % depth (the loop is unrolled depth times, so b is a Python int: registers need static
+    indices) and calls ``refill()`` as soon as it has read the buffer. That loads k-tile i + depth into it,
+    so every load is issued a whole ``depth`` k-tiles (less the body's reading) ahead of its use. (Loading
+    the buffer the previous body freed before the next body instead, depth - 1 k-tiles ahead, let ptxas
+    place the unrolled loop's last load after the next k-tile's first wgmma, where it waited on HBM:
+    RESULTS.md, session 34.)"""
+    for b in range(depth):                                                # the ring's first k-tiles
         with dsl.if_(b < k_count):
             load(b, b)
     for it in dsl.range((k_count + depth - 1) // depth):
         for b in range(depth):                                            # k-tile depth it + b from buffer b
             i = depth * it + b
-            if refill_in_body:
-                def refill(b: int = b, i: Any = i) -> None:
-                    with dsl.if_(i + depth < k_count):
-                        load(b, i + depth)
-                args: tuple = (b, i, refill)
-            else:
-                with dsl.if_(i + depth - 1 < k_count):
-                    load((b + depth - 1) % depth, i + depth - 1)
-                args = (b, i)
+
+            def refill(b: int = b, i: Any = i) -> None:
+                with dsl.if_(i + depth < k_count):
+                    load(b, i + depth)
             if b == 0:
-                body(*args)                                               # it < ceil(k_count / depth): i < k_count
+                body(b, i, refill)                                        # it < ceil(k_count / depth): i < k_count
             else:
                 with dsl.if_(i < k_count):
-                    body(*args)
+                    body(b, i, refill)
 
 
 @dsl.inline
@@ -366,9 +358,10 @@ def producer(cfg: Sm90MixedConfig, fmt: PackedFormat, edges: tuple[bool, bool], 
             if zbuf is not None:
                 zbuf[0][gi, i] = sZ(h, thr, gi, i, slot)
 
-    def produce(b: int, m_tile: Any, l_idx: Any, kt: Any, stage: Any, phase: Any, slot: Any = None) -> None:
+    def produce(b: int, m_tile: Any, l_idx: Any, kt: Any, stage: Any, phase: Any, slot: Any = None,
+                refill: Any = None) -> None:
         """Fill stage `stage` with x's k-tile kt (TMA) and W^T's (from buffer b; with the ring, read from
-        ring slot `slot`), then hand it over."""
+        ring slot `slot`), then hand it over; then ``refill()`` (register buffers) reloads buffer b."""
         if slot is not None:
             stage_in(slot, None)
         empty_bar.wait(stage, 1 - phase)                                  # the consumers freed the stage
@@ -406,6 +399,8 @@ def producer(cfg: Sm90MixedConfig, fmt: PackedFormat, edges: tuple[bool, bool], 
                 chunk = "u4_row_chunk" if fmt.bits == 4 else "u8_row_chunk"
                 t.emit(f"tc::mixed90::{chunk}<{bf16}>({', '.join(w + pw)}, {z2}, {s2}, {dst});")
         t.emit(f"tc::mixed90::warp_arrive_full({render(full_bar.addr(stage), 'unsigned')});")
+        if refill is not None:
+            refill()                                                      # buffer b read: its next k-tile
         _advance(stage, phase, tile_cfg.stages)
 
     with dsl.if_(dsl.eq(threadIdx.x, 0)):
@@ -437,7 +432,7 @@ def producer(cfg: Sm90MixedConfig, fmt: PackedFormat, edges: tuple[bool, bool], 
                 produce(0, m_tile, l_idx, k_begin + i, stage, phase, i % R)
         else:
             register_ring(D, k_count, lambda b, j: load(b, n_tile, k_begin + j),
-                          lambda b, i: produce(b, m_tile, l_idx, k_begin + i, stage, phase))
+                          lambda b, i, refill: produce(b, m_tile, l_idx, k_begin + i, stage, phase, refill=refill))
 
 
 @dsl.kernel

@@ -17,14 +17,13 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
 * **Consumers.** One to four consumer warpgroups (``blk_n`` / 64; the heuristic's ``WIDE`` tiling at M <= 64
   has four, for more warps to hide each k-tile's load, conversion and wgmma). Warpgroup c owns 64 rows of W
   (output columns n), warp w of it the 16-row tile 4 c + w of the CTA's BLK_N. Per k-tile a lane loads its
-  16 bytes of that tile's packed words (int4;
-  two loads for int8) straight from global memory: the same 512 contiguous bytes per warp as the
-  small-M kernel, into a ring of ``depth`` k-tiles in registers. A buffer is refilled as soon as its
-  words are converted, so each load has ``depth`` whole k-tiles to arrive (``register_ring(...,
-  refill_in_body=True)``). The earlier ring loaded a buffer before the next k-tile's body, depth - 1
-  k-tiles ahead, and ptxas put the unrolled loop's last load after the next k-tile's wgmmas. There the
-  consumers waited on W's loads: a quarter of the warps' stall samples at M = 128. Refilling at once made
-  the kernel 4-12% faster from M = 64 to 4096 (RESULTS.md, session 34).
+  16 bytes of that tile's packed words (int4; two loads for int8) straight from global memory: the same 512
+  contiguous bytes per warp as the small-M kernel, into a ring of ``depth`` k-tiles in registers. A buffer
+  is refilled as soon as its words are converted, so each load has ``depth`` whole k-tiles to arrive
+  (``register_ring``). The earlier ring loaded a buffer before the next k-tile's body, depth - 1 k-tiles
+  ahead, and ptxas put the unrolled loop's last load after the next k-tile's wgmmas. There the consumers
+  waited on W's loads: a quarter of the warps' stall samples at M = 128. Refilling at once made the kernel
+  4-12% faster from M = 64 to 4096 (RESULTS.md, session 34).
   Layout v1's k order (lane q holds k 4q .. 4q + 3) is not wgmma's (k 2q, 2q + 1, 2q + 8, 2q + 9, and x in
   shared memory keeps its natural order), so two shuffles per word give each lane the bytes it needs
   (tilecraft/sm90_mixed.cuh, ``u4_frag`` / ``u8_frag``); mixed.cuh's magic-number converters make exact q - z.
@@ -246,7 +245,7 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
                 _release(empty_bar, stage, cfg.cluster)                   # the stage goes back to the producer(s)
             _advance(stage, phase, cfg.stages)
 
-        register_ring(Dp, k_count, lambda b, j: load(b, tg, k_begin + j), step, refill_in_body=True)
+        register_ring(Dp, k_count, lambda b, j: load(b, tg, k_begin + j), step)
         if not G:                                                         # per-channel: the row's scale, once
             for i, h in enumerate(row_half):
                 tCrC[i] = tCrC(i) * row_scale[h]
