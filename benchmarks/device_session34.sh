@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Thirty-fourth session (issue 9): where the register-A mixed-input kernel's time goes at M = 128 and 256.
-# Usage: bash benchmarks/device_session34.sh [rs_ncu|rs_sass|rs_time|rs_ring|next_early|next_pdl ...]
+# Usage: bash benchmarks/device_session34.sh [rs_ncu|rs_sass|rs_time|rs_ring|next_early ...]
 # - rs_ncu: Nsight Compute on tc.gemm's W4A16 g128 GEMM, x (M, 8192) @ W (8192, 8192), at RS_MS (128 256): time,
 #   cycles, tensor pipes, L2 and its request coalescer (benchmarks/ncu_columns.py), and the warps' stall reasons
 #   per issued instruction; the dense bf16 GEMM at the same shapes beside it;
-# - rs_sass: the M = 128 kernel's SASS with Nsight Compute's per-instruction stall samples (CSV);
-# - rs_time: bench_mixed_large.py at RS_MS, three rounds in turn, with RS_CONFIGS (RsConfig expressions);
-# - rs_ring (after `git apply benchmarks/patches/rs_late_refill.diff`, whose `late=True` is the ring before this
-#   session's): rs_time at M = 64, 128, 256 with the earlier picks and deeper rings, and at 512, 1024, 4096 with
+# - rs_sass: the kernel's SASS at M = RS_M (128) with Nsight Compute's per-instruction stall samples (CSV);
+# - rs_time: bench_mixed_large.py at RS_MS, three rounds in turn, with RS_CONFIGS (RsConfig expressions) and
+#   RS_ARGS (e.g. --plain-reduce);
+# - rs_ring (at 2824003, after `git apply benchmarks/patches/rs_late_refill.diff`, whose `late=True` is the ring
+#   before this session's): rs_time at M = 64, 128, 256 with the earlier picks and deeper rings, and at 512, 1024, 4096 with
 #   the earlier pick and depth 3;
-# - next_early (prepared, not yet run): applies benchmarks/patches/mixed_early_refill.diff, runs the small-M
+# - next_early (run in session 35: slower, RESULTS.md): applies benchmarks/patches/mixed_early_refill.diff, runs the small-M
 #   kernel's cp.async-stage GPU tests (with its early cases), then times the decoding picks with and without
-#   early refills (probe_pdl_timeline.py, PDL stream);
-# - next_pdl (prepared, not yet run): applies benchmarks/patches/rs_pdl_reduce.diff, runs the register-A
-#   kernel's GPU tests of bf16 formats, then rs_time at M = 64 and 128 (split-K picks).
+#   early refills (probe_pdl_timeline.py, PDL stream). (next_pdl's patch landed as 2824003; its timing is
+#   device_session35.sh pdl_ab.)
 source "$(dirname "$0")/device_env.sh"
 METRICS=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); import ncu_columns; print(ncu_columns.NCU_METRICS)")
 STALLS='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
@@ -50,9 +50,5 @@ for part in ${*:-rs_ncu}; do
     git apply benchmarks/patches/mixed_early_refill.diff || exit 1
     gpu_tests early_tests 300 tests/quant/test_mixed.py -k async_copy_stages
     MS=${MS:-1,8,16} VARIANTS="early=1" bash benchmarks/device_session24.sh variants ;;
-  next_pdl)
-    git apply benchmarks/patches/rs_pdl_reduce.diff || exit 1
-    gpu_tests pdl_tests 300 tests/quant/test_sm90_mixed_rs.py -k bfloat16
-    RS_MS="64 128" bash "$0" rs_time ;;
   esac
 done
