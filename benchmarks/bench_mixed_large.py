@@ -57,11 +57,12 @@ def _err(y: Any, ref: Any) -> float:
     return float((y.double() - ref).norm() / ref.norm())
 
 
-def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, plain_reduce: bool = False) -> dict:
+def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, reduce: str = "") -> dict:
     """tc.gemm on the packed weight (ring < 0), or sm90_mixed_gemm with the heuristic's tiling given a
     cp.async ring of `ring` k-tiles (0: the register ring the heuristic picked), or with the register-A
-    kernel's tiling `rs` (sm90_mixed_rs.RsConfig). ``plain_reduce``: tc.gemm's pick with its split-K
-    reduction launched as a plain second kernel instead of a programmatic dependent launch."""
+    kernel's tiling `rs` (sm90_mixed_rs.RsConfig). ``reduce``: tc.gemm's pick with its split-K partials
+    summed by the reduction kernel instead of in the kernel, launched as a programmatic dependent launch
+    ("pdl") or plainly ("plain")."""
     from tilecraft.gemm.sm90_mixed import (
         SM90_MIN_M, _prepare, pick_config, pick_sm90_mixed_config, sm90_mixed_gemm, use_sm90_mixed, with_ring,
     )
@@ -78,12 +79,12 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, p
     if rs is not None:
         cfg = rs
         fn = lambda xx, p: sm90_mixed_gemm(xx, p, None, cfg)  # noqa: E731
-    elif plain_reduce:
-        RsLaunch.pdl_reduce = False
+    elif reduce:
+        RsLaunch.sum_in_kernel, RsLaunch.pdl_reduce = False, reduce == "pdl"
         try:
             run = _prepare(x, pw0, None, cfg)
         finally:
-            RsLaunch.pdl_reduce = True
+            RsLaunch.sum_in_kernel, RsLaunch.pdl_reduce = True, True
         fn = lambda xx, p: run(xx, p, None)  # noqa: E731
     elif ring >= 0:
         cfg = pick_sm90_mixed_config(pw0.format, M, N, K, sms)
@@ -97,7 +98,7 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, p
     if err > TOL:
         return {"missing": f"wrong: relative error {err:.2e}"}
     sets = [(x, p) for p in pws]
-    path = "sm90" if ring >= 0 or rs is not None or plain_reduce or use_sm90_mixed(x, pw0) else f"small-M (M < {SM90_MIN_M} or not sm_90)"
+    path = "sm90" if ring >= 0 or rs is not None or reduce or use_sm90_mixed(x, pw0) else f"small-M (M < {SM90_MIN_M} or not sm_90)"
     return {"timer": lambda: _time(fn, sets), "err": err, "path": path, "config": cfg.name if path == "sm90" else "-",
             "copies": n}
 
@@ -126,8 +127,9 @@ def main() -> int:
                     "slices of K, CTAs sharing each x k-tile), e.g. 256:6:2,128:8:4:2,256:6:2:1:2")
     ap.add_argument("--rs-configs", default="", help="also time these register-A tilings, ';'-separated RsConfig "
                     "expressions (R = RsConfig), e.g. 'R(blk_n=192, blk_m=128, stages=8, depth=3, consumer_regs=152, splits=3)'")
-    ap.add_argument("--plain-reduce", action="store_true", help="also time the picks with their split-K reduction "
-                    "launched plainly after the kernel (tc.gemm launches it as a programmatic dependent launch)")
+    ap.add_argument("--reductions", action="store_true", help="also time the picks with their split-K partials "
+                    "summed by the reduction kernel, launched as a programmatic dependent launch and plainly (tc.gemm "
+                    "sums them in the kernel where every work unit fits on the SMs)")
     ap.add_argument("--rounds", type=int, default=1, help="time every contender of an M in turn this many times and "
                     "report the medians (the GPU's clock drifts over seconds; one timing after another inherits it)")
     args = ap.parse_args()
@@ -151,8 +153,8 @@ def main() -> int:
         res = {label: _safe(ours, M, b, g) for label, b, g in OURS}
         for r in rings:
             res.update({f"{label} ring {r}": _safe(ours, M, b, g, r) for label, b, g in OURS})
-        if args.plain_reduce:
-            res.update({f"{label} plain reduce": _safe(ours, M, b, g, -1, None, True) for label, b, g in OURS})
+        for r in ("pdl", "plain") if args.reductions else ():
+            res.update({f"{label} {r} reduce": _safe(ours, M, b, g, -1, None, r) for label, b, g in OURS})
         for c in rs:
             res.update({f"{label} {c.name}": _safe(ours, M, b, g, -1, c) for label, b, g in OURS})
         res.update(base)

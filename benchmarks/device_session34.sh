@@ -6,7 +6,7 @@
 #   per issued instruction; the dense bf16 GEMM at the same shapes beside it;
 # - rs_sass: the kernel's SASS at M = RS_M (128) with Nsight Compute's per-instruction stall samples (CSV);
 # - rs_time: bench_mixed_large.py at RS_MS, three rounds in turn, with RS_CONFIGS (RsConfig expressions) and
-#   RS_ARGS (e.g. --plain-reduce);
+#   RS_ARGS (e.g. --reductions);
 # - rs_ring (at 2824003, after `git apply benchmarks/patches/rs_late_refill.diff`, whose `late=True` is the ring
 #   before this session's): rs_time at M = 64, 128, 256 with the earlier picks and deeper rings, and at 512, 1024, 4096 with
 #   the earlier pick and depth 3;

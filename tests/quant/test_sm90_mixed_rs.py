@@ -29,7 +29,7 @@ from tilecraft.gemm.sm90_mixed_rs import RsConfig  # noqa: E402
 from tilecraft.quant.pack import k_block  # noqa: E402
 
 # the producer kernel's tests' formats, weights and byte permute (the same packed weights feed both kernels)
-from test_sm90_mixed import _ID, _M32, _TOL, FORMATS, _format, _prmt, _weight, random_case  # noqa: E402
+from test_sm90_mixed import _ID, _M32, _TOL, FORMATS, _check, _format, _prmt, _weight, random_case  # noqa: E402
 
 
 def _frag_values(bits: int, words: list[tuple[int, ...]], lane: int) -> list[int]:
@@ -231,6 +231,64 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
 
 
 # ----------------------------------------------------------------------------- GPU
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
+def test_split_k_sums_in_the_kernel_where_every_unit_fits(fmt: tuple) -> None:
+    """Where tiles x splits fit on the SMs (one CTA each, no cluster), the launch passes the bias and int32 zero
+    flags, one per tile of y, and the kernel sums the splits itself (sm90._reduce_tile's counting flags; no
+    dependent launch to let in). Otherwise it passes the workspace alone, for the reduction kernel. The
+    register-tightest tiling (WIDE, ragged) compiles so without spills."""
+    dtype = fmt[3]
+    wide = replace(sm90_mixed_rs.WIDE, splits=2, depth=sm90_mixed_rs.wide_depth(_format(fmt)))
+    x, y, b = torch.empty(33, 384, dtype=dtype), torch.empty(33, 272, dtype=dtype), torch.empty(272, dtype=dtype)
+    pw = _weight(*fmt, 384, 272)
+    args, units = sm90_mixed_rs.rs_launch_args(x, pw, b, y, wide, sms=132)
+    assert units == 4 and args[4] is b and args[7].shape == (2, 1, 33, 272)
+    flags = args[12]
+    assert flags.dtype == torch.int32 and flags.shape == (2,) and not flags.any()   # one per tile of y
+    k = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*args, arch="sm_90a")
+    r = k.resources
+    assert r.spill_store_bytes == 0 and r.stack_frame_bytes == 0 and "serialized" not in k.module.log, (r, k.module.log)
+    src = sm90_mixed_rs.sm90_mixed_rs_kernel.source(*args)
+    assert "flags" in src and "griddep_launch_dependents" not in src
+    for sms, cfg in ((3, wide), (132, replace(wide, cluster=2))):        # units > SMs; a cluster
+        args, _units = sm90_mixed_rs.rs_launch_args(x, pw, b, y, cfg, sms=sms)
+        assert args[12] is None and args[4] is None and args[7] is not None
+    assert sm90_mixed_rs.rs_launch_args(x, pw, b, y, replace(wide, splits=1), sms=132)[0][12] is None
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f[1] in (None, 32) and f[3] is torch.bfloat16], ids=_ID)
+def test_gpu_split_k_summed_in_the_kernel(fmt: tuple) -> None:
+    """The same split-K problem (ragged M and N, a bias) summed in the kernel (every unit resident) and by the
+    reduction kernel (the launch told of 2 SMs), against float64; the in-kernel sum twice in a row (its flags
+    back at 0) and on a second stream (flags of its own)."""
+    bits, group, zp, dtype = fmt
+    K, N, M = 512, 272, 100
+    pw = _weight(bits, group, zp, dtype, K, N).to("cuda")
+    x = torch.randn(M, K).to(dtype).cuda()
+    b = torch.randn(N).to(dtype).cuda()
+    cfg = RsConfig(blk_m=64, stages=8, depth=4, splits=2)
+    fused = sm90_mixed_rs.RsLaunch(x, pw, b, torch.empty(M, N, dtype=dtype, device="cuda"), cfg, 132)
+    plain = sm90_mixed_rs.RsLaunch(x, pw, b, torch.empty(M, N, dtype=dtype, device="cuda"), cfg, 2)
+    assert fused.fused and fused.reduce is None and not plain.fused and plain.reduce is not None
+    outs = []
+    for launch in (fused, fused, plain):
+        y = torch.full((M, N), float("nan"), dtype=dtype, device="cuda")
+        launch(x, pw, b, y)
+        outs.append(y)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        y = torch.full((M, N), float("nan"), dtype=dtype, device="cuda")
+        fused(x, pw, b, y)
+    side.synchronize()
+    outs.append(y)
+    torch.cuda.synchronize()
+    assert len(fused._flags) == 2 and all(not f.any() for f in fused._flags.values())
+    for y in outs:
+        _check(y, x, pw, b)
+    assert torch.equal(outs[0], outs[1]) and torch.equal(outs[0], outs[3])   # the sum's order is fixed
+
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("fmt", FORMATS, ids=_ID)

@@ -583,6 +583,12 @@ def launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Sm90MixedConfi
     return (tmA, w.qweight, w.scales, w.zeros, bias, D3, K, W, kcfg, w.format, full, edges), units
 
 
+def torch_stream(y: Any) -> int:
+    """The handle of the current torch stream on y's device."""
+    import torch
+    return torch.cuda.current_stream(y.device).cuda_stream
+
+
 def x_map(x2: Any, dtype: str, rows: int, blk_k: int, stages: int, multicast: int = 1) -> Any:
     """The TMA map of x2 (M,K), K-major, filling one x stage of (rows, blk_k) (both Hopper mixed kernels),
     each load a 1/multicast slice of the rows with a cluster."""
@@ -603,25 +609,34 @@ class Launch:
     """The persistent launch (one CTA per SM up to the work units, in whole clusters where the tiling has
     them; with split-K, then the reduction) for x2 (M,K) -> y (M,N) of one signature, resolved once: later
     calls of the signature make x's TMA map (cached per address), the split-K workspace, and launch.
-    sm90_mixed_rs.RsLaunch is the same launch of the register-A kernel (its kernel takes the same arguments)."""
+    sm90_mixed_rs.RsLaunch is the same launch of the register-A kernel (its kernel takes the same arguments,
+    and flags where its splits sum in the kernel: ``fused``, no reduction launch)."""
 
     path = "sm90_mixed"
     pdl_reduce = False                                                    # (sm90_mixed_rs.RsLaunch: True)
 
     def __init__(self, x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Any, sms: int):
-        args, units = self.launch_args(x2, w, bias, y, cfg)
+        args, units = self.launch_args(x2, w, bias, y, cfg, sms)
         self.cfg = args[8]                                                # with the splits K allows
-        self.K, self.static = args[6], args[8:]                           # K; cfg, format, full, edges
+        self.K, self.static = args[6], args[8:12]                         # K; cfg, format, full, edges
+        # the register-A kernel's flags: its splits sum their partial tiles themselves (zeros, one per tile;
+        # every launch leaves them at 0, so each stream keeps one set)
+        flags = args[12] if len(args) > 12 else None
+        self.fused = flags is not None
+        self._flags = {} if flags is None else {torch_stream(y): flags}
+        self._flag_count = 0 if flags is None else flags.numel()
+        self._split_shape = None if args[7] is None else tuple(args[7].shape)
         self.maps: dict[int, Any] = {x2.data_ptr(): args[0]}
         from tilecraft.gemm.sm90 import resident_clusters
         CL = getattr(self.cfg, "cluster", 1)                              # the register-A kernel's x multicast
         grid = min(units, resident_clusters(self.kernel(), args, self.threads, CL, sms, (self.cfg, w.format, sms)) * CL)
         self.main = self.kernel().bind(*args, grid=(grid,), block=(self.threads,),
                                        cluster=(CL, 1, 1) if CL > 1 else None)
-        self.reduce = split_reduce(args[7], y, bias, self.pdl_reduce) if args[7] is not None else None
+        self.reduce = split_reduce(args[7], y, bias, self.pdl_reduce) if args[7] is not None and not self.fused \
+            else None
 
     @staticmethod
-    def launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Any) -> tuple[tuple, int]:
+    def launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Any, sms: int) -> tuple[tuple, int]:
         return launch_args(x2, w, bias, y, cfg)
 
     @staticmethod
@@ -641,7 +656,21 @@ class Launch:
 
         tmA = by_address(self.maps, x2, lambda x: self.x_map(x, w.format.dtype))
         D3 = y.unsqueeze(0)
+        if self.fused:                                                    # the kernel sums the splits, adds the bias
+            import torch
+            W = torch.empty(self._split_shape, dtype=torch.float32, device=y.device)
+            self.main(tmA, w.qweight, w.scales, w.zeros, bias, D3, self.K, W, *self.static, self.stream_flags(y))
+            return
         W = None if self.reduce is None else self.reduce.workspace(D3)
         self.main(tmA, w.qweight, w.scales, w.zeros, bias if W is None else None, D3, self.K, W, *self.static)
         if W is not None:                                                 # the reduction adds the bias
             self.reduce(W, None, D3, bias)
+
+    def stream_flags(self, y: Any) -> Any:
+        """The in-kernel split-K sum's flags for the current stream (two streams must not share them)."""
+        stream = torch_stream(y)
+        flags = self._flags.get(stream)
+        if flags is None:
+            import torch
+            flags = self._flags[stream] = torch.zeros(self._flag_count, dtype=torch.int32, device=y.device)
+        return flags

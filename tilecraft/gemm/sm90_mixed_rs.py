@@ -43,7 +43,10 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
 * **Epilogue.** The accumulators are a (64, BLK_M) block of y^T: the consumer stores them into y's
   transposed view through the sm80 path's epilogue (bias along y^T's rows, cast, predicated at M and N).
 * **Split-K.** Where the tiles leave SMs idle (M <= 256 or so), ``splits`` CTAs share a tile's k-tiles;
-  each stores its fp32 partial block into a workspace and sm90's reduction kernel sums them (+ bias).
+  each stores its fp32 partial block into a workspace. Where every split of every tile runs at once (one
+  CTA per SM, no cluster), the tile's splits x consumers warpgroups then meet at a counting flag and each
+  sums a share of the tile's rows in split order, adds the bias and stores y (sm90's ``_reduce_tile``, as
+  the dense kernel does); otherwise sm90's reduction kernel sums them (+ bias), as a dependent launch.
 * **Edges.** TMA zero-fills x past M and K. N % 16 == 0 (the packed format): a ragged last n-tile's
   warps past N re-read the last 16-row tile, whose products land in rows the epilogue never stores. int8
   with K % 64 == 32: the last k-tile's second half re-reads the last 32 k, multiplied by x's zero fill.
@@ -83,7 +86,7 @@ class RsConfig:
     them), ``blk_m`` rows of x (wgmma's N), ``stages`` x buffers, ``depth`` k-tiles of packed words per
     thread in flight, ``raster`` n-tiles per group of the persistent walk, the registers of the roles
     (two consumers: 40 + 2 x 232 = 3 x 168; four: 24 + 4 x 112 <= 5 x 96), ``splits`` slices of K (fp32
-    partial tiles that sm90's reduction kernel sums), and
+    partial tiles, summed in the kernel or by sm90's reduction kernel), and
     ``cluster`` CTAs on neighbouring row blocks of W sharing each x k-tile: each loads 1/cluster of the
     x box and multicasts it to both (the dense kernel's B multicast, sm90.py's ``cluster_m``)."""
 
@@ -117,6 +120,13 @@ class RsConfig:
         return Sm90Config(self.blk_n, self.blk_m, 64, self.stages, self.consumers, self.raster, self.producer_regs,
                           self.consumer_regs, cluster_m=self.cluster, tma_store=False, splits=self.splits)
 
+    @property
+    def y_tiles(self) -> Sm90Config:
+        """The tiles of y itself, (BLK_M rows of x) x (BLK_N columns), as sm90's in-kernel split-K sum
+        (``_reduce_tile``) walks them: each of the splits x consumers warpgroups sums a share of the rows."""
+        return Sm90Config(self.blk_m, self.blk_n, 64, self.stages, self.consumers, self.raster, self.producer_regs,
+                          self.consumer_regs, tma_store=False, splits=self.splits)
+
     def smem_bytes(self) -> int:
         return self.blk_m * 64 * 2 * self.stages + 16 * self.stages + 1024
 
@@ -146,10 +156,11 @@ class RsConfig:
 @dsl.inline
 def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, bool], shape: tuple[Any, Any, Any],
               sX: Any, full_bar: Any, empty_bar: Any, qw: Any, scales: Any, zeros: Any, bias: Any, D: Any, K: Any,
-              Wk: Any) -> None:
+              Wk: Any, flags: Any) -> None:
     """A consumer warpgroup's life: per k-tile, convert its 64 rows of W into A fragments, wgmma them
     against the x stage, and after each tile store its (64, BLK_M) block of y^T (with split-K, its
-    fp32 partial into the workspace Wk (S,1,M,N))."""
+    fp32 partial into the workspace Wk (S,1,M,N); with flags, the splits then sum the tile of y)."""
+    from tilecraft.gemm.sm90 import _reduce_tile
     from tilecraft.gemm.tensorop import EpilogueSpec, _epilogue, _store
 
     hopper.setmaxnreg(cfg.consumer_regs, inc=True)
@@ -261,6 +272,10 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
             gWt = dsl.permute_modes(Wk(unit // sch.tile_units, l_idx, _, _), 1, 0)
             gW = tc.local_tile(tc.local_tile(gWt, tiler, coord), (64, bM), (cw, 0))
             _store(tCrC, thr_mma.partition_C(gW), tCcD, N, M, full)
+            if flags is not None:                                         # the tile's splits sum it (and add bias)
+                _reduce_tile(cfg.y_tiles, Wk, None, D, bias, 1.0, 0.0, EpilogueSpec(bias="n" if bias is not None
+                             else "none"), flags, unit % sch.tile_units, unit // sch.tile_units, m_tile, n_tile,
+                             l_idx, cw, leader, full)
             continue
         ep = EpilogueSpec(bias="m" if bias is not None else "none")       # y^T's rows: one bias value each
         for j in range(bM // 8):
@@ -270,17 +285,19 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
 
 @dsl.kernel
 def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, Wk, cfg: Constexpr, fmt: Constexpr, full: Constexpr,
-                         edges: Constexpr):
+                         edges: Constexpr, flags=None):
     """D (1,M,N) = x @ dequantize(W) (+ bias), x given as a TMA map of its (M,K,1) view filling one x
     stage, W packed (qw, scales, zeros; tilecraft.quant.pack). See the module docstring. With split-K,
     Wk is the fp32 workspace (S,1,M,N) of the splits' partial tiles and sm90's reduction kernel
-    finishes (None without). edges: (N is a multiple of blk_n, K of 64); full: M and N are whole tiles."""
+    finishes (None without), or with flags (int32 zeros, one per tile of y, left at 0) the splits of
+    each tile sum it here and add the bias (every unit resident: ``fused_split_reduction``). edges: (N is
+    a multiple of blk_n, K of 64); full: M and N are whole tiles."""
     dsl.launch_bounds(cfg.threads, 1)
     dtype, _wg = ELEMENTS[fmt.dtype]
     L, M, N = D.shape
     sX = dsl.smem_tensor(dtype, smem_layout(dtype, "K", cfg.blk_m, 64, cfg.stages), align=1024)  # (BLK_M,64,PIPE)
     full_bar, empty_bar = stage_barriers(cfg.schedule)                   # x's k-tile landed / both consumers read it
-    if cfg.splits > 1:
+    if cfg.splits > 1 and flags is None:
         # the reduction kernel (a programmatic dependent launch, RsLaunch.pdl_reduce) may be scheduled now: its
         # CTAs take SMs as this kernel's leave, and wait (griddep_wait) for all of its partials before reading them
         hopper.griddep_launch_dependents()
@@ -297,7 +314,8 @@ def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, Wk, cfg: Constexpr,
                          lambda stage, _w_tile, x_tile, l_idx, k_tile: hopper.tma_load(
                              tmX, sX(_, _, stage), full_bar.addr(stage), (x_tile * cfg.blk_m, k_tile * 64, l_idx), **mc))
     with dsl.else_():
-        _consumer(cfg, fmt, full, edges, (L, M, N), sX, full_bar, empty_bar, qw, scales, zeros, bias, D, K, Wk)
+        _consumer(cfg, fmt, full, edges, (L, M, N), sX, full_bar, empty_bar, qw, scales, zeros, bias, D, K, Wk,
+                  flags)
     if cfg.cluster > 1:
         hopper.cluster_sync()           # no CTA leaves while a peer may still multicast into it or arrive on it
 
@@ -311,11 +329,14 @@ def x_map(x2: Any, dtype: str, cfg: RsConfig) -> Any:
     return stage_map(x2, dtype, cfg.blk_m, 64, cfg.stages, cfg.cluster)
 
 
-def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig) -> tuple[tuple, int]:
-    """The kernel's arguments for x2 (M,K) -> y (M,N) (with split-K the workspace, and no bias: the
-    reduction adds it) and its work units (tiles of y^T times the splits K allows)."""
+def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig, sms: int | None = None
+                   ) -> tuple[tuple, int]:
+    """The kernel's arguments for x2 (M,K) -> y (M,N) and its work units (tiles of y^T times the splits K
+    allows). With split-K, the workspace, and no bias (the reduction kernel adds it); but where every
+    unit fits on the `sms` SMs at once (``fused_split_reduction``), the flags too, and the bias: the
+    kernel sums the splits itself."""
     import torch
-    from tilecraft.gemm.sm90 import effective_splits
+    from tilecraft.gemm.sm90 import effective_splits, fused_split_reduction
 
     M, K = x2.shape
     N = y.shape[1]
@@ -325,11 +346,15 @@ def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig) -
     full = M % cfg.blk_m == 0 and whole_n
     edges = (whole_n, K % 64 == 0)
     units = math.ceil(M / cfg.blk_m) * math.ceil(w_tiles / cfg.cluster) * cfg.cluster * cfg.splits  # CTAs' worth
-    Wk = None
+    Wk = flags = None
     if cfg.splits > 1:
-        Wk, bias = torch.empty(cfg.splits, 1, M, N, dtype=torch.float32, device=y.device), None
+        Wk = torch.empty(cfg.splits, 1, M, N, dtype=torch.float32, device=y.device)
+        if sms is not None and fused_split_reduction(cfg.schedule, units, sms):
+            flags = torch.zeros(units // cfg.splits, dtype=torch.int32, device=y.device)   # one per tile
+        else:
+            bias = None
     return (x_map(x2, w.format.dtype, cfg), w.qweight, w.scales, w.zeros, bias, y.unsqueeze(0), K, Wk, cfg, w.format,
-            full, edges), units
+            full, edges, flags), units
 
 
 class RsLaunch(Launch):
@@ -338,10 +363,10 @@ class RsLaunch(Launch):
 
     path = "sm90_mixed_rs"
     pdl_reduce = True                                                     # the kernel lets the reduction start early
+    sum_in_kernel = True                                                  # where every unit fits (rs_launch_args)
 
-    @staticmethod
-    def launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Any) -> tuple[tuple, int]:
-        return rs_launch_args(x2, w, bias, y, cfg)
+    def launch_args(self, x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Any, sms: int) -> tuple[tuple, int]:
+        return rs_launch_args(x2, w, bias, y, cfg, sms if self.sum_in_kernel else None)
 
     @staticmethod
     def kernel() -> Any:
