@@ -236,8 +236,8 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
 def test_split_k_sums_in_the_kernel_where_every_unit_fits(fmt: tuple) -> None:
     """Where tiles x splits fit on the SMs (one CTA each, no cluster), the launch passes the bias and int32 zero
     flags, one per tile of y, and the kernel sums the splits itself (sm90._reduce_tile's counting flags; no
-    dependent launch to let in). Otherwise it passes the workspace alone, for the reduction kernel. The
-    register-tightest tiling (WIDE, ragged) compiles so without spills."""
+    dependent launch to let in). Otherwise (or with 256 rows of x) it passes the workspace alone, for the
+    reduction kernel. The register-tightest tiling (WIDE, ragged) compiles so without spills."""
     dtype = fmt[3]
     wide = replace(sm90_mixed_rs.WIDE, splits=2, depth=sm90_mixed_rs.wide_depth(_format(fmt)))
     x, y, b = torch.empty(33, 384, dtype=dtype), torch.empty(33, 272, dtype=dtype), torch.empty(272, dtype=dtype)
@@ -251,7 +251,8 @@ def test_split_k_sums_in_the_kernel_where_every_unit_fits(fmt: tuple) -> None:
     assert r.spill_store_bytes == 0 and r.stack_frame_bytes == 0 and "serialized" not in k.module.log, (r, k.module.log)
     src = sm90_mixed_rs.sm90_mixed_rs_kernel.source(*args)
     assert "flags" in src and "griddep_launch_dependents" not in src
-    for sms, cfg in ((3, wide), (132, replace(wide, cluster=2))):        # units > SMs; a cluster
+    big = RsConfig(splits=2)                                              # 256 rows of x: the sum would spill
+    for sms, cfg in ((3, wide), (132, replace(wide, cluster=2)), (132, big)):   # units > SMs; a cluster; blk_m 256
         args, _units = sm90_mixed_rs.rs_launch_args(x, pw, b, y, cfg, sms=sms)
         assert args[12] is None and args[4] is None and args[7] is not None
     assert sm90_mixed_rs.rs_launch_args(x, pw, b, y, replace(wide, splits=1), sms=132)[0][12] is None

@@ -44,9 +44,10 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   transposed view through the sm80 path's epilogue (bias along y^T's rows, cast, predicated at M and N).
 * **Split-K.** Where the tiles leave SMs idle (M <= 256 or so), ``splits`` CTAs share a tile's k-tiles;
   each stores its fp32 partial block into a workspace. Where every split of every tile runs at once (one
-  CTA per SM, no cluster), the tile's splits x consumers warpgroups then meet at a counting flag and each
-  sums a share of the tile's rows in split order, adds the bias and stores y (sm90's ``_reduce_tile``, as
-  the dense kernel does); otherwise sm90's reduction kernel sums them (+ bias), as a dependent launch.
+  CTA per SM, no cluster) and blk_m <= 128, the tile's splits x consumers warpgroups then meet at a
+  counting flag and each sums a share of the tile's rows in split order, adds the bias and stores y
+  (sm90's ``_reduce_tile``, as the dense kernel does); otherwise sm90's reduction kernel sums them
+  (+ bias), as a dependent launch.
 * **Edges.** TMA zero-fills x past M and K. N % 16 == 0 (the packed format): a ragged last n-tile's
   warps past N re-read the last 16-row tile, whose products land in rows the epilogue never stores. int8
   with K % 64 == 32: the last k-tile's second half re-reads the last 32 k, multiplied by x's zero fill.
@@ -333,8 +334,8 @@ def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig, s
                    ) -> tuple[tuple, int]:
     """The kernel's arguments for x2 (M,K) -> y (M,N) and its work units (tiles of y^T times the splits K
     allows). With split-K, the workspace, and no bias (the reduction kernel adds it); but where every
-    unit fits on the `sms` SMs at once (``fused_split_reduction``), the flags too, and the bias: the
-    kernel sums the splits itself."""
+    unit fits on the `sms` SMs at once (``fused_split_reduction``) and blk_m <= 128, the flags too, and the
+    bias: the kernel sums the splits itself."""
     import torch
     from tilecraft.gemm.sm90 import effective_splits, fused_split_reduction
 
@@ -349,7 +350,9 @@ def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig, s
     Wk = flags = None
     if cfg.splits > 1:
         Wk = torch.empty(cfg.splits, 1, M, N, dtype=torch.float32, device=y.device)
-        if sms is not None and fused_split_reduction(cfg.schedule, units, sms):
+        # summed here only up to 128 rows of x: with 256 (128 accumulators a thread) the sum's code made
+        # ptxas spill 4-72 bytes in every format (the reduction kernel's build spills none at M = 256)
+        if sms is not None and cfg.blk_m <= 128 and fused_split_reduction(cfg.schedule, units, sms):
             flags = torch.zeros(units // cfg.splits, dtype=torch.int32, device=y.device)   # one per tile
         else:
             bias = None
