@@ -1382,15 +1382,21 @@ class Launch:
         return None, None
 
     def stream_flags(self, D3: Any) -> Any:
-        """Stream-K's flags for the current stream (launches on one stream run in turn; two streams must not
-        share flags): zeros made once, left at 0 by every launch."""
-        import torch
+        """Stream-K's flags for the current stream (``stream_flags``)."""
+        return stream_flags(self._flags, self._flag_count, D3.device)
 
-        stream = torch.cuda.current_stream(D3.device).cuda_stream
-        flags = self._flags.get(stream)
-        if flags is None:
-            flags = self._flags[stream] = torch.zeros(self._flag_count, dtype=torch.int32, device=D3.device)
-        return flags
+
+def stream_flags(cache: dict[int, Any], count: int, device: Any) -> Any:
+    """A launch's int32 flags for the current torch stream on device, from its per-stream cache (launches on
+    one stream run in turn; two streams must not share flags): `count` zeros made once, left at 0 by every
+    launch."""
+    import torch
+
+    stream = torch.cuda.current_stream(device).cuda_stream
+    flags = cache.get(stream)
+    if flags is None:
+        flags = cache[stream] = torch.zeros(count, dtype=torch.int32, device=device)
+    return flags
 
 
 def fused_split_reduction(cfg: Sm90Config, units: int, sms: int) -> bool:

@@ -583,12 +583,6 @@ def launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Sm90MixedConfi
     return (tmA, w.qweight, w.scales, w.zeros, bias, D3, K, W, kcfg, w.format, full, edges), units
 
 
-def torch_stream(y: Any) -> int:
-    """The handle of the current torch stream on y's device."""
-    import torch
-    return torch.cuda.current_stream(y.device).cuda_stream
-
-
 def x_map(x2: Any, dtype: str, rows: int, blk_k: int, stages: int, multicast: int = 1) -> Any:
     """The TMA map of x2 (M,K), K-major, filling one x stage of (rows, blk_k) (both Hopper mixed kernels),
     each load a 1/multicast slice of the rows with a cluster."""
@@ -620,10 +614,10 @@ class Launch:
         self.cfg = args[8]                                                # with the splits K allows
         self.K, self.static = args[6], args[8:12]                         # K; cfg, format, full, edges
         # the register-A kernel's flags: its splits sum their partial tiles themselves (zeros, one per tile;
-        # every launch leaves them at 0, so each stream keeps one set)
+        # every launch leaves them at 0, so each stream keeps one set: sm90.stream_flags)
         flags = args[12] if len(args) > 12 else None
         self.fused = flags is not None
-        self._flags = {} if flags is None else {torch_stream(y): flags}
+        self._flags: dict[int, Any] = {}
         self._flag_count = 0 if flags is None else flags.numel()
         self._split_shape = None if args[7] is None else tuple(args[7].shape)
         self.maps: dict[int, Any] = {x2.data_ptr(): args[0]}
@@ -652,25 +646,17 @@ class Launch:
         return x_map(x2, dtype, tile.blk_m, tile.blk_k, tile.stages)
 
     def __call__(self, x2: Any, w: PackedWeight, bias: Any, y: Any) -> None:
-        from tilecraft.gemm.sm90 import by_address
+        from tilecraft.gemm.sm90 import by_address, stream_flags
 
         tmA = by_address(self.maps, x2, lambda x: self.x_map(x, w.format.dtype))
         D3 = y.unsqueeze(0)
         if self.fused:                                                    # the kernel sums the splits, adds the bias
             import torch
             W = torch.empty(self._split_shape, dtype=torch.float32, device=y.device)
-            self.main(tmA, w.qweight, w.scales, w.zeros, bias, D3, self.K, W, *self.static, self.stream_flags(y))
+            self.main(tmA, w.qweight, w.scales, w.zeros, bias, D3, self.K, W, *self.static,
+                      stream_flags(self._flags, self._flag_count, y.device))
             return
         W = None if self.reduce is None else self.reduce.workspace(D3)
         self.main(tmA, w.qweight, w.scales, w.zeros, bias if W is None else None, D3, self.K, W, *self.static)
         if W is not None:                                                 # the reduction adds the bias
             self.reduce(W, None, D3, bias)
-
-    def stream_flags(self, y: Any) -> Any:
-        """The in-kernel split-K sum's flags for the current stream (two streams must not share them)."""
-        stream = torch_stream(y)
-        flags = self._flags.get(stream)
-        if flags is None:
-            import torch
-            flags = self._flags[stream] = torch.zeros(self._flag_count, dtype=torch.int32, device=y.device)
-        return flags
