@@ -296,7 +296,7 @@ def test_launch_passes_the_used_leaves_in_signature_order(monkeypatch):
     strided[(2,), 32](x, y)
     ((args, kw),) = calls
     assert args == (x, 5, y, 3)  # x, x_stride_0, y, y_stride_1: the parameters the source declares
-    assert kw == dict(grid=(2,), block=32, smem=0, stream=None, cluster=None, pdl=False)
+    assert kw == dict(grid=(2,), block=32, smem=0, stream=None, cluster=None, pdl=False, cooperative=False)
     big = torch.zeros(4)
     smem_kernel.launch(big, 16384, grid=1, block=128)
     assert calls[-1][1]["smem"] == 65536  # dynamic shared memory is passed by the launch

@@ -273,6 +273,7 @@ def test_gpu_split_k_summed_in_the_kernel(fmt: tuple) -> None:
     fused = sm90_mixed_rs.RsLaunch(x, pw, b, torch.empty(M, N, dtype=dtype, device="cuda"), cfg, 132)
     plain = sm90_mixed_rs.RsLaunch(x, pw, b, torch.empty(M, N, dtype=dtype, device="cuda"), cfg, 2)
     assert fused.fused and fused.reduce is None and not plain.fused and plain.reduce is not None
+    assert fused.main.cooperative and not plain.main.cooperative        # its CTAs wait on each other
     outs = []
     for launch in (fused, fused, plain):
         y = torch.full((M, N), float("nan"), dtype=dtype, device="cuda")

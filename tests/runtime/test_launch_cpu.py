@@ -74,11 +74,13 @@ class Recorder:
         attrs = {a.id: a.value for a in cfg.attrs[:cfg.numAttrs]}
         c = attrs.get(A.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
         p = attrs.get(A.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+        co = attrs.get(A.CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
         self.launches.append(dict(grid=(cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ),
                                   block=(cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ), smem=cfg.sharedMemBytes,
                                   stream=int(cfg.hStream), params=self._params(params),
                                   cluster=None if c is None else (c.clusterDim.x, c.clusterDim.y, c.clusterDim.z),
-                                  pdl=p is not None and p.programmaticStreamSerializationAllowed == 1))  # fmt: skip
+                                  pdl=p is not None and p.programmaticStreamSerializationAllowed == 1,
+                                  cooperative=co is not None and co.cooperative == 1))  # fmt: skip
         return self._result()
 
     def cuKernelGetParamInfo(self, handle, i):
@@ -292,6 +294,27 @@ def test_programmatic_dependent_launch(fake, monkeypatch):
     k2 = fake.get("noargs")
     with pytest.raises(ValueError, match="pdl=True.*needs sm_90 or newer.*sm_80"):
         k2(grid=5, block=32, pdl=True)  # a new configuration: ready() checks the device again
+
+
+def test_cooperative_launch(fake):
+    """cooperative=True goes through cuLaunchKernelEx with the cooperative attribute (alone or beside a
+    cluster's and pdl's); the configuration says so in errors; a grid the GPU cannot hold at once is refused
+    by the driver with an error that says why."""
+    k = fake.get("noargs")
+    k(grid=4, block=32)
+    k(grid=132, block=384, cooperative=True, stream=0x55)
+    k(grid=(8, 2), block=128, cluster=(2, 1), cooperative=True, pdl=True)
+    plain, coop, both = fake.launches
+    assert "cooperative" not in plain
+    assert coop["cooperative"] and not coop["pdl"] and coop["cluster"] is None and coop["grid"] == (132, 1, 1)
+    assert coop["stream"] == 0x55
+    assert both["cooperative"] and both["pdl"] and both["cluster"] == (2, 1, 1)
+    with pytest.raises(TypeError, match="cooperative must be True or False"):
+        k(grid=4, block=32, cooperative=1)
+    fake.next_error.append(fake.d.CUresult.CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)
+    with pytest.raises(rt.LaunchError, match="must all be resident at once") as e:
+        k(grid=264, block=384, cooperative=True)
+    assert "cooperative" in str(e.value) and "grid=(264, 1, 1)" in str(e.value)
 
 
 def test_smem_for_occupancy_caps_the_blocks_per_sm(fake):

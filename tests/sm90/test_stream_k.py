@@ -256,6 +256,7 @@ def test_flags_return_to_zero_and_the_grid_is_every_sm():
     one, zero = np.float32(1), np.float32(0)
     launch = sm90.Launch(A3, Bt, None, D3, None, one, zero, SK_CL, "bfloat16", EpilogueSpec(), sms)
     assert launch.grid == sms // 2 * 2 and launch.cfg.stream_k
+    assert launch.main.cooperative                                      # (in 2x1 clusters)
     for _ in range(3):
         launch(A3, Bt, None, D3, None, one, zero)
     torch.cuda.synchronize()

@@ -38,7 +38,7 @@ from tilecraft.tensor import Tensor
 
 __all__ = ["BoundLaunch", "Constexpr", "kernel", "Kernel", "Specialization"]
 
-_LAUNCH_KEYS = ("grid", "block", "stream", "arch", "cluster", "pdl", "max_ctas_per_sm")
+_LAUNCH_KEYS = ("grid", "block", "stream", "arch", "cluster", "pdl", "cooperative", "max_ctas_per_sm")
 _STATIC_SMEM_LIMIT = 48 * 1024
 
 
@@ -281,12 +281,13 @@ class Kernel:
         return k
 
     def launch(self, *args: Any, grid: Any, block: Any, stream: Any = None, cluster: Any = None, pdl: bool = False,
-               max_ctas_per_sm: int | None = None, **kwargs: Any) -> None:
+               cooperative: bool = False, max_ctas_per_sm: int | None = None, **kwargs: Any) -> None:
         """Launch on `grid` blocks of `block` threads (ints or tuples) on `stream` (default: torch's current),
         in clusters of `cluster` blocks when given (the grid counts blocks and is a multiple of it); ``pdl``:
         a programmatic dependent launch (see ``tilecraft.runtime.Kernel``; the kernel must call
         ``hopper.griddep_wait()`` before it touches what the stream's previous kernel reads or writes);
-        ``max_ctas_per_sm``: at most that many of its CTAs share an SM (the launch asks for more shared memory
+        ``cooperative``: a cooperative launch, whose blocks the driver starts only all together (for a kernel
+        whose blocks wait on each other); ``max_ctas_per_sm``: at most that many of its CTAs share an SM (the launch asks for more shared memory
         than the kernel uses, ``tilecraft.runtime.Kernel.smem_for_occupancy``)."""
         key, leaves, _ = self._key(args, kwargs)
         spec = self._specialization(key)
@@ -294,13 +295,13 @@ class Kernel:
         k = self._compile(key, None)
         smem = _launch_smem(k, spec, block, max_ctas_per_sm)
         k(*[_leaf_value(leaves[i]) for i in spec.used], grid=grid, block=block, smem=smem, stream=stream,
-          cluster=cluster, pdl=pdl)
+          cluster=cluster, pdl=pdl, cooperative=cooperative)
 
     def bind(self, *args: Any, grid: Any, block: Any, cluster: Any = None, pdl: bool = False,
-             max_ctas_per_sm: int | None = None) -> BoundLaunch:
+             cooperative: bool = False, max_ctas_per_sm: int | None = None) -> BoundLaunch:
         """The launch of these (positional) arguments with everything but their runtime values resolved
         once: specialization, compiled kernel (for the current GPU), grid, block, cluster, ``pdl``,
-        ``max_ctas_per_sm`` (see ``launch``) and shared memory.
+        ``cooperative``, ``max_ctas_per_sm`` (see ``launch``) and shared memory.
         ``bound(*args)`` then launches later arguments of the *same specialization* -- tensors of the same
         dtypes, shapes, strides and 16-byte alignment, TMA maps of the same tiling and extents, the same ints
         and Constexpr values -- reading only tensor addresses, TMA maps and floats from them. That promise
@@ -315,7 +316,7 @@ class Kernel:
             raise TypeError(f"{self.__name__}.bind: pass every runtime argument positionally")
         k = self._compile(key, None)
         return BoundLaunch(self, key, k, spec, [leaves[i] for i in spec.used], sources, grid, block, cluster, pdl,
-                           _launch_smem(k, spec, block, max_ctas_per_sm))
+                           _launch_smem(k, spec, block, max_ctas_per_sm), cooperative)
 
     def _check_block(self, spec: Specialization, block: Any) -> None:
         if spec.max_threads is not None:
@@ -363,12 +364,14 @@ class BoundLaunch:
     (positional, as bound) and an optional ``stream``. Leaves the specialization fixes (extents, strides,
     ints) are packed as bound; tensor addresses, TMA maps and floats are read from the arguments."""
 
-    __slots__ = ("owner", "key", "kernel", "grid", "block", "cluster", "pdl", "smem", "_template", "_slots")
+    __slots__ = ("owner", "key", "kernel", "grid", "block", "cluster", "pdl", "cooperative", "smem", "_template",
+                 "_slots")
 
     def __init__(self, owner: Kernel, key: Any, kernel: Any, spec: Specialization, values: list[Any],
-                 sources: list[Any], grid: Any, block: Any, cluster: Any, pdl: bool = False, smem: int | None = None):
+                 sources: list[Any], grid: Any, block: Any, cluster: Any, pdl: bool = False, smem: int | None = None,
+                 cooperative: bool = False):
         self.owner, self.key, self.kernel = owner, key, kernel
-        self.grid, self.block, self.cluster, self.pdl = grid, block, cluster, pdl
+        self.grid, self.block, self.cluster, self.pdl, self.cooperative = grid, block, cluster, pdl, cooperative
         self.smem = spec.smem_bytes if smem is None else smem                # dynamic bytes; more caps the occupancy
         self._template = [v if s is None else None for v, s in zip(values, sources)]
         self._slots = tuple((i, s[0], s[1][0], s[1][1:]) for i, s in enumerate(sources) if s is not None)
@@ -394,7 +397,7 @@ class BoundLaunch:
 
     def __call__(self, *args: Any, stream: Any = None) -> None:
         self.kernel(*self.values(args), grid=self.grid, block=self.block, smem=self.smem, stream=stream,
-                    cluster=self.cluster, pdl=self.pdl)
+                    cluster=self.cluster, pdl=self.pdl, cooperative=self.cooperative)
 
 
 def _launch_smem(k: Any, spec: Specialization, block: Any, max_ctas_per_sm: int | None) -> int:

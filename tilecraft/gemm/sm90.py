@@ -1294,10 +1294,11 @@ class Launch:
     Stream-K launches one CTA per SM (in whole clusters) and gives each call a fresh workspace of partial
     tiles; its flags return to 0 by the end of a launch, so each stream keeps one zeroed set. Like CUTLASS's
     stream-K it needs every CTA of the grid resident at once (a CTA that finishes a unit waits for later
-    CTAs' partials): a GPU shared with kernels that hold SMs for good (or an MPS share of the SMs) can
-    stall it. Split-K whose work units all fit on the SMs at once (no cluster) sums its tiles in the same kernel
-    (``fused``, ``_reduce_tile``), with the same need; otherwise a second kernel does (``SplitReduce``, a
-    programmatic dependent launch)."""
+    CTAs' partials). Split-K whose work units all fit on the SMs at once (no cluster) sums its tiles in the
+    same kernel (``fused``, ``_reduce_tile``), with the same need; otherwise a second kernel does
+    (``SplitReduce``, a programmatic dependent launch). Both launch cooperatively: the driver starts every CTA
+    together (a kernel of another stream that holds SMs delays the launch instead of leaving CTAs spinning on
+    ones that have no SM), and refuses a grid the GPU, or its MPS share, cannot hold at once."""
 
     def __init__(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, cfg: Sm90Config,
                  elem: str, ep: Any, sms: int):
@@ -1336,8 +1337,12 @@ class Launch:
         self.grid = -(-units // rounds) * CL                              # as few clusters as keep that count
         if cfg.stream_k:
             self.grid = resident * CL                                     # every SM takes a share of the iterations
+        # CTAs that wait on each other's partials (stream-K, the fused split-K) launch cooperatively: the driver
+        # starts them all together, so another stream's kernel holding SMs cannot leave some of them waiting
+        # on CTAs that have no SM (and refuses a grid the GPU cannot hold rather than hang)
         self.main = sm90_gemm_kernel.bind(*args, grid=(self.grid,), block=(cfg.threads,),
-                                          cluster=(CL, 1, 1) if CL > 1 else None)
+                                          cluster=(CL, 1, 1) if CL > 1 else None,
+                                          cooperative=self.fused or bool(cfg.stream_k))
         # the reduction is a programmatic dependent launch: it starts as the splits' CTAs leave the SMs
         self.reduce = SplitReduce(W, C3, D3, bias, alpha, beta, ep, pdl=True) if S > 1 and not self.fused else None
 

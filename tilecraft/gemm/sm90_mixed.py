@@ -551,6 +551,7 @@ def _prepare(x: Any, w: PackedWeight, bias: Any, config: Any) -> Any:
         if launch is not None:
             launch(x2, w, bias, y)
         return y.reshape(out_shape)
+    run.launch = launch                                                   # (for probes: its kernel launch)
     run.path = launch.path if launch is not None else "sm90_mixed"
     run.config = launch.cfg if launch is not None else config
     return run
@@ -624,8 +625,9 @@ class Launch:
         from tilecraft.gemm.sm90 import resident_clusters
         CL = getattr(self.cfg, "cluster", 1)                              # the register-A kernel's x multicast
         grid = min(units, resident_clusters(self.kernel(), args, self.threads, CL, sms, (self.cfg, w.format, sms)) * CL)
+        # the fused splits wait on each other at their tile's flag: launched cooperatively (all CTAs at once)
         self.main = self.kernel().bind(*args, grid=(grid,), block=(self.threads,),
-                                       cluster=(CL, 1, 1) if CL > 1 else None)
+                                       cluster=(CL, 1, 1) if CL > 1 else None, cooperative=self.fused)
         self.reduce = split_reduce(args[7], y, bias, self.pdl_reduce) if args[7] is not None and not self.fused \
             else None
 

@@ -2,8 +2,8 @@
 
 Each kernel gets a launcher generated for its exact signature on first launch: arguments are
 packed with one precompiled ``struct`` format into a buffer whose per-parameter addresses were
-computed once, and the driver's ``cuLaunchKernel`` (``cuLaunchKernelEx`` for clusters and programmatic
-dependent launches) is called directly. Launch configurations are normalized once and cached, so a
+computed once, and the driver's ``cuLaunchKernel`` (``cuLaunchKernelEx`` for clusters, programmatic
+dependent and cooperative launches) is called directly. Launch configurations are normalized once and cached, so a
 repeated launch costs a dict lookup, a device check per tensor, one ``pack_into`` and the driver call.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 Dim3 = tuple[int, int, int]
 _DEFAULT_SMEM_LIMIT = 48 * 1024
 _PORTABLE_CLUSTER_SIZE = 8
-_RESERVED_NAMES = frozenset({"grid", "block", "smem", "cluster", "pdl", "stream", "sync"})
+_RESERVED_NAMES = frozenset({"grid", "block", "smem", "cluster", "pdl", "cooperative", "stream", "sync"})
 # torch dtypes a pointer parameter accepts, by the pointee's struct code. Integer pointees accept
 # either signedness of the right width (torch has little unsigned support); floats must match.
 _POINTEE_DTYPES = {
@@ -58,15 +58,16 @@ def _dim3(value: Any, what: str) -> Dim3:
 @dataclass
 class _Config:
     """A normalized launch configuration: grid (in blocks), block, cluster (or None), dynamic smem bytes,
-    and whether the launch is a programmatic dependent one (``pdl``)."""
+    and whether the launch is a programmatic dependent one (``pdl``) and a cooperative one (``cooperative``)."""
 
     grid: Dim3
     block: Dim3
     cluster: Dim3 | None
     smem: int
     dims: tuple[int, ...] = ()  # grid + block, as cuLaunchKernel takes them
-    ex: Any = None  # the driver's CUlaunchConfig, only for cluster and programmatic dependent launches
+    ex: Any = None  # the driver's CUlaunchConfig, only for cluster, programmatic dependent and cooperative launches
     pdl: bool = False
+    cooperative: bool = False
     ready: set[int] = field(default_factory=set)  # devices whose kernel attributes allow this config
 
     def describe(self, stream: int | None = None) -> str:
@@ -77,6 +78,8 @@ class _Config:
         s += f" smem={self.smem}"
         if self.pdl:
             s += " pdl"
+        if self.cooperative:
+            s += " cooperative"
         if stream is not None:
             s += f" stream={stream:#x}"
         return s
@@ -94,7 +97,10 @@ class Kernel:
     programmatic dependent launch (sm_90+): the kernel may start before the previous kernel of the stream
     has finished, once that kernel's blocks have all executed ``griddepcontrol.launch_dependents`` (or
     exited), so it must execute ``griddepcontrol.wait`` before it touches memory the previous kernel
-    reads or writes (tilecraft.dsl.hopper.griddep_wait); ``stream`` defaults to
+    reads or writes (tilecraft.dsl.hopper.griddep_wait); ``cooperative=True`` makes it a cooperative launch:
+    the driver starts its blocks only all together (it refuses a grid the GPU cannot hold at once, with
+    CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE), which a kernel whose blocks wait on each other needs where
+    other kernels may hold SMs (another stream, another MPS client); ``stream`` defaults to
     torch's current stream and may be a torch stream, a cuda.core Stream or a raw handle;
     ``sync=True`` (or the environment variable ``TILECRAFT_LAUNCH_BLOCKING=1``) waits for the kernel
     so that a fault raises LaunchError naming this kernel.
@@ -237,7 +243,8 @@ class _Launcher:
 
     # -- slow paths, called from the generated function only when the fast checks fail ---------
 
-    def config(self, grid: Any, block: Any, smem: Any, cluster: Any, pdl: Any = False) -> _Config:
+    def config(self, grid: Any, block: Any, smem: Any, cluster: Any, pdl: Any = False,
+               cooperative: Any = False) -> _Config:
         g, b = _dim3(grid, "grid"), _dim3(block, "block")
         c = _dim3(cluster, "cluster") if cluster is not None else None
         if not isinstance(smem, int) or isinstance(smem, bool) or smem < 0:
@@ -246,16 +253,18 @@ class _Launcher:
             raise ValueError(f"kernel {self.kernel.name!r}: block {b} has {b[0] * b[1] * b[2]} threads, more than 1024")
         if not isinstance(pdl, bool):
             raise TypeError(f"pdl must be True or False, got {pdl!r}")
-        cfg = _Config(g, b, c, smem, g + b, pdl=pdl)
+        if not isinstance(cooperative, bool):
+            raise TypeError(f"cooperative must be True or False, got {cooperative!r}")
+        cfg = _Config(g, b, c, smem, g + b, pdl=pdl, cooperative=cooperative)
         if c is not None and any(gd % cd for gd, cd in zip(g, c)):
             raise ValueError(f"kernel {self.kernel.name!r}: grid {g} (in blocks) is not a multiple of cluster {c}")
-        if c is not None or pdl:
+        if c is not None or pdl or cooperative:
             cfg.ex = self._ex_config(cfg)
-        self.configs[(grid, block, smem, cluster, pdl)] = cfg
+        self.configs[(grid, block, smem, cluster, pdl, cooperative)] = cfg
         return cfg
 
     def _ex_config(self, cfg: _Config) -> Any:
-        """The driver's CUlaunchConfig of a cluster and/or programmatic dependent launch."""
+        """The driver's CUlaunchConfig of a cluster, programmatic dependent and/or cooperative launch."""
         d = self.driver
         attrs = []
         if cfg.cluster is not None:
@@ -267,6 +276,11 @@ class _Launcher:
             attr = d.CUlaunchAttribute()
             attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
             attr.value.programmaticStreamSerializationAllowed = 1
+            attrs.append(attr)
+        if cfg.cooperative:
+            attr = d.CUlaunchAttribute()
+            attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+            attr.value.cooperative = 1
             attrs.append(attr)
         ex = d.CUlaunchConfig()
         ex.gridDimX, ex.gridDimY, ex.gridDimZ = cfg.grid
@@ -417,6 +431,9 @@ class _Launcher:
             threads = cfg.block[0] * cfg.block[1] * cfg.block[2]
             if limit is not None and threads > limit:
                 hint = f"; block has {threads} threads, the kernel allows at most {limit} (__launch_bounds__/registers)"
+        elif err == d.CUresult.CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
+            hint = ("; a cooperative launch's blocks must all be resident at once, and this GPU (or its share of "
+                    "the SMs) cannot hold them")
         elif err in (d.CUresult.CUDA_ERROR_ILLEGAL_ADDRESS, d.CUresult.CUDA_ERROR_LAUNCH_FAILED):
             hint = "; this error is sticky and may come from an earlier asynchronous kernel fault"
         raise LaunchError(
@@ -638,9 +655,10 @@ def _build_launcher(kernel: Kernel) -> Any:
     all_names = ", ".join(names)
     sig = f"{all_names}, /, " if names else ""
     src = [
-        f"def launch({sig}*, grid, block, smem=0, cluster=None, pdl=False, stream=None, sync={blocking}):",
-        "    _cfg = _configs.get((grid, block, smem, cluster, pdl))",
-        "    if _cfg is None: _cfg = _L.config(grid, block, smem, cluster, pdl)",
+        f"def launch({sig}*, grid, block, smem=0, cluster=None, pdl=False, cooperative=False, stream=None, "
+        f"sync={blocking}):",
+        "    _cfg = _configs.get((grid, block, smem, cluster, pdl, cooperative))",
+        "    if _cfg is None: _cfg = _L.config(grid, block, smem, cluster, pdl, cooperative)",
         "    if stream is None:",
         "        _dev = _current_device()",
         "        _hs = _current_stream(_dev)",
@@ -666,6 +684,7 @@ def _build_launcher(kernel: Kernel) -> Any:
     exec(compile(code, f"<tilecraft launcher {kernel.name}>", "exec"), ns)
     fn = ns["launch"]
     fn.__qualname__ = fn.__name__ = kernel.name
-    fn.__doc__ = f"Launch {kernel.signature}. Keywords: grid, block, smem=0, cluster=None, pdl=False, stream=None, sync=False."
+    fn.__doc__ = (f"Launch {kernel.signature}. Keywords: grid, block, smem=0, cluster=None, pdl=False, "
+                  "cooperative=False, stream=None, sync=False.")
     fn._source = code  # for debugging: the generated launcher
     return fn
