@@ -18,6 +18,9 @@ among >= 4 copies of the weights (one rotation > 3x L2, so every call streams it
   times each given fraction (sixteenths of a CTA's weights prefetched, ``MixedGemm(pdl_prefetch=)``).
 
 The ratios and "% copy" take the faster of ``stream`` and the default fraction's ``stream+pdl``.
+``--graph`` adds ``graph+pdl``: the default fraction's ``--calls`` calls captured in one CUDA graph
+(torch.cuda.graph) and replayed, time per call (a replay queued behind a GPU spin, as the streams are), and
+cuBLAS's calls in a graph the same way.
 
 cuBLAS (torch.matmul, bf16 dense weight) is timed per call and as a stream. The ratios of the last
 columns compare like with like (stream against stream). "% copy" is GB/s (the bytes one call must move:
@@ -60,6 +63,23 @@ def _us(fn: Any, sets: list[tuple], calls: int) -> float:
     return _timer(calls)(fn, sets).median_ms * 1e3
 
 
+def _graph_us(fn: Any, sets: list[tuple], calls: int) -> float:
+    """Time per call of `calls` calls of fn (rotating over sets) captured in one CUDA graph and replayed."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):                                         # warm up off the capturing stream
+        for args in sets[:2]:
+            fn(*args)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(calls):
+            fn(*sets[i % len(sets)])
+    t = Timer(warmup_ms=20, rep_ms=60, min_reps=20)(graph.replay, [()])
+    return t.median_ms * 1e3 / calls
+
+
 def _err(y: Any, x: Any, pw: Any) -> float:
     ref = x.double() @ pw.dequantize(torch.float64)
     return float((y.double() - ref).norm() / ref.norm())
@@ -76,7 +96,8 @@ def chain_error(run: Any, pws: list, M: int, steps: int = 12) -> float:
     return max(_err(xs[i + 1], xs[i], pws[i % len(pws)]) for i in range(steps))
 
 
-def ours(K: int, N: int, M: int, bits: int, group: int | None, calls: int, fractions: list[int]) -> dict:
+def ours(K: int, N: int, M: int, bits: int, group: int | None, calls: int, fractions: list[int],
+         graph: bool = False) -> dict:
     pws = BM._packed(K, N, bits, group, torch.bfloat16)
     pw0 = pws[0]
     x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
@@ -91,16 +112,23 @@ def ours(K: int, N: int, M: int, bits: int, group: int | None, calls: int, fract
         if K == N:
             errs.append(chain_error(pdl, pws, M))
         r[f"pdl{f}"] = _us(pdl, sets, calls)
+        if graph and f == DEFAULT:
+            r["graph"] = _graph_us(pdl, sets, calls)
+            y = pdl(x, pw0)                                               # eager again after the capture
+            errs.append(_err(y, x, pw0))
     r["err"] = max(errs)
     return r
 
 
-def cublas(K: int, N: int, M: int, calls: int) -> dict:
+def cublas(K: int, N: int, M: int, calls: int, graph: bool = False) -> dict:
     n = BM._copies(K * N * 2)
     ws = [torch.randn(K, N, device="cuda").to(torch.bfloat16) for _ in range(n)]
     x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
     sets = [(x, w) for w in ws]
-    return {"call": _us(torch.matmul, sets, 1), "stream": _us(torch.matmul, sets, calls)}
+    r = {"call": _us(torch.matmul, sets, 1), "stream": _us(torch.matmul, sets, calls)}
+    if graph:
+        r["graph"] = _graph_us(torch.matmul, sets, calls)
+    return r
 
 
 def main() -> int:
@@ -110,6 +138,7 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=32, help="back-to-back calls per timed sample of the streams")
     ap.add_argument("--pdl-prefetch", default=str(DEFAULT),
                     help=f"comma-separated sixteenths of a CTA's weights to prefetch (default: MixedGemm's, {DEFAULT})")
+    ap.add_argument("--graph", action="store_true", help="also time the calls captured in a CUDA graph")
     ap.add_argument("--json", type=Path, help="write every row here")
     args = ap.parse_args()
     if not torch.cuda.is_available():
@@ -124,16 +153,17 @@ def main() -> int:
     rows, out, bad = [], [], 0
     for name, K, N in BM.SHAPES[:1] if args.quick else BM.SHAPES:
         for M in (int(m) for m in args.ms.split(",")):
-            dense = BM._safe(cublas, K, N, M, args.calls)
+            dense = BM._safe(cublas, K, N, M, args.calls, args.graph)
             out.append({"shape": name, "K": K, "N": N, "M": M, "kernel": "cuBLAS bf16", **dense})
             if "call" in dense:
                 rows.append([name, M, "cuBLAS bf16", f"{dense['call']:.1f}", f"{dense['stream']:.1f}",
-                             *[""] * (len(fractions) + 4)])
+                             *[""] * len(fractions), *([f"{dense['graph']:.1f}"] if args.graph else []),
+                             *[""] * 4])
             for label, bits, group in FORMATS:
-                r = BM._safe(ours, K, N, M, bits, group, args.calls, fractions)
+                r = BM._safe(ours, K, N, M, bits, group, args.calls, fractions, args.graph)
                 out.append({"shape": name, "K": K, "N": N, "M": M, "kernel": label, **r})
                 if "call" not in r:
-                    rows.append([name, M, label, *[""] * (len(fractions) + 5), r["missing"][:60]])
+                    rows.append([name, M, label, *[""] * (len(fractions) + 5 + args.graph), r["missing"][:60]])
                     continue
                 best = min(r["stream"], r[f"pdl{DEFAULT}"])
                 ok = r["err"] <= TOL
@@ -141,10 +171,11 @@ def main() -> int:
                 vs = (f"{dense['stream'] / best:.2f}x", f"{dense['call'] / r['call']:.2f}x") \
                     if "stream" in dense else ("", "")
                 rows.append([name, M, label, f"{r['call']:.1f}", f"{r['stream']:.1f}",
-                             *[f"{r[f'pdl{f}']:.1f}" for f in fractions],
+                             *[f"{r[f'pdl{f}']:.1f}" for f in fractions], *([f"{r['graph']:.1f}"] if args.graph else []),
                              f"{100 * r['bytes'] / best / 1e3 / copy:.0f}%", *vs,
                              f"err {r['err']:.1e}{'' if ok else ' FAIL'}"])
-    print(markdown_table(["shape", "M", "kernel", "call µs", "stream µs", *pcols, "% copy (best stream)",
+    gcols = ["graph+pdl µs (cuBLAS: graph)"] if args.graph else []
+    print(markdown_table(["shape", "M", "kernel", "call µs", "stream µs", *pcols, *gcols, "% copy (best stream)",
                           "vs cuBLAS (streams)", "vs cuBLAS (calls)", "notes"], rows))
     if args.json:
         args.json.write_text(json.dumps({"copy_GBps": copy, "rows": out}, indent=1, default=str))

@@ -196,6 +196,10 @@ EMULATED = [
     (4, 64, True, torch.float16, 3, 1088, 32, MixedConfig(4, 2, 64, splits=2, stages=3, prefetch=2, runs=True)),
     (8, 128, False, torch.bfloat16, 11, 1280, 64, MixedConfig(4, 2, 128, stages=4, async_copy=True, runs=True)),
     (8, None, True, torch.float16, 16, 2304, 32, None),                  # int8's pick at M = 9..16 takes runs
+    # the wave balance's tilings (pick_mixed_config at Llama-3 qkv widths): int4's M = 9..16 in two tiles of 8
+    # warps, int8's one tile in 4 warps with runs at M = 9..16
+    (4, 32, True, torch.bfloat16, 12, 1024, 64, MixedConfig(8, 2, 64, stages=2, async_copy=True)),
+    (8, None, False, torch.float16, 16, 1280, 32, MixedConfig(4, 1, 128, stages=2, async_copy=True, runs=True)),
 ]
 
 
@@ -242,6 +246,30 @@ def test_int4_at_m_9_to_16_takes_four_tiles_in_eight_warps() -> None:
     assert not odd.async_copy and 16 * 513 % (16 * odd.tiles) == 0
     w8 = Q.PackedFormat(8, None, False, "bfloat16")
     assert [pick_mixed_config(w8, M, 8192, 8192).runs for M in (1, 8, 9, 16)] == [False, False, True, True]
+
+
+def test_lopsided_grids_take_half_the_tiles() -> None:
+    """Where the pick's CTAs would leave the SMs lopsided (``wave_fill``: the mean CTAs per SM over the most
+    any SM runs) and half the tiles spread them better: int8 at N = 6144 (192 row blocks of two tiles, one
+    split at two CTAs per SM: fill 0.73) takes one tile at M = 5..16, and so does int4 g128 with zero points
+    (its 4-stage CTAs fit two per SM); int4 at M = 9..16 takes two tiles of 8 warps at N = 10240 (160 blocks
+    of four: fill 0.61), not at 12288 or 18944 (0.73, 0.75: measured slower) nor where the grid is even."""
+    w8, w4, w4z = (Q.PackedFormat(b, g, z, "bfloat16") for b, g, z in ((8, None, False), (4, 128, False),
+                                                                         (4, 128, True)))
+    assert mixed.wave_fill(pick_mixed_config(w8, 8, 4096, 6144), w8, 8, 4096, 6144, 132) > 0.96
+    assert mixed.wave_fill(MixedConfig(4, 2, 128, stages=4, async_copy=True), w8, 8, 4096, 6144, 132) < 0.73
+    for M in (5, 8, 9, 16):
+        cfg = pick_mixed_config(w8, M, 4096, 6144)
+        assert (cfg.tiles, cfg.runs) == (1, M > 8), (M, cfg)
+        assert pick_mixed_config(w8, M, 8192, 8192).tiles == 2                 # 256 blocks: 1.94 per SM
+        assert pick_mixed_config(w8, M, 8192, 10240).tiles == 2                # 320: 2.42 (fill 0.81) stays
+    assert pick_mixed_config(w4z, 8, 4096, 6144).tiles == 1
+    assert pick_mixed_config(w4, 8, 4096, 6144).tiles == 2                     # three per SM: two splits even it
+    for M in (9, 12, 16):
+        assert (pick_mixed_config(w4, M, 8192, 10240).tiles, pick_mixed_config(w4, M, 8192, 10240).warps) == (2, 8)
+        for N in (8192, 12288, 18944, 6144, 28672):
+            assert pick_mixed_config(w4, M, 4096, N).tiles == 4, (M, N)
+    assert mixed.wave_fill(MixedConfig(8, 4, 128, stages=2, async_copy=True), w4, 16, 8192, 10240, 132) < 0.62
 
 
 def test_m_17_to_32_takes_two_tiles_in_shared_memory_stages_where_they_fit() -> None:
@@ -607,6 +635,20 @@ def test_gpu_short_chunks(bits: int, group: int | None, zp: bool, dtype: Any) ->
         y = Q.gemm(x, pw, b, config=cfg)
         torch.cuda.synchronize()
         _check(y, x, pw, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bits,group,zp,M,K,N", [(8, None, False, 8, 4096, 6144), (8, None, True, 16, 4096, 6144),
+                                                  (4, 128, True, 6, 4096, 6144), (4, 128, False, 12, 8192, 10240),
+                                                  (4, 32, True, 16, 8192, 10240)])
+def test_gpu_wave_balanced_picks(bits: int, group: int | None, zp: bool, M: int, K: int, N: int) -> None:
+    """The picks the wave balance changes (Llama-3-8B / 70B qkv widths) against float64."""
+    x, pw, b = _problem(bits, group, zp, torch.bfloat16, M, K, N, seed=M, device="cuda")
+    cfg = pick_mixed_config(pw.format, M, K, N, torch.cuda.get_device_properties(0).multi_processor_count)
+    assert cfg.tiles == (1 if bits == 8 or M <= 8 else 2)
+    y = Q.gemm(x, pw, b)
+    torch.cuda.synchronize()
+    _check(y, x, pw, b)
 
 
 @pytest.mark.gpu

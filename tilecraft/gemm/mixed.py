@@ -536,6 +536,8 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     two tiles in two shared-memory stages (8 warps for int4, 4 for int8). Otherwise register buffers: two
     tiles up to M = 16 (int4, three buffers), one past that (the accumulators take the registers).
     Every pick deals the chunks to the warps round-robin but int8's at M = 9..16, whose warps take runs.
+    Where a tiling's CTAs would leave the SMs lopsided (``wave_fill``) and half its tiles spread them better,
+    the pick takes half the tiles (Llama-3-8B qkv for int8, Llama-3-70B qkv for int4 at M = 9..16).
     Shared-memory tilings are taken only where their stages and reduction fit `smem`, the most a CTA may have
     on the GPU (default an H100's 227 KB; an A100 has 163 KB, sm_86 / sm_89 99 KB)."""
     mb = -(-min(M, MAX_M) // 8)
@@ -547,25 +549,49 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     first = 64 if fmt.group_size == 32 else 128
     chunk = next(c for c in (128, 64, 32) if c <= first and K % c == 0 and c % kb == 0
                  and (fmt.group_size is None or c % fmt.group_size == 0))
-    if mb == 1 or (mb == 2 and fmt.bits == 8):
-        tiles = 2 if M > 4 and N % 32 == 0 else 1
+    def staged(tiles: int) -> MixedConfig | None:
         # the most stages, up to four, that let the row blocks run in one wave on `sms` SMs (four where no
         # count does): at M = 9..16 the chunk's 16 rows of x make an int8 stage 34 KB
         per_sm = -(-(N // (16 * tiles)) // sms)
         # int8 at M = 9..16: each warp a run of chunks (see the module docstring)
         cfgs = [c for c in (MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=p, async_copy=True, runs=mb == 2)
                             for p in (4, 3, 2)) if fits(c)]
-        if cfgs:
-            return next((c for c in cfgs if per_sm * (cta_smem_bytes(c, fmt, M) + CTA_RESERVED_SMEM) <= SM_SMEM),
-                        cfgs[0])
+        return next((c for c in cfgs if per_sm * (cta_smem_bytes(c, fmt, M) + CTA_RESERVED_SMEM) <= SM_SMEM),
+                    cfgs[0]) if cfgs else None
+
+    def balanced(cfg: MixedConfig, alt: MixedConfig | None, below: float) -> MixedConfig:
+        # cfg, unless its CTAs leave the SMs lopsided (``wave_fill`` under `below`: the busiest SM runs
+        # 1/below times the mean or more) and alt's (half the tiles, twice the row blocks) spread better by
+        # 0.1 of the busiest SM's count or more
+        if alt is None or N % (16 * alt.tiles):
+            return cfg
+        here, there = (wave_fill(c, fmt, M, K, N, sms, smem) for c in (cfg, alt))
+        return alt if here < below and there >= here + 0.1 else cfg
+
+    if mb == 1 or (mb == 2 and fmt.bits == 8):
+        tiles = 2 if M > 4 and N % 32 == 0 else 1
+        cfg = staged(tiles)
+        if cfg is not None:
+            # int8 at Llama-3-8B qkv (N = 6144), M = 8: 192 row blocks of two tiles, one split at two CTAs per
+            # SM, left 60 SMs running two and 72 one. One tile each (384 blocks, 2.91 per SM) ran 10.3 us
+            # against 12.0; at M = 16 11.1 against 13.2, per channel with zero points at M = 6 10.2 against
+            # 11.4, int4 g128 with zero points (two CTAs per SM too) at M = 8 7.0 against 7.6 (H100, PDL
+            # stream, in turn; thirty-sixth session, benchmarks/probe_small_m.py)
+            return balanced(cfg, staged(1), 0.8) if tiles == 2 else cfg
     wide = MixedConfig(warps=8, tiles=4, chunk=chunk, stages=2, async_copy=True)
     if fmt.bits == 4 and mb == 2 and N % 64 == 0 and fits(wide):
         # int4 at M = 9..16: 8 warps over four tiles in two shared-memory stages (one CTA per SM). Each CTA
         # reads its k-range of x once, so four tiles halve the rows of x read from L2 per weight byte
         # (at two tiles they were twice the weight bytes): 15.8 us against 18.1 for three register
         # buffers of two tiles (H100, N = K = 8192, g128, PDL stream; fourteenth session). Runs: 15.9-16.0
-        # against 15.8 on an H100, 15.0 against 14.7 on an H200 (twenty-fifth session)
-        return wide
+        # against 15.8 on an H100, 15.0 against 14.7 on an H200 (twenty-fifth session). Where its row blocks
+        # leave the second wave mostly empty, two tiles (M = 17..32's tiling) despite the rows of x they
+        # read twice: Llama-3-70B qkv (N = 10240, 160 blocks of four tiles on 132 SMs) 26.2 us against
+        # 27.9 at M = 16 (g128), 28.6 against 32.1 at M = 12 (g32). Less lopsided, four tiles stay: at
+        # N = 18944 (296 blocks) two tiles ran 23.5 against 22.4, at N = 12288 (192) 15.8 against 16.2
+        # (thirty-sixth session)
+        half = MixedConfig(warps=8, tiles=2, chunk=chunk, stages=2, async_copy=True)
+        return balanced(wide, half if fits(half) else None, 0.7)
     if mb > 2 and N % 32 == 0:
         # M = 17..32: two tiles in two shared-memory stages, 8 warps for int4 and 4 for int8 (whose stages
         # would not fit 8), where they fit; register buffers read 32 rows of x per tile from L2 and took
@@ -583,6 +609,19 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     if fmt.bits == 4:
         return MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=3 if mb <= 2 else 2)
     return MixedConfig(warps=4, tiles=tiles, chunk=chunk)
+
+
+def wave_fill(cfg: MixedConfig, fmt: PackedFormat, M: int, K: int, N: int, sms: int, smem: int = CTA_SMEM) -> float:
+    """How evenly cfg's grid spreads over `sms` SMs: the mean CTAs per SM over the most any SM runs (1.0: all
+    run the same count). The splits are ``launch_grid``'s for an occupancy estimated from shared memory and
+    threads alone (the driver's, which the launch uses, also counts registers); `smem` is the GPU's per-CTA
+    limit (the SM holds it and one CTA's reservation)."""
+    blocks = N // (16 * cfg.tiles)
+    per_sm = max(1, min((smem + CTA_RESERVED_SMEM) // (cta_smem_bytes(cfg, fmt, M) + CTA_RESERVED_SMEM),
+                        2048 // cfg.threads))
+    splits = cfg.splits or _pick_splits(blocks, K // cfg.chunk, cfg.warps, sms * per_sm)
+    ctas = blocks * splits
+    return ctas / sms / -(-ctas // sms)
 
 
 _WORKSPACES: dict[Any, tuple[Any, Any]] = {}

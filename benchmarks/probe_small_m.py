@@ -1,0 +1,125 @@
+#!/usr/bin/env python
+"""Tilings of the small-M mixed-input kernel at the LLM layer shapes whose pick leaves a wave part-empty.
+
+    PYTHONPATH=$PWD python3 benchmarks/probe_small_m.py [--rounds 3] [--cases 70b-qkv-8,...]
+
+Each case (a Llama-3 layer weight, M, W4A16 g128 or W8A16 per channel, bf16) times tc.gemm's pick and the
+candidate tilings beside it as a decoding stream does (``--calls`` back-to-back programmatic dependent launches
+per sample, bench_decode.py's ``stream+pdl``), every contender in turn ``--rounds`` times, rotating weight
+copies past L2; each is checked against float64 first. The grid column is row blocks x splits of K (the
+launch's choice unless the tiling fixes them) and the CTAs per SM that makes.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import torch  # noqa: E402
+
+import bench_mixed as BM  # noqa: E402
+from bench_decode import _err, _us  # noqa: E402
+from tilecraft.bench.report import markdown_table  # noqa: E402
+from tilecraft.bench.timing import in_turn  # noqa: E402
+from tilecraft.gemm.mixed import MixedConfig, MixedGemm, launch_grid, pick_mixed_config  # noqa: E402
+
+C = MixedConfig
+T1 = C(4, 1, 128, stages=4, async_copy=True)
+T2 = C(4, 2, 128, stages=4, async_copy=True)
+WIDE = C(8, 4, 128, stages=2, async_copy=True)
+W8T2 = C(8, 2, 128, stages=2, async_copy=True)
+#: name -> (K, N, M, bits, group, zero point, candidates); the first runs of this probe (thirty-sixth session)
+#: led to pick_mixed_config's wave balance (``wave_fill``): the "old" tilings are the picks before it
+CASES = {
+    "70b-qkv-8-w4": (8192, 10240, 8, 4, 128, False, [T1, C(4, 1, 128, stages=3, async_copy=True),
+                                                     C(4, 2, 128, stages=3, async_copy=True)]),
+    "70b-qkv-16-w4": (8192, 10240, 16, 4, 128, False, [WIDE, T2, T1, C(8, 4, 128, stages=2, async_copy=True,
+                                                                        splits=2), C(4, 2, 128, stages=3)]),
+    "8b-qkv-16-w4": (4096, 6144, 16, 4, 128, False, [W8T2, T2, T1, C(8, 4, 128, stages=2, async_copy=True, splits=2)]),
+    "8b-gate_up-16-w4": (4096, 28672, 16, 4, 128, False, [W8T2, T2, C(4, 2, 128, stages=3)]),
+    "8b-qkv-8-w8": (4096, 6144, 8, 8, None, False, [T2, C(4, 1, 128, stages=3, async_copy=True)]),
+    "8b-qkv-16-w8": (4096, 6144, 16, 8, None, False, [C(4, 2, 128, stages=3, async_copy=True, runs=True),
+                                                      C(4, 1, 128, stages=3, async_copy=True, runs=True)]),
+    "70b-qkv-8-w8": (8192, 10240, 8, 8, None, False, [T1, C(4, 1, 128, stages=3, async_copy=True)]),
+    "square-8-w4": (8192, 8192, 8, 4, 128, False, [T1]),                  # a balanced control
+    # the tilings the wave balance changes, against the old picks
+    "70b-qkv-16-w4zp": (8192, 10240, 16, 4, 128, True, [WIDE]),
+    "70b-qkv-12-w4g32": (8192, 10240, 12, 4, 32, False, [C(8, 4, 64, stages=2, async_copy=True)]),
+    "8b-qkv-8-w4zp": (4096, 6144, 8, 4, 128, True, [T2]),
+    "8b-qkv-4-w8": (4096, 6144, 4, 8, None, False, [T1]),                 # unchanged: a control
+    "x-16-w4": (4096, 12288, 16, 4, 128, False, [WIDE]),
+    "y-16-w4": (3584, 18944, 16, 4, 128, False, [WIDE]),
+    "8b-qkv-6-w8pc": (4096, 6144, 6, 8, None, True, [T2]),
+}
+
+
+def contender(K: int, N: int, M: int, bits: int, group: int | None, zp: bool, cfg: MixedConfig | None,
+              calls: int) -> tuple[Any, dict]:
+    pws = _packed(K, N, bits, group, zp)
+    x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
+    op = MixedGemm(pws[0].format, config=cfg, pdl=True)
+    err = _err(op(x, pws[0]), x, pws[0])
+    use = cfg or pick_mixed_config(pws[0].format, M, K, N, torch.cuda.get_device_properties(0).multi_processor_count)
+    blocks, splits = launch_grid(x, pws[0], use)
+    sets = [(x, p) for p in pws]
+    info = {"config": use.name + (" (pick)" if cfg is None else ""), "grid": f"{blocks}x{splits}",
+            "per_sm": blocks * splits / torch.cuda.get_device_properties(0).multi_processor_count, "err": err,
+            "bytes": pws[0].nbytes + 2 * M * (K + N)}
+    return (lambda: _us(op, sets, calls)), info
+
+
+_PACKED: dict = {}
+
+
+def _packed(K: int, N: int, bits: int, group: int | None, zp: bool) -> list:
+    """The rotation's copies of one random packed weight (bench_mixed._packed, with zero points)."""
+    key = (K, N, bits, group, zp)
+    if key not in _PACKED:
+        _PACKED.clear()
+        import tilecraft.quant as Q
+        pw0 = Q.pack(Q.quantize(torch.randn(K, N, device="cuda") * 0.02, bits, group, zp), torch.bfloat16)
+        _PACKED[key] = [pw0] + [Q.PackedWeight(pw0.qweight.clone(), pw0.scales.clone(),
+                                               None if pw0.zeros is None else pw0.zeros.clone(), pw0.shape, pw0.format)
+                                for _ in range(BM._copies(pw0.nbytes) - 1)]
+    return _PACKED[key]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--calls", type=int, default=32)
+    ap.add_argument("--cases", default=",".join(CASES))
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("needs a CUDA GPU")
+        return 2
+    copy = BM.copy_bandwidth(1 << 30)
+    print(f"# small-M tilings, {torch.cuda.get_device_name(0)}, copy {copy:.0f} GB/s, {args.rounds} rounds in turn\n")
+    rows = []
+    for name in args.cases.split(","):
+        K, N, M, bits, group, zp, cands = CASES[name]
+        timers, infos = {}, {}
+        for i, cfg in enumerate([None, *cands]):
+            try:
+                timers[i], infos[i] = contender(K, N, M, bits, group, zp, cfg, args.calls)
+            except Exception as e:                                        # a tiling this shape refuses
+                rows.append([name, cfg.name if cfg else "pick", "", "", "", "", f"{type(e).__name__}: {e}"[:70]])
+        times = {i: statistics.median(t) for i, t in in_turn(timers, args.rounds).items()}
+        base = times.get(0)
+        for i, us in times.items():
+            inf = infos[i]
+            ok = "" if inf["err"] < 1.2e-2 else f"WRONG {inf['err']:.1e}"
+            rows.append([name, inf["config"], inf["grid"], f"{inf['per_sm']:.2f}", f"{us:.2f}",
+                         f"{100 * inf['bytes'] / us / 1e3 / copy:.0f}%", f"{base / us:.3f}x pick {ok}" if base else ok])
+        torch.cuda.empty_cache()
+    print(markdown_table(["case", "tiling", "grid", "CTAs/SM", "µs (stream+pdl)", "% copy", "notes"], rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
