@@ -55,6 +55,15 @@ CASES = {
     "x-16-w4": (4096, 12288, 16, 4, 128, False, [WIDE]),
     "y-16-w4": (3584, 18944, 16, 4, 128, False, [WIDE]),
     "8b-qkv-6-w8pc": (4096, 6144, 6, 8, None, True, [T2]),
+    # short weights (K = 4096 or N = 4096), where a call is 6-15 us
+    "8b-qkv-1-w4": (4096, 6144, 1, 4, 128, False, [C(4, 1, 128, stages=4, async_copy=True, splits=1),
+                                                   C(4, 1, 128, stages=4, async_copy=True, splits=3),
+                                                   C(4, 1, 128, stages=2, async_copy=True), C(4, 2, 128, stages=4,
+                                                                                              async_copy=True)]),
+    "8b-qkv-8-w4": (4096, 6144, 8, 4, 128, False, [T1, C(4, 2, 128, stages=4, async_copy=True, splits=1),
+                                                   C(4, 2, 128, stages=3, async_copy=True)]),
+    "8b-down-8-w4": (14336, 4096, 8, 4, 128, False, [T1, C(4, 2, 128, stages=3, async_copy=True),
+                                                     C(4, 2, 128, stages=4, async_copy=True, splits=2)]),
 }
 
 
@@ -94,15 +103,34 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--calls", type=int, default=32)
     ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--splits", default="", help="instead of the cases' candidates, the pick with these split-K "
+                    "counts (comma-separated) at --split-shapes")
+    ap.add_argument("--split-shapes", default="square:8192:8192,8b-qkv:4096:6144,8b-o:4096:4096,8b-down:14336:4096,"
+                    "70b-down:28672:8192", help="NAME:K:N,... for --splits, at --split-ms and W4A16 g128 / W8A16 pc")
+    ap.add_argument("--split-ms", default="1,8")
+    ap.add_argument("--split-bits", default="4")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("needs a CUDA GPU")
         return 2
     copy = BM.copy_bandwidth(1 << 30)
     print(f"# small-M tilings, {torch.cuda.get_device_name(0)}, copy {copy:.0f} GB/s, {args.rounds} rounds in turn\n")
+    cases = {name: CASES[name] for name in args.cases.split(",")}
+    if args.splits:
+        from dataclasses import replace
+
+        import tilecraft.quant as Q
+        cases = {}
+        for spec in args.split_shapes.split(","):
+            label, K, N = spec.split(":")
+            for M in map(int, args.split_ms.split(",")):
+                for bits in map(int, args.split_bits.split(",")):
+                    group = 128 if bits == 4 else None
+                    pick = pick_mixed_config(Q.PackedFormat(bits, group, False, "bfloat16"), M, int(K), int(N))
+                    cases[f"{label}-{M}-w{bits}"] = (int(K), int(N), M, bits, group, False,
+                                                     [replace(pick, splits=s) for s in map(int, args.splits.split(","))])
     rows = []
-    for name in args.cases.split(","):
-        K, N, M, bits, group, zp, cands = CASES[name]
+    for name, (K, N, M, bits, group, zp, cands) in cases.items():
         timers, infos = {}, {}
         for i, cfg in enumerate([None, *cands]):
             try:

@@ -251,8 +251,7 @@ def test_int4_at_m_9_to_16_takes_four_tiles_in_eight_warps() -> None:
 def test_lopsided_grids_take_half_the_tiles() -> None:
     """Where the pick's CTAs would leave the SMs lopsided (``wave_fill``: the mean CTAs per SM over the most
     any SM runs) and half the tiles spread them better: int8 at N = 6144 (192 row blocks of two tiles, one
-    split at two CTAs per SM: fill 0.73) takes one tile at M = 5..16, and so does int4 g128 with zero points
-    (its 4-stage CTAs fit two per SM); int4 at M = 9..16 takes two tiles of 8 warps at N = 10240 (160 blocks
+    split: fill 0.73) takes one tile at M = 5..16, and so does int4 at M = 5..8; int4 at M = 9..16 takes two tiles of 8 warps at N = 10240 (160 blocks
     of four: fill 0.61), not at 12288 or 18944 (0.73, 0.75: measured slower) nor where the grid is even."""
     w8, w4, w4z = (Q.PackedFormat(b, g, z, "bfloat16") for b, g, z in ((8, None, False), (4, 128, False),
                                                                          (4, 128, True)))
@@ -264,7 +263,7 @@ def test_lopsided_grids_take_half_the_tiles() -> None:
         assert pick_mixed_config(w8, M, 8192, 8192).tiles == 2                 # 256 blocks: 1.94 per SM
         assert pick_mixed_config(w8, M, 8192, 10240).tiles == 2                # 320: 2.42 (fill 0.81) stays
     assert pick_mixed_config(w4z, 8, 4096, 6144).tiles == 1
-    assert pick_mixed_config(w4, 8, 4096, 6144).tiles == 2                     # three per SM: two splits even it
+    assert pick_mixed_config(w4, 8, 4096, 6144).tiles == 1                     # 192 blocks reach the SMs unsplit
     for M in (9, 12, 16):
         assert (pick_mixed_config(w4, M, 8192, 10240).tiles, pick_mixed_config(w4, M, 8192, 10240).warps) == (2, 8)
         for N in (8192, 12288, 18944, 6144, 28672):
@@ -473,28 +472,30 @@ def test_sweep_configs_are_valid() -> None:
 
 # ----------------------------------------------------------------------------- the grid
 
-def test_pick_splits_one_wave_and_busiest_warp() -> None:
-    """_pick_splits keeps blocks x splits within the resident slots and, among such counts, no other gives
-    the busiest warp fewer chunks or the same with fewer splits; N = K = 8192 int4 g128 at 3 CTAs per SM
-    on 132 SMs: 128 row blocks x 3."""
+def test_pick_splits_reach_the_sms_in_one_wave() -> None:
+    """_pick_splits keeps blocks x splits within the resident slots and a chunk per warp, and is the fewest
+    splits whose CTAs reach 9 SMs in 10 (1 where the row blocks do); Llama-3-8B o at 3 CTAs per SM on 132
+    SMs: 256 row blocks unsplit, 64 blocks of four tiles (one CTA per SM) in 2 slices, 96 (past one wave
+    at 2) not split."""
     rng = random.Random(3)
     for _ in range(500):
         blocks, chunks, warps = rng.randint(1, 600), rng.randint(1, 300), rng.choice((1, 2, 4, 8))
-        slots = rng.randint(1, 800)
-        s = mixed._pick_splits(blocks, chunks, warps, slots)
-        busiest = -(-chunks // (s * warps))
-        assert s == 1 or (blocks * s <= slots and s <= chunks // warps)
-        for t in range(1, s):
-            assert -(-chunks // (t * warps)) > busiest
-        for t in range(s + 1, min(slots // blocks, chunks // warps, 64) + 1):
-            assert -(-chunks // (t * warps)) >= busiest
-    assert mixed._pick_splits(128, 64, 4, 3 * 132) == 3
+        slots, sms = rng.randint(1, 800), rng.choice((66, 108, 132))
+        s = mixed._pick_splits(blocks, chunks, warps, slots, sms)
+        most = max(1, min(slots // blocks, chunks // warps, 64))
+        assert 1 <= s <= most
+        assert blocks * s >= sms * 9 // 10 or s == most
+        assert s == 1 or blocks * (s - 1) < sms * 9 // 10
+    assert mixed._pick_splits(256, 32, 4, 3 * 132, 132) == 1
+    assert mixed._pick_splits(128, 32, 4, 3 * 132, 132) == 1
+    assert mixed._pick_splits(64, 112, 8, 132, 132) == 2
+    assert mixed._pick_splits(96, 32, 8, 132, 132) == 1
 
 
 def test_launch_grid_off_a_gpu() -> None:
     """Off a GPU the launch assumes 132 SMs and 3 CTAs each; a config's own splits are kept."""
     x, pw, _b = _problem(4, 128, False, torch.float16, 1, 8192, 1024, bias=False)
-    assert mixed.launch_grid(x, pw, MixedConfig(4, 4, 128)) == (16, 16)
+    assert mixed.launch_grid(x, pw, MixedConfig(4, 4, 128)) == (16, 8)     # 128 CTAs
     assert mixed.launch_grid(x, pw, MixedConfig(4, 4, 128, splits=5)) == (16, 5)
 
 
@@ -520,7 +521,7 @@ def test_gpu_launch_grid_uses_the_kernels_occupancy() -> None:
                 (cfg, regs, stages, per_sm)
         blocks, splits = mixed.launch_grid(x, pw, cfg)
         slots = props.multi_processor_count * per_sm
-        assert blocks * splits <= slots and splits == mixed._pick_splits(blocks, 64, 4, slots)
+        assert blocks * splits <= slots and splits == mixed._pick_splits(blocks, 64, 4, slots, props.multi_processor_count)
 
 
 # ----------------------------------------------------------------------------- errors

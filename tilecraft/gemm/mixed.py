@@ -28,9 +28,8 @@ At M <= 16 the time is the time to stream W from HBM once; everything here serve
   integers by x, and the result is as accurate as a float64 reference allows fp32 sums to be.
 * **k permutation.** A GEMM may permute k as long as A and B agree: slot s of a 16-k block holds
   k = 4q + 2 (s >= 8) + s % 2, so lane (g, q)'s B operand is x[g, 4q .. 4q+3], one 8-byte load.
-* **Split-K.** N = 8192 gives only N / (16 tiles) row blocks, too few CTAs for 132 SMs; grid.y = S
-  slices of K fill the machine: the fewest S that keep every CTA in one wave and give the busiest warp
-  the fewest chunks (``_pick_splits``). Within a CTA, the warps take the slice's chunks round-robin, or
+* **Split-K.** Where N / (16 tiles) row blocks are too few CTAs for the SMs, grid.y = S slices of K
+  fill the machine: the fewest S that put a CTA on nine SMs in ten, within one wave (``_pick_splits``). Within a CTA, the warps take the slice's chunks round-robin, or
   (``MixedConfig.runs``) each a contiguous run of them; N = K = 8192, PDL stream, runs against round-robin:
   W8A16 per-channel at M = 16 25.5 against 26.3 us on an H100 (even on an H200), so its pick takes runs;
   W4A16 g128 at M = 8 12.6 against 11.7 on an H200 (even on an H100), at M = 1 13.05 against 13.30 on an
@@ -619,7 +618,7 @@ def wave_fill(cfg: MixedConfig, fmt: PackedFormat, M: int, K: int, N: int, sms: 
     blocks = N // (16 * cfg.tiles)
     per_sm = max(1, min((smem + CTA_RESERVED_SMEM) // (cta_smem_bytes(cfg, fmt, M) + CTA_RESERVED_SMEM),
                         2048 // cfg.threads))
-    splits = cfg.splits or _pick_splits(blocks, K // cfg.chunk, cfg.warps, sms * per_sm)
+    splits = cfg.splits or _pick_splits(blocks, K // cfg.chunk, cfg.warps, sms * per_sm, sms)
     ctas = blocks * splits
     return ctas / sms / -(-ctas // sms)
 
@@ -806,13 +805,18 @@ def pdl_ctas_per_sm(ctas: int, sms: int) -> int:
     return -(-ctas // sms)
 
 
-def _pick_splits(blocks: int, chunks: int, warps: int, slots: int) -> int:
-    """The split-K count for `blocks` row blocks of `chunks` chunks each when `slots` CTAs fit the GPU at
-    once: all CTAs in one wave, and, among those, the fewest splits that give the busiest warp (which
-    ends the kernel: a split's chunks are shared out evenly among its warps) the fewest chunks,
-    ceil(chunks / (splits * warps)). More splits than that only add partial sums to reduce."""
+def _pick_splits(blocks: int, chunks: int, warps: int, slots: int, sms: int) -> int:
+    """The split-K count for `blocks` row blocks of `chunks` chunks each on `sms` SMs when `slots` CTAs fit
+    the GPU at once: the fewest splits whose CTAs reach nine SMs in ten (none where the row blocks do),
+    keeping every CTA in one wave and a chunk for every warp. Splitting further to shorten the busiest
+    warp's share, as this did until the thirty-sixth session, lost wherever the row blocks already reached
+    the SMs: W4A16 g128 at Llama-3-8B o (N = K = 4096) 5.0 us unsplit against 6.9 in three slices at M = 1,
+    5.3 against 7.3 at M = 8; qkv (N = 6144) 6.3 against 8.1 at M = 1; 14336 x 4096 12.7 against 13.2;
+    W8A16 per channel 7.3 against 8.7 and 20.9 against 22.0 at M = 1 (H100, PDL stream, in turn). Slicing
+    still pays where half the SMs would idle: 64 blocks of four tiles (K = 14336, M = 16) 16.6 us in two
+    slices against 22.5 (benchmarks/probe_small_m.py --splits)."""
     most = max(1, min(slots // blocks, chunks // warps, 64))
-    return min(range(1, most + 1), key=lambda s: (-(-chunks // (s * warps)), s))
+    return max(1, min(most, -(-(sms * 9 // 10) // blocks)))
 
 
 def launch_grid(x: Any, w: PackedWeight, cfg: MixedConfig, bias: Any = None, y: Any = None) -> tuple[int, int]:
@@ -829,7 +833,8 @@ def launch_grid(x: Any, w: PackedWeight, cfg: MixedConfig, bias: Any = None, y: 
         import torch
         with torch.cuda.device(x.device):
             per_sm = mixed_gemm_kernel.max_active_blocks(*_kernel_args(x, w, bias, y, cfg), block=(cfg.threads,))
-    return blocks, _pick_splits(blocks, K // cfg.chunk, cfg.warps, _sm_count(x) * per_sm)
+    sms = _sm_count(x)
+    return blocks, _pick_splits(blocks, K // cfg.chunk, cfg.warps, sms * per_sm, sms)
 
 
 def _device_cc(x: Any) -> tuple[int, int]:
