@@ -64,6 +64,13 @@ CASES = {
                                                    C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-down-8-w4": (14336, 4096, 8, 4, 128, False, [T1, C(4, 2, 128, stages=3, async_copy=True),
                                                      C(4, 2, 128, stages=4, async_copy=True, splits=2)]),
+    # M = 16 where four tiles make 64 row blocks; three stages against four at M = 5..8
+    "8b-o-16-w4": (4096, 4096, 16, 4, 128, False, [W8T2, T2, C(4, 2, 128, stages=3, async_copy=True), T1]),
+    "8b-down-16-w4": (14336, 4096, 16, 4, 128, False, [W8T2, T2, C(4, 2, 128, stages=3, async_copy=True), T1]),
+    "square-8-p3": (8192, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
+    "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
+    "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
+    "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
 }
 
 

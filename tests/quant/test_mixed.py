@@ -269,6 +269,11 @@ def test_lopsided_grids_take_half_the_tiles() -> None:
         for N in (8192, 12288, 18944, 6144, 28672):
             assert pick_mixed_config(w4, M, 4096, N).tiles == 4, (M, N)
     assert mixed.wave_fill(MixedConfig(8, 4, 128, stages=2, async_copy=True), w4, 16, 8192, 10240, 132) < 0.62
+    # N = 4096: 64 blocks of four tiles would need two slices, 128 of two reach the SMs unsplit
+    for K in (4096, 14336):
+        cfg = pick_mixed_config(w4, 16, K, 4096)
+        assert (cfg.warps, cfg.tiles) == (8, 2) and mixed.grid_splits(cfg, w4, 16, K, 4096, 132) == 1
+    assert mixed.grid_splits(MixedConfig(8, 4, 128, stages=2, async_copy=True), w4, 16, 4096, 4096, 132) == 2
 
 
 def test_m_17_to_32_takes_two_tiles_in_shared_memory_stages_where_they_fit() -> None:
@@ -641,7 +646,7 @@ def test_gpu_short_chunks(bits: int, group: int | None, zp: bool, dtype: Any) ->
 @pytest.mark.gpu
 @pytest.mark.parametrize("bits,group,zp,M,K,N", [(8, None, False, 8, 4096, 6144), (8, None, True, 16, 4096, 6144),
                                                   (4, 128, True, 6, 4096, 6144), (4, 128, False, 12, 8192, 10240),
-                                                  (4, 32, True, 16, 8192, 10240)])
+                                                  (4, 32, True, 16, 8192, 10240), (4, 128, False, 16, 4096, 4096)])
 def test_gpu_wave_balanced_picks(bits: int, group: int | None, zp: bool, M: int, K: int, N: int) -> None:
     """The picks the wave balance changes (Llama-3-8B / 70B qkv widths) against float64."""
     x, pw, b = _problem(bits, group, zp, torch.bfloat16, M, K, N, seed=M, device="cuda")

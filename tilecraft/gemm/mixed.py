@@ -536,7 +536,8 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     tiles up to M = 16 (int4, three buffers), one past that (the accumulators take the registers).
     Every pick deals the chunks to the warps round-robin but int8's at M = 9..16, whose warps take runs.
     Where a tiling's CTAs would leave the SMs lopsided (``wave_fill``) and half its tiles spread them better,
-    the pick takes half the tiles (Llama-3-8B qkv for int8, Llama-3-70B qkv for int4 at M = 9..16).
+    the pick takes half the tiles (Llama-3-8B qkv for int8, Llama-3-70B qkv for int4 at M = 9..16), and so
+    where they reach the SMs unsplit and the whole tiles would need slices (int4 at N = 4096, M = 9..16).
     Shared-memory tilings are taken only where their stages and reduction fit `smem`, the most a CTA may have
     on the GPU (default an H100's 227 KB; an A100 has 163 KB, sm_86 / sm_89 99 KB)."""
     mb = -(-min(M, MAX_M) // 8)
@@ -589,7 +590,13 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         # 27.9 at M = 16 (g128), 28.6 against 32.1 at M = 12 (g32). Less lopsided, four tiles stay: at
         # N = 18944 (296 blocks) two tiles ran 23.5 against 22.4, at N = 12288 (192) 15.8 against 16.2
         # (thirty-sixth session)
+        # Where four tiles are too few row blocks to reach the SMs unsplit and two are not, two: Llama-3-8B o
+        # (N = K = 4096, 64 blocks of four in two slices against 128 of two) 6.1 us against 8.7, 14336 x 4096
+        # 15.6 against 16.7 (thirty-sixth session)
         half = MixedConfig(warps=8, tiles=2, chunk=chunk, stages=2, async_copy=True)
+        if fits(half) and N % 32 == 0 and grid_splits(wide, fmt, M, K, N, sms, smem) > 1 \
+                and grid_splits(half, fmt, M, K, N, sms, smem) == 1:
+            return half
         return balanced(wide, half if fits(half) else None, 0.7)
     if mb > 2 and N % 32 == 0:
         # M = 17..32: two tiles in two shared-memory stages, 8 warps for int4 and 4 for int8 (whose stages
@@ -610,16 +617,20 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     return MixedConfig(warps=4, tiles=tiles, chunk=chunk)
 
 
-def wave_fill(cfg: MixedConfig, fmt: PackedFormat, M: int, K: int, N: int, sms: int, smem: int = CTA_SMEM) -> float:
-    """How evenly cfg's grid spreads over `sms` SMs: the mean CTAs per SM over the most any SM runs (1.0: all
-    run the same count). The splits are ``launch_grid``'s for an occupancy estimated from shared memory and
+def grid_splits(cfg: MixedConfig, fmt: PackedFormat, M: int, K: int, N: int, sms: int, smem: int = CTA_SMEM) -> int:
+    """The split-K count ``launch_grid`` would give cfg, for an occupancy estimated from shared memory and
     threads alone (the driver's, which the launch uses, also counts registers); `smem` is the GPU's per-CTA
     limit (the SM holds it and one CTA's reservation)."""
     blocks = N // (16 * cfg.tiles)
     per_sm = max(1, min((smem + CTA_RESERVED_SMEM) // (cta_smem_bytes(cfg, fmt, M) + CTA_RESERVED_SMEM),
                         2048 // cfg.threads))
-    splits = cfg.splits or _pick_splits(blocks, K // cfg.chunk, cfg.warps, sms * per_sm, sms)
-    ctas = blocks * splits
+    return cfg.splits or _pick_splits(blocks, K // cfg.chunk, cfg.warps, sms * per_sm, sms)
+
+
+def wave_fill(cfg: MixedConfig, fmt: PackedFormat, M: int, K: int, N: int, sms: int, smem: int = CTA_SMEM) -> float:
+    """How evenly cfg's grid (``grid_splits``) spreads over `sms` SMs: the mean CTAs per SM over the most any
+    SM runs (1.0: all run the same count)."""
+    ctas = N // (16 * cfg.tiles) * grid_splits(cfg, fmt, M, K, N, sms, smem)
     return ctas / sms / -(-ctas // sms)
 
 
