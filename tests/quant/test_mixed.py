@@ -251,8 +251,9 @@ def test_int4_at_m_9_to_16_takes_four_tiles_in_eight_warps() -> None:
 def test_lopsided_grids_take_half_the_tiles() -> None:
     """Where the pick's CTAs would leave the SMs lopsided (``wave_fill``: the mean CTAs per SM over the most
     any SM runs) and half the tiles spread them better: int8 at N = 6144 (192 row blocks of two tiles, one
-    split: fill 0.73) takes one tile at M = 5..16, and so does int4 at M = 5..8; int4 at M = 9..16 takes two tiles of 8 warps at N = 10240 (160 blocks
-    of four: fill 0.61), not at 12288 or 18944 (0.73, 0.75: measured slower) nor where the grid is even."""
+    split: fill 0.73) takes one tile at M = 5..16, and so does int4 at M = 5..8; int4 at M = 9..16 takes two
+    tiles of 8 warps at N = 10240 (160 blocks of four: fill 0.61), not at 12288 or 18944 (0.73, 0.75:
+    measured slower) nor where the grid is even, and at N = 4096 (64 blocks of four would need two slices)."""
     w8, w4, w4z = (Q.PackedFormat(b, g, z, "bfloat16") for b, g, z in ((8, None, False), (4, 128, False),
                                                                          (4, 128, True)))
     assert mixed.wave_fill(pick_mixed_config(w8, 8, 4096, 6144), w8, 8, 4096, 6144, 132) > 0.96
@@ -526,7 +527,8 @@ def test_gpu_launch_grid_uses_the_kernels_occupancy() -> None:
                 (cfg, regs, stages, per_sm)
         blocks, splits = mixed.launch_grid(x, pw, cfg)
         slots = props.multi_processor_count * per_sm
-        assert blocks * splits <= slots and splits == mixed._pick_splits(blocks, 64, 4, slots, props.multi_processor_count)
+        sms = props.multi_processor_count
+        assert blocks * splits <= slots and splits == mixed._pick_splits(blocks, 64, 4, slots, sms)
 
 
 # ----------------------------------------------------------------------------- errors

@@ -24,7 +24,7 @@ import sys
 import time
 from typing import Any, Callable
 
-_CYCLES_PER_US = 1755                                                     # an H100's boost clock, about
+_CYCLES_PER_US = 1755                                                     # about an H100's clock under load
 USAGE = "python3 -m tilecraft.bench.residency {rs,dense,streamk} {coop,plain}"
 HOLD_SRC = r"""
 extern "C" __global__ void hold_sms(long long cycles) {

@@ -287,8 +287,8 @@ class Kernel:
         a programmatic dependent launch (see ``tilecraft.runtime.Kernel``; the kernel must call
         ``hopper.griddep_wait()`` before it touches what the stream's previous kernel reads or writes);
         ``cooperative``: a cooperative launch, whose blocks the driver starts only all together (for a kernel
-        whose blocks wait on each other); ``max_ctas_per_sm``: at most that many of its CTAs share an SM (the launch asks for more shared memory
-        than the kernel uses, ``tilecraft.runtime.Kernel.smem_for_occupancy``)."""
+        whose blocks wait on each other); ``max_ctas_per_sm``: at most that many of its CTAs share an SM (the
+        launch asks for more shared memory than the kernel uses, ``tilecraft.runtime.Kernel.smem_for_occupancy``)."""
         key, leaves, _ = self._key(args, kwargs)
         spec = self._specialization(key)
         self._check_block(spec, block)

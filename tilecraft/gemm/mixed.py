@@ -28,16 +28,17 @@ At M <= 16 the time is the time to stream W from HBM once; everything here serve
   integers by x, and the result is as accurate as a float64 reference allows fp32 sums to be.
 * **k permutation.** A GEMM may permute k as long as A and B agree: slot s of a 16-k block holds
   k = 4q + 2 (s >= 8) + s % 2, so lane (g, q)'s B operand is x[g, 4q .. 4q+3], one 8-byte load.
-* **Split-K.** Where N / (16 tiles) row blocks are too few CTAs for the SMs, grid.y = S slices of K
-  fill the machine: the fewest S that put a CTA on nine SMs in ten, within one wave (``_pick_splits``). Within a CTA, the warps take the slice's chunks round-robin, or
-  (``MixedConfig.runs``) each a contiguous run of them; N = K = 8192, PDL stream, runs against round-robin:
-  W8A16 per-channel at M = 16 25.5 against 26.3 us on an H100 (even on an H200), so its pick takes runs;
-  W4A16 g128 at M = 8 12.6 against 11.7 on an H200 (even on an H100), at M = 1 13.05 against 13.30 on an
-  H100 but 11.8 against 11.7 on an H200. The warps meet in shared memory at the end. With S > 1, each CTA
-  adds its partial (already scaled) to an fp32 workspace with ``red.add`` and counts itself in (one
-  gpu-scope acq_rel atomic per CTA after a barrier, not a fence per thread); the last CTA of a row block
-  writes y (+ bias) and zeroes the workspace and counter for the next launch: one kernel, no memset. The
-  order of the fp32 additions varies from run to run (results differ in the last bits).
+* **Split-K.** Where N / (16 tiles) row blocks are too few CTAs for the SMs, grid.y = S slices of K fill the
+  machine: the fewest S that put a CTA on nine SMs in ten, within one wave (``_pick_splits``). Within a CTA,
+  the warps take the slice's chunks round-robin, or (``MixedConfig.runs``) each a contiguous run of them; N =
+  K = 8192, PDL stream, runs against round-robin: W8A16 per-channel at M = 16 25.5 against 26.3 us on an
+  H100 (even on an H200), so its pick takes runs; W4A16 g128 at M = 8 12.6 against 11.7 on an H200 (even on
+  an H100), at M = 1 13.05 against 13.30 on an H100 but 11.8 against 11.7 on an H200. The warps meet in
+  shared memory at the end. With S > 1, each CTA adds its partial (already scaled) to an fp32 workspace with
+  ``red.add`` and counts itself in (one gpu-scope acq_rel atomic per CTA after a barrier, not a fence per
+  thread); the last CTA of a row block writes y (+ bias) and zeroes the workspace and counter for the next
+  launch: one kernel, no memset. The order of the fp32 additions varies from run to run (results differ in
+  the last bits).
 """
 from __future__ import annotations
 
@@ -594,7 +595,7 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         # (N = K = 4096, 64 blocks of four in two slices against 128 of two) 6.1 us against 8.7, 14336 x 4096
         # 15.6 against 16.7 (thirty-sixth session)
         half = MixedConfig(warps=8, tiles=2, chunk=chunk, stages=2, async_copy=True)
-        if fits(half) and N % 32 == 0 and grid_splits(wide, fmt, M, K, N, sms, smem) > 1 \
+        if fits(half) and grid_splits(wide, fmt, M, K, N, sms, smem) > 1 \
                 and grid_splits(half, fmt, M, K, N, sms, smem) == 1:
             return half
         return balanced(wide, half if fits(half) else None, 0.7)
