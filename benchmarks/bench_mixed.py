@@ -94,14 +94,15 @@ def _check(y: Any, x: Any, pw: Any) -> float:
 _PACKED: dict[tuple, list] = {}
 
 
-def _packed(K: int, N: int, bits: int, group: int | None, dtype: Any) -> list:
+def _packed(K: int, N: int, bits: int, group: int | None, dtype: Any, zero_point: bool = False) -> list:
     """The rotation's copies of one random packed weight (made once per format and shape)."""
-    key = (K, N, bits, group, dtype)
+    key = (K, N, bits, group, dtype, zero_point)
     if key not in _PACKED:
         _PACKED.clear()                                                    # one shape's copies at a time
         w = torch.randn(K, N, device="cuda") * 0.02
-        pw0 = Q.pack(Q.quantize(w, bits, group), dtype)
-        _PACKED[key] = [pw0] + [Q.PackedWeight(pw0.qweight.clone(), pw0.scales.clone(), None, pw0.shape, pw0.format)
+        pw0 = Q.pack(Q.quantize(w, bits, group, zero_point), dtype)
+        _PACKED[key] = [pw0] + [Q.PackedWeight(pw0.qweight.clone(), pw0.scales.clone(),
+                                               None if pw0.zeros is None else pw0.zeros.clone(), pw0.shape, pw0.format)
                                 for _ in range(_copies(pw0.nbytes) - 1)]
     return _PACKED[key]
 

@@ -76,7 +76,7 @@ CASES = {
 
 def contender(K: int, N: int, M: int, bits: int, group: int | None, zp: bool, cfg: MixedConfig | None,
               calls: int) -> tuple[Any, dict]:
-    pws = _packed(K, N, bits, group, zp)
+    pws = BM._packed(K, N, bits, group, torch.bfloat16, zp)
     x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
     op = MixedGemm(pws[0].format, config=cfg, pdl=True)
     err = _err(op(x, pws[0]), x, pws[0])
@@ -87,22 +87,6 @@ def contender(K: int, N: int, M: int, bits: int, group: int | None, zp: bool, cf
             "per_sm": blocks * splits / torch.cuda.get_device_properties(0).multi_processor_count, "err": err,
             "bytes": pws[0].nbytes + 2 * M * (K + N)}
     return (lambda: _us(op, sets, calls)), info
-
-
-_PACKED: dict = {}
-
-
-def _packed(K: int, N: int, bits: int, group: int | None, zp: bool) -> list:
-    """The rotation's copies of one random packed weight (bench_mixed._packed, with zero points)."""
-    key = (K, N, bits, group, zp)
-    if key not in _PACKED:
-        _PACKED.clear()
-        import tilecraft.quant as Q
-        pw0 = Q.pack(Q.quantize(torch.randn(K, N, device="cuda") * 0.02, bits, group, zp), torch.bfloat16)
-        _PACKED[key] = [pw0] + [Q.PackedWeight(pw0.qweight.clone(), pw0.scales.clone(),
-                                               None if pw0.zeros is None else pw0.zeros.clone(), pw0.shape, pw0.format)
-                                for _ in range(BM._copies(pw0.nbytes) - 1)]
-    return _PACKED[key]
 
 
 def main() -> int:
