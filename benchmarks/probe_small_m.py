@@ -33,6 +33,11 @@ T1 = C(4, 1, 128, stages=4, async_copy=True)
 T2 = C(4, 2, 128, stages=4, async_copy=True)
 WIDE = C(8, 4, 128, stages=2, async_copy=True)
 W8T2 = C(8, 2, 128, stages=2, async_copy=True)
+XT1 = C(4, 1, 128, stages=4, async_copy=True, x_regs=True)
+XT2 = C(4, 2, 128, stages=4, async_copy=True, x_regs=True)
+XT2P6 = C(4, 2, 128, stages=6, async_copy=True, x_regs=True)
+XW = C(8, 4, 128, stages=2, async_copy=True, x_regs=True)
+XW8T2 = C(8, 2, 128, stages=2, async_copy=True, x_regs=True)
 #: name -> (K, N, M, bits, group, zero point, candidates); the first runs of this probe (thirty-sixth session)
 #: led to pick_mixed_config's wave balance (``wave_fill``): the "old" tilings are the picks before it
 CASES = {
@@ -68,6 +73,14 @@ CASES = {
     "8b-o-16-w4": (4096, 4096, 16, 4, 128, False, [W8T2, T2, C(4, 2, 128, stages=3, async_copy=True), T1]),
     "8b-down-16-w4": (14336, 4096, 16, 4, 128, False, [W8T2, T2, C(4, 2, 128, stages=3, async_copy=True), T1]),
     "square-8-p3": (8192, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
+    # x in registers (x_regs, thirty-seventh session): the stages hold only the weights, so at M = 9..16 the
+    # M = 1..8 tilings fit (four stages, several CTAs per SM) and more stages fit
+    **{f"xr-{shape}-{M}-w4": (K, N, M, 4, 128, False, [XT2, XT1, XW, XT2P6] if M == 16 else [XT2, XT1, XT2P6])
+       for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-o", 4096, 4096),
+                           ("8b-down", 14336, 4096), ("70b-qkv", 8192, 10240)) for M in (1, 8, 16)},
+    **{f"xr-square-{M}-w8": (8192, 8192, M, 8, None, False, [XT1, XT2, C(4, 1, 128, stages=3, async_copy=True,
+                                                                       runs=True, x_regs=True)]) for M in (8, 16)},
+    "xr-square-32-w4": (8192, 8192, 32, 4, 128, False, [XW8T2, XT2, XT1]),
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),

@@ -200,6 +200,15 @@ EMULATED = [
     # warps, int8's one tile in 4 warps with runs at M = 9..16
     (4, 32, True, torch.bfloat16, 12, 1024, 64, MixedConfig(8, 2, 64, stages=2, async_copy=True)),
     (8, None, False, torch.float16, 16, 1280, 32, MixedConfig(4, 1, 128, stages=2, async_copy=True, runs=True)),
+    # x in registers a chunk ahead (x_regs): an even stage count (two x buffers) and an odd one (three),
+    # chunk counts that are not multiples of them, M = 16 and 32 (two and four m-blocks), runs, splits,
+    # chunks shorter than a group, zero points
+    (4, 128, False, torch.bfloat16, 16, 1280, 64, MixedConfig(4, 2, 128, splits=2, stages=4, async_copy=True, x_regs=True)),
+    (4, 64, True, torch.float16, 7, 1088, 32, MixedConfig(2, 2, 64, splits=2, stages=3, async_copy=True, x_regs=True)),
+    (8, None, True, torch.bfloat16, 13, 1280, 32, MixedConfig(4, 1, 128, stages=3, async_copy=True, runs=True,
+                                                               x_regs=True)),
+    (4, 128, True, torch.float16, 32, 1024, 64, MixedConfig(8, 2, 64, stages=2, async_copy=True, x_regs=True)),
+    (8, 32, False, torch.float16, 1, 384, 16, MixedConfig(1, 1, 32, splits=3, stages=5, async_copy=True, x_regs=True)),
 ]
 
 
@@ -325,7 +334,7 @@ def _compile_args(bits: int, group: int | None, zp: bool, dtype: Any, M: int, K:
     cfg = pick_mixed_config(pw.format, M, K, N, **({"smem": smem} if smem else {}))
     return (torch.empty(M, K, dtype=dtype), pw.qweight, pw.scales, pw.zeros, torch.empty(N, dtype=dtype),
             torch.empty(M, N, dtype=dtype), torch.empty(M, N), torch.empty(N // 16, dtype=torch.int32), pw.format,
-            cfg, -(-M // 8), mixed.x_rows(M) if cfg.async_copy else 0)
+            cfg, -(-M // 8), mixed.stage_x_rows(cfg, M))
 
 
 def _resources(arch: str, fmt: tuple, M: int) -> Any:
@@ -387,7 +396,7 @@ def _sweep_variants(Ms: tuple[int, ...]) -> list[tuple]:
 def _variant_resources(arch: str, fmt: tuple, M: int, cfg: MixedConfig) -> Any:
     args = list(_compile_args(*fmt, M))
     args[9] = mixed.replace(cfg, splits=None)
-    args[11] = mixed.x_rows(M) if cfg.async_copy else 0
+    args[11] = mixed.stage_x_rows(cfg, M)
     return mixed_gemm_kernel.compile(*args, arch=arch).resources
 
 
@@ -621,6 +630,24 @@ def test_gpu_async_copy_stages(bits: int, group: int | None, zp: bool, dtype: An
     for M, cfg in ((1, MixedConfig(4, 2, 128, stages=7, async_copy=True)),
                    (rng.randint(2, 16), MixedConfig(4, 1, 128, stages=6, async_copy=True)),
                    (rng.randint(17, 32), MixedConfig(2, 2, 128, splits=3, stages=4, async_copy=True))):
+        K = 128 * rng.randint(3, 40)
+        N = 32 * rng.randint(1, 48)
+        x, pw, b = _problem(bits, group, zp, dtype, M, K, N, seed=M, device="cuda", bias=rng.random() < 0.5)
+        y = Q.gemm(x, pw, b, config=cfg)
+        torch.cuda.synchronize()
+        _check(y, x, pw, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bits,group,zp,dtype", FORMATS)
+def test_gpu_x_in_registers(bits: int, group: int | None, zp: bool, dtype: Any) -> None:
+    """x_regs (x's fragments from global memory a chunk ahead, the stages holding weights only): every format,
+    an even and an odd stage count, M up to 32, split-K by the heuristic and fixed, runs, against float64."""
+    rng = random.Random(f"{bits}-{group}-{zp}-{dtype}-xregs")
+    for M, cfg in ((rng.randint(1, 8), MixedConfig(4, 1, 128, stages=4, async_copy=True, x_regs=True)),
+                   (rng.randint(9, 16), MixedConfig(4, 2, 128, stages=4, async_copy=True, x_regs=True)),
+                   (rng.randint(9, 16), MixedConfig(4, 1, 128, stages=3, async_copy=True, runs=True, x_regs=True)),
+                   (rng.randint(17, 32), MixedConfig(8, 2, 128, splits=3, stages=2, async_copy=True, x_regs=True))):
         K = 128 * rng.randint(3, 40)
         N = 32 * rng.randint(1, 48)
         x, pw, b = _problem(bits, group, zp, dtype, M, K, N, seed=M, device="cuda", bias=rng.random() < 0.5)

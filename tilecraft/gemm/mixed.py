@@ -89,7 +89,9 @@ class MixedConfig:
     of K (grid.y; None: chosen per problem). ``async_copy``: the ``stages`` buffers are per-lane slots in
     shared memory filled by ``cp.async`` (up to 12; no registers held while the bytes travel), read into
     one register buffer just before the chunk is converted. ``runs``: each warp of a CTA takes a contiguous
-    run of its chunks instead of every ``warps``-th one (warp w: w, w + warps, ...)."""
+    run of its chunks instead of every ``warps``-th one (warp w: w, w + warps, ...). ``x_regs`` (with
+    async_copy): the stages hold the weights only; each lane loads its B fragments of x from global memory
+    (L2) into registers one chunk ahead, so x takes no shared memory and the warp never meets."""
 
     warps: int = 4
     tiles: int = 4
@@ -100,6 +102,7 @@ class MixedConfig:
     prefetch: int = 0
     async_copy: bool = False
     runs: bool = False
+    x_regs: bool = False
 
     @property
     def threads(self) -> int:
@@ -113,6 +116,7 @@ class MixedConfig:
         s += f"_f{self.prefetch}" if self.prefetch else ""
         s += "_a" if self.async_copy else ""
         s += "_r" if self.runs else ""
+        s += "_x" if self.x_regs else ""
         return s + (f"_s{self.splits}" if self.splits else "")
 
     def validate(self, fmt: PackedFormat, K: int, N: int, M: int = MAX_M) -> None:
@@ -125,6 +129,8 @@ class MixedConfig:
         if not 2 <= self.stages <= most:
             raise ValueError(f"{self.name}: stages must be in 2..{most}"
                              f"{'' if self.async_copy else ' (register buffers; up to 12 with async_copy)'}")
+        if self.x_regs and not self.async_copy:
+            raise ValueError(f"{self.name}: x_regs needs async_copy (register buffers carry x with the weights)")
         if not 0 <= self.prefetch <= 8:
             raise ValueError(f"{self.name}: prefetch must be in 0..8 chunks")
         if self.min_ctas is not None and not 1 <= self.min_ctas <= 2048 // self.threads:
@@ -277,13 +283,17 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     thr_mma = mma.get_slice(lane)
     AC = cfg.async_copy
     R = 1 if AC else P                                                    # register buffers
+    XREG = AC and cfg.x_regs                                              # x from L2 into registers, a chunk ahead
     wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, CK // KB, NT)) for _b in range(R)]  # (WORD,KBLK,TILE) x R
     # x travels with the weights (P register buffers) while its fragments are few; past M = 16 it is
     # loaded (from L1 / L2, where all warps find it) at the start of each chunk's compute, into one
     # buffer; with shared-memory stages, the chunk's rows of x are part of the stage (once, not once per
-    # lane of a row) and read at the start of the chunk's compute
+    # lane of a row) and read at the start of the chunk's compute; with x_regs, chunk j's fragments are
+    # loaded from global memory during step j - 1, into buffer j % XB (static in the unrolled step: XB
+    # divides P)
     x_ahead = mb <= 2 and not AC
-    xbuf = [dsl.make_rmem_tensor(dtype, (4, mb, K16)) for _b in range(P if x_ahead else 1)]  # (MMA_B,M8,K16)
+    XB = (2 if P % 2 == 0 else P) if XREG else P if x_ahead else 1
+    xbuf = [dsl.make_rmem_tensor(dtype, (4, mb, K16)) for _b in range(XB)]  # (MMA_B,M8,K16)
     sbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(R)] if grouped else None  # (ROW,GRP,TILE)
     zbuf = [dsl.make_rmem_tensor(dtype, (2, GPC, NT)) for _b in range(R)] if grouped and fmt.zero_point else None
     if AC:
@@ -297,9 +307,10 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
         sS = dsl.smem_tensor(dtype, tc.make_layout((2, 32, GPC, NT, W, P))) if grouped else None
         sZ = dsl.smem_tensor(dtype, tc.make_layout((2, 32, GPC, NT, W, P))) if zbuf is not None else None
         # x's rows of the chunk (16-byte cp.async pieces), read by lane (g, q) 8 bytes at a time
-        XR, XS = xrows or 8 * mb, CK + _X_PAD
-        cpx = cp_async(16, 16)
-        sX = dsl.smem_tensor(dtype, tc.make_layout((XR, CK, W, P), (XS, 1, XR * XS, XR * XS * W)))  # (ROW,K,WARP,STAGE)
+        if not XREG:
+            XR, XS = xrows or 8 * mb, CK + _X_PAD
+            cpx = cp_async(16, 16)
+            sX = dsl.smem_tensor(dtype, tc.make_layout((XR, CK, W, P), (XS, 1, XR * XS, XR * XS * W)))  # (ROW,K,WARP,STAGE)
     acc = [dsl.make_rmem_tensor(dsl.float32, (4, 1, mb)) for _t in range(NT)]    # (MMA_C,1,M8) per tile
     for t in range(NT):
         dsl.clear(acc[t])
@@ -329,7 +340,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                     dsl.copy(src, wbuf[b](_, kb, t))
         if x_ahead:
             load_x(xbuf[b], c)
-        if AC:
+        if AC and not XREG:
             per_row = CK // 8                                             # 16-byte pieces per row
             for i0 in range(0, XR * per_row, 32):
                 p = lane + i0
@@ -372,11 +383,11 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
             return f"{_SYMMETRIC_ZERO[(fmt.dtype, fmt.bits)]:#x}u"
         return _word(zbuf[b], 0, gi, t) if grouped else _word(zpc, 0, t)
 
-    def compute(b: int, c: Any, stage: int | None = None) -> None:
+    def compute(b: int, c: Any, stage: int | None = None, xi: int = 0) -> None:
         """acc += chunk c from buffer b: per group and tile, convert each k-block's A operand and multiply
-        (async_copy: x from shared-memory stage `stage`)."""
-        xb = xbuf[b] if x_ahead else xbuf[0]
-        if not x_ahead:
+        (async_copy: x from shared-memory stage `stage`; x_regs: x's fragments already in xbuf[xi])."""
+        xb = xbuf[b] if x_ahead else xbuf[xi]
+        if not x_ahead and not XREG:
             load_x(xb, c, stage)
         for gi in range(GPC):
             ks = range(gi * (KS // 16), (gi + 1) * (KS // 16))
@@ -416,6 +427,9 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     # are copied by some lanes and read by all, so every lane's copies of chunk j must be complete
     # before any lane reads them, and every lane must be done with chunk j - 1 (read at step j - 1)
     # before the stage it used is refilled, next, with chunk j + P - 1.
+    #
+    # With x_regs, x's rows are no part of a stage: the warp's lanes share nothing, so there is no
+    # __syncwarp; each lane's loads of chunk j + 1's fragments of x leave at the start of step j.
     D = cfg.prefetch
     for s in range(P - 1 + D):
         with dsl.if_(s < n_w):
@@ -425,16 +439,23 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                 prefetch(chunk(s))
         if AC and s < P - 1:
             dsl.cp_async_commit()
+    if XREG:
+        with dsl.if_(n_w > 0):
+            load_x(xbuf[0], chunk(0))
     for it in dsl.range((n_w + P - 1) // P):
         for s in range(P):
             j = P * it + s                                                # this step's chunk (of the warp's)
             if D:
                 with dsl.if_(j + P - 1 + D < n_w):
                     prefetch(chunk(j + P - 1 + D))
+            if XREG:
+                with dsl.if_(j + 1 < n_w):
+                    load_x(xbuf[(s + 1) % XB], chunk(j + 1))
             if AC:
                 with dsl.if_(j < n_w) if s else _nullcontext():
                     dsl.cp_async_wait(P - 2)
-                    dsl.syncwarp()
+                    if not XREG:
+                        dsl.syncwarp()
             with dsl.if_(j + P - 1 < n_w):
                 load((s + P - 1) % P, chunk(j + P - 1))
             if AC:
@@ -442,7 +463,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
             with dsl.if_(j < n_w) if s else _nullcontext():               # s = 0: it < ceil(n_w / P), j < n_w
                 if AC:
                     stage_in(s)
-                compute(0 if AC else s, chunk(j), s if AC else None)
+                compute(0 if AC else s, chunk(j), s if AC else None, s % XB)
 
     if not grouped:
         # per-channel: one scale per row, applied once to the whole sum
@@ -787,6 +808,11 @@ def x_rows(M: int) -> int:
     return 1 << (min(M, MAX_M) - 1).bit_length()
 
 
+def stage_x_rows(cfg: MixedConfig, M: int) -> int:
+    """The kernel's xrows: the rows of x cfg's shared-memory stages hold (0: none, x in registers)."""
+    return x_rows(M) if cfg.async_copy and not cfg.x_regs else 0
+
+
 def _reduction_bytes(cfg: MixedConfig, M: int) -> int:
     """The shared memory where a CTA's warps meet at the end (fp32, BN x 8 m-blocks x warps)."""
     return 16 * cfg.tiles * 8 * (-(-min(M, MAX_M) // 8)) * cfg.warps * 4
@@ -800,7 +826,8 @@ def stage_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int
         return 0
     groups = max(1, cfg.chunk // fmt.group_size) if fmt.group_size is not None else 0
     per_lane = 16 * (cfg.chunk // k_block(fmt.bits)) * cfg.tiles + 4 * groups * cfg.tiles * (1 + fmt.zero_point)
-    return (32 * per_lane + 2 * x_rows(M) * (cfg.chunk + _X_PAD)) * cfg.warps * cfg.stages
+    x = 0 if cfg.x_regs else 2 * x_rows(M) * (cfg.chunk + _X_PAD)
+    return (32 * per_lane + x) * cfg.warps * cfg.stages
 
 
 def cta_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int:
@@ -868,7 +895,7 @@ def _kernel_args(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig, s
     ws, cnt = _workspace(x, M * N, blocks) if split_k else (None, None)
     kcfg = kcfg or replace(cfg, splits=None)                              # splits are the grid's, not the code's
     return (x, w.qweight, w.scales, w.zeros, bias, y, ws[:M * N].view(M, N) if split_k else None,
-            cnt[:blocks] if split_k else None, w.format, kcfg, -(-M // 8), x_rows(M) if cfg.async_copy else 0, pdl)
+            cnt[:blocks] if split_k else None, w.format, kcfg, -(-M // 8), stage_x_rows(cfg, M), pdl)
 
 
 def mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, *, config: Any = None) -> Any:
