@@ -80,7 +80,10 @@ CASES = {
                            ("8b-down", 14336, 4096), ("70b-qkv", 8192, 10240)) for M in (1, 8, 16)},
     **{f"xr-square-{M}-w8": (8192, 8192, M, 8, None, False, [XT1, XT2, C(4, 1, 128, stages=3, async_copy=True,
                                                                        runs=True, x_regs=True)]) for M in (8, 16)},
-    "xr-square-32-w4": (8192, 8192, 32, 4, 128, False, [XW8T2, XT2, XT1]),
+    **{f"xr-{shape}-{M}-w4": (K, N, M, 4, 128, False, [XW8T2, XT2])
+       for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-down", 14336, 4096),
+                           ("70b-qkv", 8192, 10240)) for M in (24, 32)},
+    "xr-square-32-w8": (8192, 8192, 32, 8, None, False, [XT2, XT1]),
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),

@@ -383,9 +383,10 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
             return f"{_SYMMETRIC_ZERO[(fmt.dtype, fmt.bits)]:#x}u"
         return _word(zbuf[b], 0, gi, t) if grouped else _word(zpc, 0, t)
 
-    def compute(b: int, c: Any, stage: int | None = None, xi: int = 0) -> None:
+    def compute(b: int, c: Any, stage: int | None = None, xi: int = 0, then: Any = None) -> None:
         """acc += chunk c from buffer b: per group and tile, convert each k-block's A operand and multiply
-        (async_copy: x from shared-memory stage `stage`; x_regs: x's fragments already in xbuf[xi])."""
+        (async_copy: x from shared-memory stage `stage`; x_regs: x's fragments already in xbuf[xi]);
+        then(v): emitted right after the first mma, v one of its sums."""
         xb = xbuf[b] if x_ahead else xbuf[xi]
         if not x_ahead and not XREG:
             load_x(xb, c, stage)
@@ -405,6 +406,9 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                               _word(wbuf[b], 2 * jj, kb, t), _word(wbuf[b], 2 * jj + 1, kb, t), zero_word(b, t, gi),
                               _regs(a_frag))
                     dsl.gemm(mma, a_frag, xb(_, _, j), dst)          # (MMA_C,1,M8) += A_j x_j
+                    if then is not None:
+                        then(dst(0))
+                        then = None
                 if grouped:
                     s_g = dsl.convert(sbuf[b](0, gi, t), dsl.float32)      # scale of row g
                     s_h = dsl.convert(sbuf[b](1, gi, t), dsl.float32)      # scale of row g+8
@@ -429,7 +433,9 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     # before the stage it used is refilled, next, with chunk j + P - 1.
     #
     # With x_regs, x's rows are no part of a stage: the warp's lanes share nothing, so there is no
-    # __syncwarp; each lane's loads of chunk j + 1's fragments of x leave at the start of step j.
+    # __syncwarp. Each lane's loads of chunk j + 1's fragments of x leave during step j, right after its
+    # first mma: ptxas gives all of x's loads one scoreboard, and the first use of chunk j's fragments waits
+    # for every load on it, so loads issued before that use would be waited for a chunk early.
     D = cfg.prefetch
     for s in range(P - 1 + D):
         with dsl.if_(s < n_w):
@@ -442,15 +448,21 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     if XREG:
         with dsl.if_(n_w > 0):
             load_x(xbuf[0], chunk(0))
+
+        def next_x(j: Any, s: int) -> Any:
+            def go(v: Any) -> None:
+                # ptxas would hoist these loads above the mma (they are independent of it) and so back under
+                # the wait; a zero that ptxas cannot prove zero, computed from the mma's sum, pins them after it
+                z = dsl.declare(make("raw", (f"tc::mixed::zero_after({render(v)})",), "int"), "after_mma")
+                with dsl.if_(j + 1 < n_w):
+                    load_x(xbuf[(s + 1) % XB], chunk(j + 1) + z)
+            return go
     for it in dsl.range((n_w + P - 1) // P):
         for s in range(P):
             j = P * it + s                                                # this step's chunk (of the warp's)
             if D:
                 with dsl.if_(j + P - 1 + D < n_w):
                     prefetch(chunk(j + P - 1 + D))
-            if XREG:
-                with dsl.if_(j + 1 < n_w):
-                    load_x(xbuf[(s + 1) % XB], chunk(j + 1))
             if AC:
                 with dsl.if_(j < n_w) if s else _nullcontext():
                     dsl.cp_async_wait(P - 2)
@@ -463,7 +475,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
             with dsl.if_(j < n_w) if s else _nullcontext():               # s = 0: it < ceil(n_w / P), j < n_w
                 if AC:
                     stage_in(s)
-                compute(0 if AC else s, chunk(j), s if AC else None, s % XB)
+                compute(0 if AC else s, chunk(j), s if AC else None, s % XB, next_x(j, s) if XREG else None)
 
     if not grouped:
         # per-channel: one scale per row, applied once to the whole sum

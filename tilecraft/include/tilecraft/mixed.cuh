@@ -101,6 +101,10 @@ TC_DEVICE void dequant_u8_bf16(u32 w0, u32 w1, u32 z, u32* a) {
 // A hint: bring the 128-byte line at p from HBM into L2 (no register, nothing to wait for).
 TC_DEVICE void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
+// 0, computed from v: an offset that makes a load depend on the instruction that produced v, so ptxas
+// cannot issue the load before it (blockIdx.x < 2^30, which the compiler cannot know).
+TC_DEVICE int zero_after(f32 v) { return __float_as_int(v) & static_cast<int>(blockIdx.x >> 30); }
+
 // ------------------------------------------------------------------ split-K reduction
 // Each CTA adds its fp32 partial tile to a zeroed workspace with red.add, then counts itself in; the
 // last CTA of a row block (the count reaches `splits`) reads the sums, writes the output, and leaves

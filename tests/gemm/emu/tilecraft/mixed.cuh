@@ -45,6 +45,7 @@ inline void dequant_u8_f16(u32 w0, u32 w1, u32 z, u32* a) { dequant_u8(w0, w1, z
 inline void dequant_u8_bf16(u32 w0, u32 w1, u32 z, u32* a) { dequant_u8(w0, w1, z, a, true); }
 
 inline void prefetch_l2(const void*) {}
+inline int zero_after(f32) { return 0; }
 inline void red_add_f32(f32* p, f32 v) { std::atomic_ref<f32>(*p).fetch_add(v); }
 inline f32 ld_cg_f32(const f32* p) { return std::atomic_ref<f32>(*const_cast<f32*>(p)).load(); }
 inline bool splitk_arrive_last(int* counter, int splits) {
