@@ -75,7 +75,7 @@ CASES = {
     "square-8-p3": (8192, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     # x in registers (x_regs, thirty-seventh session): the stages hold only the weights, so at M = 9..16 the
     # M = 1..8 tilings fit (four stages, several CTAs per SM) and more stages fit
-    **{f"xr-{shape}-{M}-w4": (K, N, M, 4, 128, False, [XT2, XT1, XW, XT2P6] if M == 16 else [XT2, XT1, XT2P6])
+    **{f"xr-{shape}-{M}-w4": (K, N, M, 4, 128, False, [XT2, XT1])
        for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-o", 4096, 4096),
                            ("8b-down", 14336, 4096), ("70b-qkv", 8192, 10240)) for M in (1, 8, 16)},
     **{f"xr-square-{M}-w8": (8192, 8192, M, 8, None, False, [XT1, XT2, C(4, 1, 128, stages=3, async_copy=True,
