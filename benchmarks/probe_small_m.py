@@ -35,8 +35,6 @@ WIDE = C(8, 4, 128, stages=2, async_copy=True)
 W8T2 = C(8, 2, 128, stages=2, async_copy=True)
 XT1 = C(4, 1, 128, stages=4, async_copy=True, x_regs=True)
 XT2 = C(4, 2, 128, stages=4, async_copy=True, x_regs=True)
-XT2P6 = C(4, 2, 128, stages=6, async_copy=True, x_regs=True)
-XW = C(8, 4, 128, stages=2, async_copy=True, x_regs=True)
 XW8T2 = C(8, 2, 128, stages=2, async_copy=True, x_regs=True)
 #: name -> (K, N, M, bits, group, zero point, candidates); the first runs of this probe (thirty-sixth session)
 #: led to pick_mixed_config's wave balance (``wave_fill``): the "old" tilings are the picks before it
