@@ -82,6 +82,15 @@ CASES = {
        for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-down", 14336, 4096),
                            ("70b-qkv", 8192, 10240)) for M in (24, 32)},
     "xr-square-32-w8": (8192, 8192, 32, 8, None, False, [XT2, XT1]),
+    # M = 17..32's pick with x in registers against the pick before it (x in the stages) and the other form
+    **{f"m32-{shape}-{M}-w{bits}": (K, N, M, bits, 128 if bits == 4 else None, False,
+                                    [C(8 if bits == 4 else 4, 2, 128, stages=2, async_copy=True), XT2, XW8T2]
+                                    if bits == 4 else [C(4, 2, 128, stages=2, async_copy=True),
+                                                       C(4, 2, 128, stages=2, async_copy=True, x_regs=True)])
+       for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-o", 4096, 4096),
+                           ("8b-down", 14336, 4096), ("8b-gate_up", 4096, 28672), ("70b-qkv", 8192, 10240),
+                           ("70b-down", 28672, 8192), ("70b-gate_up", 8192, 57344))
+       for M in (20, 32) for bits in (4, 8)},
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),

@@ -287,12 +287,22 @@ def test_lopsided_grids_take_half_the_tiles() -> None:
 
 
 def test_m_17_to_32_takes_two_tiles_in_shared_memory_stages_where_they_fit() -> None:
-    """M = 17..32: 8 warps (int4) or 4 (int8), two tiles, two shared-memory stages; every pick of every format
-    and M fits the GPU's shared memory per CTA (an H100's 227 KB, an A100's 163 KB, sm_89's 99 KB), falling
-    back to register buffers where the stages would not."""
-    for bits, M in ((4, 17), (4, 32), (8, 24), (8, 32)):
-        cfg = pick_mixed_config(Q.PackedFormat(bits, 128, False, "bfloat16"), M, 8192, 8192)
-        assert (cfg.warps, cfg.tiles, cfg.stages, cfg.async_copy) == (8 if bits == 4 else 4, 2, 2, True), (bits, M)
+    """M = 17..32: two tiles, x in registers, shared-memory stages of weights: four stages of 4 warps for int8
+    and for int4 where the row blocks put two CTAs on most SMs in one wave (N = 8192 and 6144 on 132 SMs),
+    else two of 8 warps (N = 4096: 128 blocks; 10240: 320); x in the stages where ptxas would spill (groups of
+    64 at M = 25..32; four stages with zero points there). Every pick of every format and M fits the GPU's
+    shared memory per CTA (an H100's 227 KB, an A100's 163 KB, sm_89's 99 KB), falling back to register buffers
+    where the stages would not."""
+    deep, wide = (4, 2, 4, True, True), (8, 2, 2, True, True)
+    for bits, group, zp, M, N, want in ((4, 128, False, 17, 8192, deep), (4, 128, False, 32, 6144, deep),
+                                        (4, 128, False, 24, 4096, wide), (4, 128, False, 32, 10240, wide),
+                                        (8, 128, False, 24, 4096, deep), (8, None, True, 24, 10240, deep),
+                                        (8, None, True, 32, 10240, (4, 2, 2, True, True)),
+                                        (4, 128, True, 24, 8192, deep), (4, 128, True, 32, 8192, wide),
+                                        (4, 64, False, 24, 8192, deep), (4, 64, False, 32, 8192, (8, 2, 2, True, False)),
+                                        (8, 64, True, 32, 8192, (4, 2, 2, True, False))):
+        cfg = pick_mixed_config(Q.PackedFormat(bits, group, zp, "bfloat16"), M, 8192, N)
+        assert (cfg.warps, cfg.tiles, cfg.stages, cfg.async_copy, cfg.x_regs) == want, (bits, group, zp, M, N, cfg)
     for smem in (232448, A100_SMEM, 101376):
         for (bits, group, zp, dtype), M in itertools.product(FORMATS, (1, 5, 8, 12, 16, 24, 32)):
             fmt = Q.PackedFormat(bits, group, zp, str(dtype).split(".")[1])
@@ -365,13 +375,15 @@ def test_int4_conversion_keeps_its_constants_in_registers(dtype: Any) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-@pytest.mark.parametrize("M", [16, 32])
+@pytest.mark.parametrize("M", [16, 24, 32])
 def test_every_format_compiles_at_larger_m(arch: str, M: int) -> None:
-    """M = 16 without spills; at M = 32 ptxas settles int8 g64 with zero points at 128 registers and a
-    4-byte spill (measured with NVRTC 13): allowed, nothing more."""
+    """M = 16 and 24 without spills, and so the picks with x in registers at M = 32; at M = 32 ptxas settles
+    int8 g64 with zero points (x in the stages) at 128 registers and a 4-byte spill (measured with NVRTC 13):
+    allowed, nothing more."""
     for fmt in FORMATS:
         r = _resources(arch, fmt, M)
-        assert r.stack_frame_bytes <= (0 if M <= 16 else 8), (arch, fmt, M, r)
+        x_regs = _compile_args(*fmt, M)[9].x_regs
+        assert r.stack_frame_bytes <= (0 if M <= 24 or x_regs else 8), (arch, fmt, M, r)
 
 
 def _bench() -> Any:

@@ -633,16 +633,31 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
             return half
         return balanced(wide, half if fits(half) else None, 0.7)
     if mb > 2 and N % 32 == 0:
-        # M = 17..32: two tiles in two shared-memory stages, 8 warps for int4 and 4 for int8 (whose stages
-        # would not fit 8), where they fit; register buffers read 32 rows of x per tile from L2 and took
-        # 48-50 us (int4) and 51-60 us (int8) at N = K = 8192 on an H100, these 26-32 and 30-37 us
-        cfg = MixedConfig(warps=8 if fmt.bits == 4 else 4, tiles=2, chunk=chunk, stages=2, async_copy=True)
-        try:
-            cfg.validate(fmt, K, N, min(M, MAX_M))
-            if fits(cfg):
-                return cfg
-        except ValueError:
-            pass
+        # M = 17..32: two tiles, 8 warps for int4 and 4 for int8, in two shared-memory stages, where they
+        # fit; register buffers read 32 rows of x per tile from L2 and took 48-50 us (int4) and 51-60 us
+        # (int8) at N = K = 8192 on an H100, these 26-32 and 30-37 us. With x in registers (x_regs) the
+        # stages hold weights only: int4 at M = 24 / 32 ran 24.1 / 29.4 us against 28.6 / 31.6 at
+        # N = K = 8192 and 33.7 / 41.2 against 40.8 / 44.7 at Llama-3-70B qkv (thirty-seventh session). Four
+        # stages of 4 warps then fit too, and where their row blocks give most SMs two CTAs (8 warps)
+        # in one wave they ran faster still: 21.3 / 26.6 us at N = K = 8192, 12.6 / 16.0 against 15.2 /
+        # 17.5 at Llama-3-8B qkv; int8 at M = 32 31.0 against 37.3. Not with 32 rows of groups of 64, nor
+        # four stages with zero points at 32 rows: ptxas spills there (the registers of x)
+        blocks = N // 32
+        deep = MixedConfig(warps=4, tiles=2, chunk=chunk, stages=4, async_copy=True, x_regs=True)
+        wide = MixedConfig(warps=8 if fmt.bits == 4 else 4, tiles=2, chunk=chunk, stages=2, async_copy=True,
+                           x_regs=True)
+        plain = replace(wide, x_regs=False)
+        x_ok = mb < 4 or fmt.group_size != 64                             # else ptxas spills
+        deep_ok = x_ok and (mb < 4 or not fmt.zero_point)                  # else ptxas spills
+        cands = [deep] if deep_ok and (fmt.bits == 8 or sms < blocks <= 2 * sms) else []
+        cands += [wide] if x_ok else []
+        for cfg in [*cands, plain]:
+            try:
+                cfg.validate(fmt, K, N, min(M, MAX_M))
+                if fits(cfg):
+                    return cfg
+            except ValueError:
+                pass
     tiles = 2 if mb <= 2 else 1
     while N % (16 * tiles):
         tiles //= 2
