@@ -636,20 +636,28 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         # M = 17..32: two tiles, 8 warps for int4 and 4 for int8, in two shared-memory stages, where they
         # fit; register buffers read 32 rows of x per tile from L2 and took 48-50 us (int4) and 51-60 us
         # (int8) at N = K = 8192 on an H100, these 26-32 and 30-37 us. With x in registers (x_regs) the
-        # stages hold weights only: int4 at M = 24 / 32 ran 24.1 / 29.4 us against 28.6 / 31.6 at
-        # N = K = 8192 and 33.7 / 41.2 against 40.8 / 44.7 at Llama-3-70B qkv (thirty-seventh session). Four
-        # stages of 4 warps then fit too, and where their row blocks give most SMs two CTAs (8 warps)
-        # in one wave they ran faster still: 21.3 / 26.6 us at N = K = 8192, 12.6 / 16.0 against 15.2 /
-        # 17.5 at Llama-3-8B qkv; int8 at M = 32 31.0 against 37.3. Not with 32 rows of groups of 64, nor
-        # four stages with zero points at 32 rows: ptxas spills there (the registers of x)
+        # stages hold weights only, and at the eight Llama-3 layer shapes (thirty-seventh session, H100, PDL
+        # stream, M = 20 / 32): int8 ran 0.94-1.46x the time of x in the stages (1.0x or better at 13 of 16;
+        # N = K = 8192 27.1 / 29.0 against 28.8 / 35.8 us), int4 in 8 warps 0.96-1.23x. For int4, four stages
+        # of 4 warps fit too (two CTAs per SM by their registers) and ran faster still where their CTAs fill
+        # the waves about as well as one CTA of 8 warps per SM: N = K = 8192 20.2 / 26.8 against 27.4 / 31.8,
+        # Llama-3-8B qkv (N = 6144) 12.0 / 15.9 against 14.6 / 17.6, 70B gate_up 128.4 / 171.9 against
+        # 174.9 / 204.2; not at 128 row blocks (8B o and down: one CTA of 4 warps per SM), nor at 70B qkv's
+        # 320 (36.7 against 31.6 for 8 warps at M = 20). x stays in the stages with 32 rows of groups of
+        # 64, and four stages with zero points take 8 warps at 32 rows: ptxas spills there (x's registers)
         blocks = N // 32
+
+        def fill(per_sm: int) -> float:
+            slots = per_sm * sms
+            return blocks / (-(-blocks // slots) * slots)
+
         deep = MixedConfig(warps=4, tiles=2, chunk=chunk, stages=4, async_copy=True, x_regs=True)
         wide = MixedConfig(warps=8 if fmt.bits == 4 else 4, tiles=2, chunk=chunk, stages=2, async_copy=True,
                            x_regs=True)
         plain = replace(wide, x_regs=False)
         x_ok = mb < 4 or fmt.group_size != 64                             # else ptxas spills
         deep_ok = x_ok and (mb < 4 or not fmt.zero_point)                  # else ptxas spills
-        cands = [deep] if deep_ok and (fmt.bits == 8 or sms < blocks <= 2 * sms) else []
+        cands = [deep] if fmt.bits == 4 and deep_ok and fill(2) >= 0.8 * fill(1) else []
         cands += [wide] if x_ok else []
         for cfg in [*cands, plain]:
             try:
