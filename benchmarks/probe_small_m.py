@@ -82,6 +82,13 @@ CASES = {
        for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-down", 14336, 4096),
                            ("70b-qkv", 8192, 10240)) for M in (24, 32)},
     "xr-square-32-w8": (8192, 8192, 32, 8, None, False, [XT2, XT1]),
+    # M = 9..16 where the wave balance takes two tiles of 8 warps (70B qkv) or keeps four (N = 12288, 18944):
+    # four stages of 4 warps with x in registers beside them
+    **{f"b16-{shape}-{M}-{tag}": (K, N, M, 4, group, zp, [C(4, 2, 64 if group == 32 else 128, stages=4,
+                                                            async_copy=True, x_regs=True)])
+       for shape, K, N in (("70b-qkv", 8192, 10240), ("x", 4096, 12288), ("y", 3584, 18944))
+       for M in (12, 16) for tag, group, zp in (("w4", 128, False), ("w4zp", 128, True), ("w4g32", 32, False))
+       if shape == "70b-qkv" or tag == "w4"},
     # M = 17..32's pick with x in registers against the pick before it (x in the stages) and the other form
     **{f"m32-{shape}-{M}-w{bits}": (K, N, M, bits, 128 if bits == 4 else None, False,
                                     [C(8 if bits == 4 else 4, 2, 128, stages=2, async_copy=True), XT2, XW8T2]
