@@ -85,7 +85,9 @@ CASES = {
     # M = 9..16 where the wave balance takes two tiles of 8 warps (70B qkv) or keeps four (N = 12288, 18944):
     # four stages of 4 warps with x in registers beside them
     **{f"b16-{shape}-{M}-{tag}": (K, N, M, 4, group, zp, [C(4, 2, 64 if group == 32 else 128, stages=4,
-                                                            async_copy=True, x_regs=True)])
+                                                            async_copy=True, x_regs=True),
+                                                          C(8, 2 if shape == "70b-qkv" else 4,
+                                                            64 if group == 32 else 128, stages=2, async_copy=True)])
        for shape, K, N in (("70b-qkv", 8192, 10240), ("x", 4096, 12288), ("y", 3584, 18944))
        for M in (12, 16) for tag, group, zp in (("w4", 128, False), ("w4zp", 128, True), ("w4g32", 32, False))
        if shape == "70b-qkv" or tag == "w4"},

@@ -261,8 +261,10 @@ def test_lopsided_grids_take_half_the_tiles() -> None:
     """Where the pick's CTAs would leave the SMs lopsided (``wave_fill``: the mean CTAs per SM over the most
     any SM runs) and half the tiles spread them better: int8 at N = 6144 (192 row blocks of two tiles, one
     split: fill 0.73) takes one tile at M = 5..16, and so does int4 at M = 5..8; int4 at M = 9..16 takes two
-    tiles of 8 warps at N = 10240 (160 blocks of four: fill 0.61), not at 12288 or 18944 (0.73, 0.75:
-    measured slower) nor where the grid is even, and at N = 4096 (64 blocks of four would need two slices)."""
+    tiles of 8 warps at N = 10240 (160 blocks of four: fill 0.61) where two tiles of 4 warps with x in registers
+    would not make 0.8 of three CTAs per SM (144 SMs; on 132 they do, and are taken, as at N = 12288), not at
+    18944 (0.75: measured slower) nor where the grid is even, and at N = 4096 (64 blocks of four would need two
+    slices)."""
     w8, w4, w4z = (Q.PackedFormat(b, g, z, "bfloat16") for b, g, z in ((8, None, False), (4, 128, False),
                                                                          (4, 128, True)))
     assert mixed.wave_fill(pick_mixed_config(w8, 8, 4096, 6144), w8, 8, 4096, 6144, 132) > 0.96
@@ -275,8 +277,14 @@ def test_lopsided_grids_take_half_the_tiles() -> None:
     assert pick_mixed_config(w4z, 8, 4096, 6144).tiles == 1
     assert pick_mixed_config(w4, 8, 4096, 6144).tiles == 1                     # 192 blocks reach the SMs unsplit
     for M in (9, 12, 16):
-        assert (pick_mixed_config(w4, M, 8192, 10240).tiles, pick_mixed_config(w4, M, 8192, 10240).warps) == (2, 8)
-        for N in (8192, 12288, 18944, 6144, 28672):
+        # two tiles in 4 warps with x in registers where they make 0.8-1.0 of three CTAs per SM
+        for N in (10240, 12288):
+            cfg = pick_mixed_config(w4, M, 8192, N)
+            assert (cfg.tiles, cfg.warps, cfg.stages, cfg.x_regs) == (2, 4, 4, True), (M, N, cfg)
+        assert pick_mixed_config(w4, M, 8192, 10240, sms=144).warps == 8        # 320 blocks: 0.74 of 432
+        assert (pick_mixed_config(w4, M, 8192, 10240, sms=144).tiles, pick_mixed_config(w4, M, 8192, 10240,
+                                                                                         sms=144).x_regs) == (2, False)
+        for N in (8192, 18944, 6144, 28672):
             assert pick_mixed_config(w4, M, 4096, N).tiles == 4, (M, N)
     assert mixed.wave_fill(MixedConfig(8, 4, 128, stages=2, async_copy=True), w4, 16, 8192, 10240, 132) < 0.62
     # N = 4096: 64 blocks of four tiles would need two slices, 128 of two reach the SMs unsplit

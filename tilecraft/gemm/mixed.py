@@ -627,6 +627,16 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         # Where four tiles are too few row blocks to reach the SMs unsplit and two are not, two: Llama-3-8B o
         # (N = K = 4096, 64 blocks of four in two slices against 128 of two) 6.1 us against 8.7, 14336 x 4096
         # 15.6 against 16.7 (thirty-sixth session)
+        # Where two tiles make 0.8-1.0 of three CTAs per SM, one wave of CTAs of 4 warps with x in registers
+        # and four stages of weights (two or three CTAs per SM by their registers, three at g128): Llama-3-70B
+        # qkv (N = 10240, 320 blocks) 21.4 / 22.9 us against 25.5 / 26.2 at M = 12 / 16, with zero points
+        # 22.2 / 24.1 against 26.8 / 27.6, g32 26.4 / 26.8 against 28.6 / 29.2; N = 12288 13.1 / 14.0 against
+        # 16.0 / 16.3 for four tiles. With fewer blocks they lost (N = K = 8192 17.9 against 15.7 at M = 16,
+        # N = 6144 10.0 against 8.8), and with more (N = 18944, 592 blocks, 24.3 against 22.5) (thirty-
+        # seventh session, benchmarks/probe_small_m.py)
+        deep = MixedConfig(warps=4, tiles=2, chunk=chunk, stages=4, async_copy=True, x_regs=True)
+        if 0.8 * 3 * sms <= N // 32 <= 3 * sms and fits(deep):
+            return deep
         half = MixedConfig(warps=8, tiles=2, chunk=chunk, stages=2, async_copy=True)
         if fits(half) and grid_splits(wide, fmt, M, K, N, sms, smem) > 1 \
                 and grid_splits(half, fmt, M, K, N, sms, smem) == 1:
