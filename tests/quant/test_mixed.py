@@ -298,7 +298,9 @@ def test_m_17_to_32_takes_two_tiles_in_shared_memory_stages_where_they_fit() -> 
     """M = 17..32: two tiles, x in registers, shared-memory stages of weights: for int4 four stages of 4 warps
     where two CTAs per SM fill the waves at least 0.8 as well as one (N = 8192, 6144, 28672 on 132 SMs), else
     two stages of 8 warps (N = 4096: 128 blocks; 10240: 320); for int8 two stages of 4 warps; x in the stages
-    where ptxas would spill (groups of 64 at M = 25..32; four stages with zero points there take 8 warps).
+    where ptxas would spill (groups of 64 at M = 25..32; four stages with zero points there take 8 warps), and at
+    M = 25..32 where the row blocks are no more than the SMs, or for int8 where its registers (two CTAs per SM,
+    not three) take more waves (N = 10240).
     Every pick of every format and M fits the GPU's shared memory per CTA (an H100's 227 KB, an A100's 163 KB,
     sm_89's 99 KB), falling back to register buffers where the stages would not."""
     deep, wide, wide8 = (4, 2, 4, True, True), (8, 2, 2, True, True), (4, 2, 2, True, True)
@@ -307,7 +309,10 @@ def test_m_17_to_32_takes_two_tiles_in_shared_memory_stages_where_they_fit() -> 
                                         (4, 128, False, 32, 10240, wide), (4, 128, True, 24, 8192, deep),
                                         (4, 128, True, 32, 8192, wide), (4, 64, False, 24, 8192, deep),
                                         (4, 64, False, 32, 8192, (8, 2, 2, True, False)),
-                                        (8, 128, False, 24, 4096, wide8), (8, None, True, 32, 10240, wide8),
+                                        (8, 128, False, 24, 4096, wide8), (8, None, True, 24, 10240, wide8),
+                                        (8, None, True, 32, 10240, (4, 2, 2, True, False)),
+                                        (8, None, False, 32, 8192, wide8),
+                                        (4, 128, False, 32, 4096, (8, 2, 2, True, False)),
                                         (8, 64, True, 32, 8192, (4, 2, 2, True, False))):
         cfg = pick_mixed_config(Q.PackedFormat(bits, group, zp, "bfloat16"), M, 8192, N)
         assert (cfg.warps, cfg.tiles, cfg.stages, cfg.async_copy, cfg.x_regs) == want, (bits, group, zp, M, N, cfg)

@@ -654,7 +654,10 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         # Llama-3-8B qkv (N = 6144) 12.0 / 15.9 against 14.6 / 17.6, 70B gate_up 128.4 / 171.9 against
         # 174.9 / 204.2; not at 128 row blocks (8B o and down: one CTA of 4 warps per SM), nor at 70B qkv's
         # 320 (36.7 against 31.6 for 8 warps at M = 20). x stays in the stages with 32 rows of groups of
-        # 64, and four stages with zero points take 8 warps at 32 rows: ptxas spills there (x's registers)
+        # 64, and four stages with zero points take 8 warps at 32 rows: ptxas spills there (x's registers).
+        # At 32 rows x stays in the stages where the row blocks are no more than the SMs (8B o: int4 10.3
+        # against 9.9, 10.5 against 9.8 on an H200), and for int8 where the registers of x, two CTAs per SM
+        # instead of three, take more waves (70B qkv: 53.1 against 49.5, 52.2 against 49.0 on an H200)
         blocks = N // 32
 
         def fill(per_sm: int) -> float:
@@ -665,7 +668,7 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         wide = MixedConfig(warps=8 if fmt.bits == 4 else 4, tiles=2, chunk=chunk, stages=2, async_copy=True,
                            x_regs=True)
         plain = replace(wide, x_regs=False)
-        x_ok = mb < 4 or fmt.group_size != 64                             # else ptxas spills
+        x_ok = mb < 4 or (fmt.group_size != 64 and blocks > sms and (fmt.bits == 4 or fill(2) >= fill(3)))
         deep_ok = x_ok and (mb < 4 or not fmt.zero_point)                  # else ptxas spills
         cands = [deep] if fmt.bits == 4 and deep_ok and fill(2) >= 0.8 * fill(1) else []
         cands += [wide] if x_ok else []
