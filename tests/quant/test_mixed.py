@@ -647,22 +647,31 @@ def test_gpu_random_shapes(bits: int, group: int | None, zp: bool, dtype: Any) -
         _check(y, x, pw, b)
 
 
+def _gpu_configs(fmt: tuple, tag: str, cases: Any, k_range: tuple[int, int], n_unit: int,
+                 n_range: tuple[int, int]) -> None:
+    """Each (M, config) of cases(rng) on a random K = 128 x k_range, N = n_unit x n_range problem of format
+    fmt (bias half the time) against float64; rng seeded by the format and tag."""
+    bits, group, zp, dtype = fmt
+    rng = random.Random(f"{bits}-{group}-{zp}-{dtype}-{tag}")
+    for M, cfg in cases(rng):
+        K = 128 * rng.randint(*k_range)
+        N = n_unit * rng.randint(*n_range)
+        x, pw, b = _problem(bits, group, zp, dtype, M, K, N, seed=M, device="cuda", bias=rng.random() < 0.5)
+        y = Q.gemm(x, pw, b, config=cfg)
+        torch.cuda.synchronize()
+        _check(y, x, pw, b)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("bits,group,zp,dtype", FORMATS)
 def test_gpu_async_copy_stages(bits: int, group: int | None, zp: bool, dtype: Any) -> None:
     """Shared-memory stages through cp.async (every format, M up to 32, chunk counts that are not multiples
     of the stages, split-K by the heuristic and fixed) against float64."""
-    rng = random.Random(f"{bits}-{group}-{zp}-{dtype}-async")
     # 7 stages: int8 g32 with zero points at 8 is over SMEM_MAX (validate refuses it)
-    for M, cfg in ((1, MixedConfig(4, 2, 128, stages=7, async_copy=True)),
-                   (rng.randint(2, 16), MixedConfig(4, 1, 128, stages=6, async_copy=True)),
-                   (rng.randint(17, 32), MixedConfig(2, 2, 128, splits=3, stages=4, async_copy=True))):
-        K = 128 * rng.randint(3, 40)
-        N = 32 * rng.randint(1, 48)
-        x, pw, b = _problem(bits, group, zp, dtype, M, K, N, seed=M, device="cuda", bias=rng.random() < 0.5)
-        y = Q.gemm(x, pw, b, config=cfg)
-        torch.cuda.synchronize()
-        _check(y, x, pw, b)
+    _gpu_configs((bits, group, zp, dtype), "async", lambda rng: (
+        (1, MixedConfig(4, 2, 128, stages=7, async_copy=True)),
+        (rng.randint(2, 16), MixedConfig(4, 1, 128, stages=6, async_copy=True)),
+        (rng.randint(17, 32), MixedConfig(2, 2, 128, splits=3, stages=4, async_copy=True))), (3, 40), 32, (1, 48))
 
 
 @pytest.mark.gpu
@@ -670,17 +679,12 @@ def test_gpu_async_copy_stages(bits: int, group: int | None, zp: bool, dtype: An
 def test_gpu_x_in_registers(bits: int, group: int | None, zp: bool, dtype: Any) -> None:
     """x_regs (x's fragments from global memory a chunk ahead, the stages holding weights only): every format,
     an even and an odd stage count, M up to 32, split-K by the heuristic and fixed, runs, against float64."""
-    rng = random.Random(f"{bits}-{group}-{zp}-{dtype}-xregs")
-    for M, cfg in ((rng.randint(1, 8), MixedConfig(4, 1, 128, stages=4, async_copy=True, x_regs=True)),
-                   (rng.randint(9, 16), MixedConfig(4, 2, 128, stages=4, async_copy=True, x_regs=True)),
-                   (rng.randint(9, 16), MixedConfig(4, 1, 128, stages=3, async_copy=True, runs=True, x_regs=True)),
-                   (rng.randint(17, 32), MixedConfig(8, 2, 128, splits=3, stages=2, async_copy=True, x_regs=True))):
-        K = 128 * rng.randint(3, 40)
-        N = 32 * rng.randint(1, 48)
-        x, pw, b = _problem(bits, group, zp, dtype, M, K, N, seed=M, device="cuda", bias=rng.random() < 0.5)
-        y = Q.gemm(x, pw, b, config=cfg)
-        torch.cuda.synchronize()
-        _check(y, x, pw, b)
+    _gpu_configs((bits, group, zp, dtype), "xregs", lambda rng: (
+        (rng.randint(1, 8), MixedConfig(4, 1, 128, stages=4, async_copy=True, x_regs=True)),
+        (rng.randint(9, 16), MixedConfig(4, 2, 128, stages=4, async_copy=True, x_regs=True)),
+        (rng.randint(9, 16), MixedConfig(4, 1, 128, stages=3, async_copy=True, runs=True, x_regs=True)),
+        (rng.randint(17, 32), MixedConfig(8, 2, 128, splits=3, stages=2, async_copy=True, x_regs=True))),
+        (3, 40), 32, (1, 48))
 
 
 @pytest.mark.gpu
@@ -688,15 +692,9 @@ def test_gpu_x_in_registers(bits: int, group: int | None, zp: bool, dtype: Any) 
 def test_gpu_short_chunks(bits: int, group: int | None, zp: bool, dtype: Any) -> None:
     """Chunks of 64 k (shorter than groups of 128: each chunk scaled by its group's scales) in shared-memory
     and register stages against float64."""
-    rng = random.Random(f"{bits}-{group}-{zp}-{dtype}-short")
-    for M, cfg in ((rng.randint(9, 16), MixedConfig(4, 4, 64, stages=4, async_copy=True)),     # valid for all formats
-                   (rng.randint(1, 8), MixedConfig(4, 2, 64, stages=3))):
-        K = 128 * rng.randint(2, 64)
-        N = 64 * rng.randint(1, 24)
-        x, pw, b = _problem(bits, group, zp, dtype, M, K, N, seed=M, device="cuda", bias=rng.random() < 0.5)
-        y = Q.gemm(x, pw, b, config=cfg)
-        torch.cuda.synchronize()
-        _check(y, x, pw, b)
+    _gpu_configs((bits, group, zp, dtype), "short", lambda rng: (
+        (rng.randint(9, 16), MixedConfig(4, 4, 64, stages=4, async_copy=True)),     # valid for all formats
+        (rng.randint(1, 8), MixedConfig(4, 2, 64, stages=3))), (2, 64), 64, (1, 24))
 
 
 @pytest.mark.gpu
