@@ -17,9 +17,10 @@ At M <= 16 the time is the time to stream W from HBM once; everything here serve
   multiplied. The buffers are either registers (``LDG.128`` straight into the operands; ``prefetch``
   chunks further ahead are asked of L2 with ``prefetch.global.L2``, no register held), or, with
   ``async_copy`` (the decoding default, M <= 8), per-lane slots in shared memory filled by ``cp.async``
-  together with the chunk's rows of x, so the bytes in flight cost no registers and the warps that fit
-  an SM grow: W4 g128 at M = 1, N = K = 8192 on an H100 runs 17.0 us against 19.0 with three register
-  buffers and L2 prefetch.
+  together with the chunk's rows of x (or, ``x_regs``, the weights alone, x's fragments loaded into
+  registers a chunk ahead: M = 17..32, where 32 rows of x filled most of a stage), so the bytes in flight
+  cost no registers and the warps that fit an SM grow: W4 g128 at M = 1, N = K = 8192 on an H100 runs
+  17.0 us against 19.0 with three register buffers and L2 prefetch.
 * **In-register conversion** (include/tilecraft/mixed.cuh): magic-number int4/int8 -> fp16/bf16
   producing q - z exactly (z: the zero point, or 8 / 128 for symmetric weights stored unsigned).
   Scales are applied to fp32 accumulators: per group, the k-blocks of a group accumulate into a
@@ -453,6 +454,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
             def go(v: Any) -> None:
                 # ptxas would hoist these loads above the mma (they are independent of it) and so back under
                 # the wait; a zero that ptxas cannot prove zero, computed from the mma's sum, pins them after it
+                # (zero_after: blockIdx.x >> 30, and grid.x = N / (16 tiles) is far below 2^30)
                 z = dsl.declare(make("raw", (f"tc::mixed::zero_after({render(v)})",), "int"), "after_mma")
                 with dsl.if_(j + 1 < n_w):
                     load_x(xbuf[(s + 1) % XB], chunk(j + 1) + z)
@@ -565,13 +567,17 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     with one; M = 16: three stages. The stages are the most, up to four, that keep the grid in one wave on
     `sms` SMs (an H100's shared memory): four 34 KB int8 stages at M = 16 left one CTA per SM and two waves
     (a stream of PDL launches, eleventh session: 30.7 us, against 26.2 with three and 26.0 with two).
-    int4 at M = 9..16: 8 warps, four tiles, two shared-memory stages (where N allows four tiles); M = 17..32:
-    two tiles in two shared-memory stages (8 warps for int4, 4 for int8). Otherwise register buffers: two
-    tiles up to M = 16 (int4, three buffers), one past that (the accumulators take the registers).
+    int4 at M = 9..16: 8 warps, four tiles, two shared-memory stages (where N allows four tiles), or two
+    tiles of 4 warps with x in registers (``x_regs``) and four stages where they make 0.8-1.0 of three CTAs
+    per SM (Llama-3-70B qkv, N = 12288); M = 17..32: two tiles with x in registers, four stages of 4 warps
+    (int4, where two CTAs per SM fill the waves) or two of 8 warps (int4) or 4 (int8), x in the stages
+    where ptxas would spill or it measured slower. Otherwise register buffers: two tiles up to M = 16 (int4,
+    three buffers), one past that (the accumulators take the registers).
     Every pick deals the chunks to the warps round-robin but int8's at M = 9..16, whose warps take runs.
     Where a tiling's CTAs would leave the SMs lopsided (``wave_fill``) and half its tiles spread them better,
-    the pick takes half the tiles (Llama-3-8B qkv for int8, Llama-3-70B qkv for int4 at M = 9..16), and so
-    where they reach the SMs unsplit and the whole tiles would need slices (int4 at N = 4096, M = 9..16).
+    the pick takes half the tiles (Llama-3-8B qkv for int8; int4 at M = 9..16 where x in registers does not
+    apply), and so where they reach the SMs unsplit and the whole tiles would need slices (int4 at N = 4096,
+    M = 9..16).
     Shared-memory tilings are taken only where their stages and reduction fit `smem`, the most a CTA may have
     on the GPU (default an H100's 227 KB; an A100 has 163 KB, sm_86 / sm_89 99 KB)."""
     mb = -(-min(M, MAX_M) // 8)
@@ -647,7 +653,7 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         # fit; register buffers read 32 rows of x per tile from L2 and took 48-50 us (int4) and 51-60 us
         # (int8) at N = K = 8192 on an H100, these 26-32 and 30-37 us. With x in registers (x_regs) the
         # stages hold weights only, and at the eight Llama-3 layer shapes (thirty-seventh session, H100, PDL
-        # stream, M = 20 / 32): int8 ran 0.94-1.46x the time of x in the stages (1.0x or better at 13 of 16;
+        # stream, M = 20 / 32): int8 ran 0.94-1.46x as fast as with x in the stages (1.0x or more at 13 of 16;
         # N = K = 8192 27.1 / 29.0 against 28.8 / 35.8 us), int4 in 8 warps 0.96-1.23x. For int4, four stages
         # of 4 warps fit too (two CTAs per SM by their registers) and ran faster still where their CTAs fill
         # the waves about as well as one CTA of 8 warps per SM: N = K = 8192 20.2 / 26.8 against 27.4 / 31.8,
