@@ -91,6 +91,10 @@ CASES = {
        for shape, K, N in (("70b-qkv", 8192, 10240), ("x", 4096, 12288), ("y", 3584, 18944))
        for M in (12, 16) for tag, group, zp in (("w4", 128, False), ("w4zp", 128, True), ("w4g32", 32, False))
        if shape == "70b-qkv" or tag == "w4"},
+    # M = 9..16 at the widest layers (many waves of row blocks): x in registers in 4 or 8 warps
+    **{f"g16-{shape}-{M}-w4": (K, N, M, 4, 128, False, [XT2, C(8, 4, 128, stages=2, async_copy=True, x_regs=True)])
+       for shape, K, N in (("8b-gate_up", 4096, 28672), ("70b-gate_up", 8192, 57344), ("70b-down", 28672, 8192))
+       for M in (12, 16)},
     # M = 17..32's pick with x in registers against the pick before it (x in the stages) and the other form
     **{f"m32-{shape}-{M}-w{bits}": (K, N, M, bits, 128 if bits == 4 else None, False,
                                     [C(8 if bits == 4 else 4, 2, 128, stages=2, async_copy=True), XT2, XW8T2]
