@@ -608,6 +608,8 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         here, there = (wave_fill(c, fmt, M, K, N, sms, smem) for c in (cfg, alt))
         return alt if here < below and there >= here + 0.1 else cfg
 
+    # two tiles of 4 warps with x in registers and four stages of weights (M = 9..32, where it applies)
+    deep = MixedConfig(warps=4, tiles=2, chunk=chunk, stages=4, async_copy=True, x_regs=True)
     if mb == 1 or (mb == 2 and fmt.bits == 8):
         tiles = 2 if M > 4 and N % 32 == 0 else 1
         cfg = staged(tiles)
@@ -640,7 +642,6 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         # 16.0 / 16.3 for four tiles. With fewer blocks they lost (N = K = 8192 17.9 against 15.7 at M = 16,
         # N = 6144 10.0 against 8.8), and with more (N = 18944, 592 blocks, 24.3 against 22.5) (thirty-
         # seventh session, benchmarks/probe_small_m.py)
-        deep = MixedConfig(warps=4, tiles=2, chunk=chunk, stages=4, async_copy=True, x_regs=True)
         if 0.8 * 3 * sms <= N // 32 <= 3 * sms and fits(deep):
             return deep
         half = MixedConfig(warps=8, tiles=2, chunk=chunk, stages=2, async_copy=True)
@@ -667,10 +668,8 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         blocks = N // 32
 
         def fill(per_sm: int) -> float:
-            slots = per_sm * sms
-            return blocks / (-(-blocks // slots) * slots)
+            return _fill(blocks, per_sm * sms)
 
-        deep = MixedConfig(warps=4, tiles=2, chunk=chunk, stages=4, async_copy=True, x_regs=True)
         wide = MixedConfig(warps=8 if fmt.bits == 4 else 4, tiles=2, chunk=chunk, stages=2, async_copy=True,
                            x_regs=True)
         plain = replace(wide, x_regs=False)
@@ -706,8 +705,12 @@ def grid_splits(cfg: MixedConfig, fmt: PackedFormat, M: int, K: int, N: int, sms
 def wave_fill(cfg: MixedConfig, fmt: PackedFormat, M: int, K: int, N: int, sms: int, smem: int = CTA_SMEM) -> float:
     """How evenly cfg's grid (``grid_splits``) spreads over `sms` SMs: the mean CTAs per SM over the most any
     SM runs (1.0: all run the same count)."""
-    ctas = N // (16 * cfg.tiles) * grid_splits(cfg, fmt, M, K, N, sms, smem)
-    return ctas / sms / -(-ctas // sms)
+    return _fill(N // (16 * cfg.tiles) * grid_splits(cfg, fmt, M, K, N, sms, smem), sms)
+
+
+def _fill(ctas: int, slots: int) -> float:
+    """The share of its waves' CTA slots a grid of `ctas` uses, `slots` CTAs a wave."""
+    return ctas / (-(-ctas // slots) * slots)
 
 
 _WORKSPACES: dict[Any, tuple[Any, Any]] = {}
@@ -875,13 +878,12 @@ def _reduction_bytes(cfg: MixedConfig, M: int) -> int:
 def stage_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int:
     """The shared memory of cfg's stages for M rows of x (async_copy; 0 for register buffers): per warp
     and stage, each lane's 16-byte weight slots and 4-byte scale (and zero point) slots, and the chunk's
-    x_rows(M) rows of x (padded by 16 bytes)."""
+    stage_x_rows rows of x (padded by 16 bytes)."""
     if not cfg.async_copy:
         return 0
     groups = max(1, cfg.chunk // fmt.group_size) if fmt.group_size is not None else 0
     per_lane = 16 * (cfg.chunk // k_block(fmt.bits)) * cfg.tiles + 4 * groups * cfg.tiles * (1 + fmt.zero_point)
-    x = 0 if cfg.x_regs else 2 * x_rows(M) * (cfg.chunk + _X_PAD)
-    return (32 * per_lane + x) * cfg.warps * cfg.stages
+    return (32 * per_lane + 2 * stage_x_rows(cfg, M) * (cfg.chunk + _X_PAD)) * cfg.warps * cfg.stages
 
 
 def cta_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int:
