@@ -104,6 +104,16 @@ CASES = {
                            ("8b-down", 14336, 4096), ("8b-gate_up", 4096, 28672), ("70b-qkv", 8192, 10240),
                            ("70b-down", 28672, 8192), ("70b-gate_up", 8192, 57344))
        for M in (20, 32) for bits in (4, 8)},
+    # M = 9..16 where the pick keeps one CTA of 8 warps on four tiles (two stages: x fills the rest): the same
+    # CTA with x in registers has room for three or four stages of weights (thirty-eighth session)
+    **{f"q16-{shape}-{M}-w4": (K, N, M, 4, 128, False,
+                               [C(8, 4, 128, stages=2, async_copy=True, x_regs=True),
+                                C(8, 4, 128, stages=3, async_copy=True, x_regs=True),
+                                C(8, 4, 128, stages=4, async_copy=True, x_regs=True),
+                                C(8, 4, 64, stages=4, async_copy=True, x_regs=True),
+                                C(8, 4, 64, stages=6, async_copy=True, x_regs=True)])
+       for shape, K, N in (("square", 8192, 8192), ("8b-gate_up", 4096, 28672), ("70b-down", 28672, 8192))
+       for M in (12, 16)},
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
