@@ -72,6 +72,7 @@ from tilecraft.atoms.sm90_codegen import HEADER_N
 from tilecraft.dsl import Constexpr, blockIdx, gridDim, hopper, threadIdx
 from tilecraft.gemm.limits import CTA_SMEM
 from tilecraft.layout.inttuple import imax, imin
+from tilecraft.runtime.errors import LaunchError
 from tilecraft.tensor import Tensor
 
 __all__ = ["Sm90Config", "sm90_gemm_kernel", "smem_layout", "ELEMENTS"]
@@ -1298,16 +1299,24 @@ class Launch:
     same kernel (``fused``, ``_reduce_tile``), with the same need; otherwise a second kernel does
     (``SplitReduce``, a programmatic dependent launch). Both launch cooperatively: the driver starts every CTA
     together (a kernel of another stream that holds SMs delays the launch instead of leaving CTAs spinning on
-    ones that have no SM), and refuses a grid the GPU, or its MPS share, cannot hold at once."""
+    ones that have no SM), and refuses a grid the GPU, or its MPS share, cannot hold at once. Where it refuses
+    (``CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE``: fewer SMs are free to this process than the device reports,
+    as under MPS with an SM limit), the launch falls back for good to the forms whose CTAs never wait on each
+    other: stream-K becomes the plain persistent walk of the same tiles, fused split-K the reduction kernel.
+
+    ``cooperative=False`` takes those forms from the start."""
 
     def __init__(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, cfg: Sm90Config,
-                 elem: str, ep: Any, sms: int):
+                 elem: str, ep: Any, sms: int, cooperative: bool = True):
         import torch
         from tilecraft.gemm.tensorop import EpilogueSpec, SplitReduce
 
         L, M, N = D3.shape
+        self._given = (cfg, elem, ep, sms)                                # for the fallback (__call__)
         self.K = K = A3.shape[2]
         self.cfg = cfg = replace(cfg, splits=effective_splits(K, cfg))
+        if not cooperative:
+            self.cfg = cfg = replace(cfg, stream_k=0)
         if cfg.stream_k and 2 * sms * sms * -(-K // cfg.blk_k) >= 2 ** 31:
             self.cfg = cfg = replace(cfg, stream_k=0)                     # the kernel's int32 iteration arithmetic
         self.elem, self.ep = elem, ep
@@ -1321,7 +1330,7 @@ class Launch:
         self.store = S == 1 and d_map(D3, cfg) is not None                 # the epilogue stores D through TMA
         self._maps: tuple[dict, dict, dict, dict] = ({}, {}, {}, {})     # A, B, D, C
         self._ep0 = EpilogueSpec()                                        # the split-K main kernel's epilogue
-        self.fused = fused_split_reduction(cfg, units, sms)               # split-K summed in the kernel
+        self.fused = cooperative and fused_split_reduction(cfg, units, sms)   # split-K summed in the kernel
         W = split_workspace(D3, cfg, self.tiles) if self.fused else \
             D3.new_empty((S, L, M, N), dtype=torch.float32) if S > 1 else None
         self._flags: dict[int, Any] = {}                                  # stream -> stream-K / split-K flags
@@ -1369,7 +1378,14 @@ class Launch:
 
     def __call__(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any) -> None:
         W, flags = self.workspace(D3)
-        self.main(*self._args(A3, Bt, C3, D3, bias, alpha, beta, W, flags))
+        try:
+            self.main(*self._args(A3, Bt, C3, D3, bias, alpha, beta, W, flags))
+        except LaunchError as e:
+            if not (self.main.cooperative and e.code == COOPERATIVE_TOO_LARGE):
+                raise
+            self.__init__(A3, Bt, C3, D3, bias, alpha, beta, *self._given, cooperative=False)  # type: ignore[misc]
+            self(A3, Bt, C3, D3, bias, alpha, beta)
+            return
         if self.reduce is not None:
             self.reduce(W, C3, D3, bias, alpha, beta)
 
@@ -1389,6 +1405,10 @@ class Launch:
     def stream_flags(self, D3: Any) -> Any:
         """Stream-K's flags for the current stream (``stream_flags``)."""
         return stream_flags(self._flags, self._flag_count, D3.device)
+
+
+#: the driver's refusal of a cooperative grid that the SMs free to this process cannot hold at once
+COOPERATIVE_TOO_LARGE = "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"
 
 
 def stream_flags(cache: dict[int, Any], count: int, device: Any) -> Any:

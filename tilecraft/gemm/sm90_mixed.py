@@ -611,6 +611,7 @@ class Launch:
     pdl_reduce = False                                                    # (sm90_mixed_rs.RsLaunch: True)
 
     def __init__(self, x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Any, sms: int):
+        self._given = (cfg, sms)                                          # for the fallback (__call__)
         args, units = self.launch_args(x2, w, bias, y, cfg, sms)
         self.cfg = args[8]                                                # with the splits K allows
         self.K, self.static = args[6], args[8:12]                         # K; cfg, format, full, edges
@@ -654,9 +655,20 @@ class Launch:
         D3 = y.unsqueeze(0)
         if self.fused:                                                    # the kernel sums the splits, adds the bias
             import torch
+            from tilecraft.gemm.sm90 import COOPERATIVE_TOO_LARGE
+            from tilecraft.runtime.errors import LaunchError
             W = torch.empty(self._split_shape, dtype=torch.float32, device=y.device)
-            self.main(tmA, w.qweight, w.scales, w.zeros, bias, D3, self.K, W, *self.static,
-                      stream_flags(self._flags, self._flag_count, y.device))
+            try:
+                self.main(tmA, w.qweight, w.scales, w.zeros, bias, D3, self.K, W, *self.static,
+                          stream_flags(self._flags, self._flag_count, y.device))
+            except LaunchError as e:
+                # fewer SMs free to this process than the device reports (MPS with an SM limit): the splits
+                # go to the reduction kernel from now on, as where they outnumber the SMs
+                if e.code != COOPERATIVE_TOO_LARGE:
+                    raise
+                self.sum_in_kernel = False
+                self.__init__(x2, w, bias, y, *self._given)  # type: ignore[misc]
+                self(x2, w, bias, y)
             return
         W = None if self.reduce is None else self.reduce.workspace(D3)
         self.main(tmA, w.qweight, w.scales, w.zeros, bias if W is None else None, D3, self.K, W, *self.static)
