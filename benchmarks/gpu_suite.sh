@@ -7,16 +7,20 @@
 # - tests that time kernels or hold every SM (tests/bench, test_cooperative.py) run first, alone (ALONE_S
 #   seconds at most);
 # - the whole stops at SUITE_S seconds: the log then shows how far it got ("timeout" below);
-# - SUITE_K: a further -k filter. Logs: $OUT/suite_<i>.log; the summary: $OUT/suite.md.
+# - SUITE_K: a further -k filter; SUITE_IDS: a file of test ids to run instead (one per line). Logs: $OUT/suite_<i>.log; the summary: $OUT/suite.md.
 set -uo pipefail
 OUT="${OUT:-results}"
 mkdir -p "$OUT"
 SHARDS="${SHARDS:-6}"
 LIMIT="${SUITE_S:-540}"
 PATHS=("${@:-tests}")
-ids="$OUT/suite_ids.txt"
-python3 -m pytest --collect-only -q -m gpu -p no:cacheprovider ${SUITE_K:+-k "$SUITE_K"} "${PATHS[@]}" 2>/dev/null \
-  | grep "::" > "$ids"
+ids="$(mktemp -d)/ids.txt"                                               # (kept out of $OUT: fewer files to fetch)
+if [ -n "${SUITE_IDS:-}" ]; then
+  cp "$SUITE_IDS" "$ids"
+else
+  python3 -m pytest --collect-only -q -m gpu -p no:cacheprovider ${SUITE_K:+-k "$SUITE_K"} "${PATHS[@]}" 2>/dev/null \
+    | grep "::" > "$ids"
+fi
 alone="tests/bench/|tests/sm90/test_cooperative.py"
 grep -vE "^($alone)" "$ids" > "$ids.shared" || true
 grep -E "^($alone)" "$ids" > "$ids.alone" || true
@@ -42,6 +46,7 @@ wait
   echo "|---|---:|---:|---:|---:|---:|---:|"
   for log in "$OUT"/suite_*.log; do
     name=$(basename "$log" .log)
+    [ -s "$ids.${name#suite_}" ] || continue                              # (an earlier run's log)
     n=$(wc -l < "$ids.${name#suite_}")
     count() { grep -cE "::.* $1( |$)" "$log"; }
     echo "| $name | $n | $(count PASSED) | $(count FAILED) | $(count ERROR) | $(count SKIPPED) | $(tail -1 "$log" | sed 's/exit //') |"

@@ -127,9 +127,16 @@ def test_gemm_device_example_runs():
     import sys
     from pathlib import Path
 
+    import os
+
+    import tilecraft
+
     example = Path(__file__).resolve().parents[2] / "examples" / "gemm_device.py"
+    # the example imports the tilecraft these tests run (a checkout on sys.path, not necessarily installed)
+    paths = [str(Path(tilecraft.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
     for trans in ("N", "T"):
         r = subprocess.run([sys.executable, str(example), "-m", "1000", "-n", "999", "-k", "77", "--trans-a", trans],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, env=env)
         assert r.returncode == 0, r.stderr + r.stdout
         assert "max |error|" in r.stdout
