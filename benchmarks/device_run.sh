@@ -10,8 +10,8 @@ export TILECRAFT_CACHE_DIR="$OUT/../tc-cache-$$"
 python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -2
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 python3 -c "import torch, triton, cuda.core; print('torch', torch.__version__, 'triton', triton.__version__, 'cuda.core', cuda.core.__version__)" | tee -a "$OUT/gpu.txt"
-echo "== GPU tests"
-timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider -rs tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -25
+echo "== GPU tests (the whole suite in parallel shards: benchmarks/gpu_suite.sh)"
+SUITE_S="${SUITE_S:-540}" bash benchmarks/gpu_suite.sh 2>&1 | tail -25
 echo "== runtime numbers"
 python3 benchmarks/bench_runtime.py 2>&1 | tee "$OUT/runtime.log" | tail -20
 echo "== doctor"

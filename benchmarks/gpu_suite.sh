@@ -7,7 +7,8 @@
 # - tests that time kernels or hold every SM (tests/bench, test_cooperative.py) run first, alone (ALONE_S
 #   seconds at most);
 # - the whole stops at SUITE_S seconds: the log then shows how far it got ("timeout" below);
-# - SUITE_K: a further -k filter; SUITE_IDS: a file of test ids to run instead (one per line). Logs: $OUT/suite_<i>.log; the summary: $OUT/suite.md.
+# - SUITE_K: a further -k filter; SUITE_IDS: a file of test ids to run instead (one per line). Logs: $OUT/suite_logs.txt (every
+#   shard's); the summary: $OUT/suite.md.
 set -uo pipefail
 OUT="${OUT:-results}"
 mkdir -p "$OUT"
@@ -55,3 +56,6 @@ wait
   echo "wall: $(($(date +%s) - start)) s (exit 124: the shard's time limit stopped it)"
   grep -hE "::.* (FAILED|ERROR)( |$)" "$OUT"/suite_*.log | sed 's/ *\[ *[0-9]*%\]//' | sort | uniq | head -40
 } | tee "$OUT/suite.md"
+for log in "$OUT"/suite_*.log; do                                         # one file of logs (fewer to fetch)
+  echo "===== $(basename "$log")"; cat "$log"
+done > "$OUT/suite_logs.txt" && rm -f "$OUT"/suite_*.log
