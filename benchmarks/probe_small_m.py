@@ -114,6 +114,13 @@ CASES = {
                                 C(8, 4, 64, stages=6, async_copy=True, x_regs=True)])
        for shape, K, N in (("square", 8192, 8192), ("8b-gate_up", 4096, 28672), ("70b-down", 28672, 8192))
        for M in (12, 16)},
+    # the same pick's CTA with each warp on a run of chunks, and asking L2 for chunks ahead (no registers held)
+    **{f"r16-{shape}-{M}-w4": (K, N, M, 4, 128, False,
+                               [C(8, 4, 128, stages=2, async_copy=True, runs=True),
+                                C(8, 4, 128, stages=2, async_copy=True, prefetch=2),
+                                C(8, 4, 128, stages=2, async_copy=True, prefetch=4),
+                                C(8, 4, 128, stages=2, async_copy=True, runs=True, prefetch=2)])
+       for shape, K, N in (("square", 8192, 8192), ("70b-down", 28672, 8192)) for M in (12, 16)},
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),

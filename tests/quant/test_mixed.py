@@ -601,6 +601,27 @@ def test_entry_point_errors(emulated: None) -> None:
         mixed.MixedGemm(pw.format, pdl=True)(x, pw)                       # the emulator's CPU tensors
 
 
+def test_config_types_route_or_are_refused(monkeypatch: Any) -> None:
+    """tc.quant.gemm's config: a MixedConfig runs the small-M kernel, an RsConfig or Sm90MixedConfig a Hopper
+    kernel (which refuses a GPU that is not sm_90, naming the way out), anything else is a TypeError."""
+    from tilecraft.gemm import op, sm90_mixed
+    from tilecraft.gemm.sm90_mixed_rs import RsConfig
+
+    x, pw, b = _problem(4, 128, False, torch.float16, 2, 128, 32)
+    with pytest.raises(TypeError, match="config must be a MixedConfig, an RsConfig or an Sm90MixedConfig, got str"):
+        Q.gemm(x, pw, config="w4_t1_c128")
+    routed: list = []
+    with monkeypatch.context() as m:
+        m.setattr(sm90_mixed, "sm90_mixed_gemm", lambda x, w, bias, config=None: routed.append(config) or "hopper")
+        for cfg in (RsConfig(blk_m=64), sm90_mixed.pick_sm90_mixed_config(pw.format, 256, 32, 128, 132)):
+            assert Q.gemm(x, pw, b, config=cfg) == "hopper"
+        assert [type(c) for c in routed] == [RsConfig, sm90_mixed.Sm90MixedConfig]
+    monkeypatch.setattr(mixed, "_check_device", lambda x: None)                 # an sm_80 GPU, faked
+    monkeypatch.setattr(op, "_device_facts", lambda device: (108, (8, 0)))
+    with pytest.raises(ValueError, match=r"config RsConfig\) need an sm_90 GPU, this one is sm_80; leave config out"):
+        Q.gemm(x, pw, b, config=RsConfig(blk_m=64))
+
+
 def test_programmatic_launches_by_default_on_sm90_with_an_occupancy_cap(monkeypatch: Any) -> None:
     """On an sm_90 GPU MixedGemm launches as programmatic dependent launches unless told otherwise, each at
     most ceil(CTAs / SMs) CTAs per SM (``pdl_ctas_per_sm``); before sm_90, or with pdl=False, plainly and

@@ -329,6 +329,23 @@ def test_gpu_tc_gemm_runs_the_register_a_kernel_at_large_m() -> None:
 
 
 @pytest.mark.gpu
+def test_gpu_tc_quant_gemm_takes_an_rs_config_at_any_m() -> None:
+    """tc.quant.gemm(config=RsConfig(...)) runs the register-A kernel, also below SM90_MIN_M rows."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs an sm_90 GPU")
+    from tilecraft.gemm import mixed
+    from tilecraft.gemm.op import clear_plans
+
+    clear_plans()
+    pw = _weight(4, 128, False, torch.bfloat16, 512, 256).to("cuda")
+    x = torch.randn(5, 512).to(torch.bfloat16).cuda()
+    b = torch.randn(256).to(torch.bfloat16).cuda()
+    y = Q.gemm(x, pw, b, config=RsConfig(blk_m=64, stages=8, depth=4))
+    check_mixed_gemm(y, x, pw, b, _TOL, torch.bfloat16)
+    assert [r.path for r in mixed._RUNS.values()] == ["sm90_mixed_rs"]
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("bits,K", [(8, 96), (8, 160), (4, 64)])
 def test_gpu_ragged_k(bits: int, K: int) -> None:
     """K % 64 == 32 (int8: the last k-tile's second half), a single k-tile; split-K with fewer k-tiles

@@ -957,14 +957,22 @@ def _kernel_args(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig, s
 def mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, *, config: Any = None) -> Any:
     """y (..., N) = x (..., K) @ dequantize(w) (+ bias): x float16 / bfloat16 (the dtype w was packed for),
     w a ``tilecraft.quant.PackedWeight`` of W (K, N), bias (N) or None; y has x's dtype. On an sm_90 GPU
-    from ``sm90_mixed.SM90_MIN_M`` rows on, the Hopper kernel (tilecraft/gemm/sm90_mixed.py: TMA + wgmma,
-    W dequantized into shared memory) runs; otherwise this module's kernel, rows of x beyond 32 at a time.
-    ``config``: a MixedConfig (this kernel's tiling, and ``config.splits`` its split-K slices) or an
-    ``Sm90MixedConfig`` (the Hopper kernel, at any M)."""
+    from ``sm90_mixed.SM90_MIN_M`` rows on, a Hopper kernel runs (TMA + wgmma: the register-A kernel of
+    tilecraft/gemm/sm90_mixed_rs.py, whose consumers dequantize W in registers as wgmma's A operand);
+    otherwise this module's kernel, rows of x beyond 32 at a time. ``config``: a MixedConfig (this kernel's
+    tiling, and ``config.splits`` its split-K slices), or an ``RsConfig`` or ``Sm90MixedConfig`` (a Hopper
+    kernel at any M: the register-A one, or sm90_mixed.py's, which dequantizes W into shared memory)."""
     from tilecraft.gemm import sm90_mixed
 
     if not isinstance(w, PackedWeight):
         raise TypeError(f"the mixed-input GEMM takes a PackedWeight (tc.quant.pack), got {type(w).__name__}")
-    if isinstance(config, sm90_mixed.Sm90MixedConfig) or (config is None and sm90_mixed.use_sm90_mixed(x, w)):
-        return sm90_mixed.sm90_mixed_gemm(x, w, bias, config)
+    if config is not None:
+        from tilecraft.gemm.sm90_mixed_rs import RsConfig
+        if isinstance(config, (sm90_mixed.Sm90MixedConfig, RsConfig)):
+            return sm90_mixed.sm90_mixed_gemm(x, w, bias, config)
+        if not isinstance(config, MixedConfig):
+            raise TypeError(f"config must be a MixedConfig, an RsConfig or an Sm90MixedConfig, got "
+                            f"{type(config).__name__}")
+    elif sm90_mixed.use_sm90_mixed(x, w):
+        return sm90_mixed.sm90_mixed_gemm(x, w, bias)
     return MixedGemm(w.format, config)(x, w, bias)

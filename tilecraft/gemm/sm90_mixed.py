@@ -531,6 +531,11 @@ def _prepare(x: Any, w: PackedWeight, bias: Any, config: Any) -> Any:
     from tilecraft.gemm.mixed import check_operands
 
     fmt, K, N, want = check_operands(x, w, bias)
+    from tilecraft.gemm.op import _device_facts
+    if _device_facts(x.device)[1] != (9, 0):
+        cc = _device_facts(x.device)[1]
+        raise ValueError(f"the Hopper mixed-input kernels (config {type(config).__name__}) need an sm_90 GPU, this "
+                         f"one is sm_{cc[0]}{cc[1]}; leave config out (or pass a MixedConfig) for the portable kernel")
     x2 = x.reshape(-1, K)
     clone = x2.stride(1) != 1 or x2.stride(0) != K or x2.data_ptr() % 16 != 0  # TMA: 16-byte aligned base and rows
     x2 = x2.clone(memory_format=torch.contiguous_format) if clone else x2
