@@ -114,14 +114,6 @@ CASES = {
                                 C(8, 4, 64, stages=6, async_copy=True, x_regs=True)])
        for shape, K, N in (("square", 8192, 8192), ("8b-gate_up", 4096, 28672), ("70b-down", 28672, 8192))
        for M in (12, 16)},
-    # the same pick's CTA with three stages of x and weights: the warps' sums then take the stages' slots
-    # (mixed.reduction_in_stages), so they fit one CTA
-    **{f"a16-{shape}-{M}-w4": (K, N, M, 4, 128, False,
-                               [C(8, 4, 128, stages=3, async_copy=True),
-                                C(8, 4, 128, stages=3, async_copy=True, runs=True)])
-       for shape, K, N in (("square", 8192, 8192), ("8b-gate_up", 4096, 28672), ("70b-down", 28672, 8192),
-                           ("70b-gate_up", 8192, 57344))
-       for M in (12, 16)},
     # the same pick's CTA with each warp on a run of chunks, and asking L2 for chunks ahead (no registers held)
     **{f"r16-{shape}-{M}-w4": (K, N, M, 4, 128, False,
                                [C(8, 4, 128, stages=2, async_copy=True, runs=True),

@@ -209,10 +209,6 @@ EMULATED = [
                                                                x_regs=True)),
     (4, 128, True, torch.float16, 32, 1024, 64, MixedConfig(8, 2, 64, stages=2, async_copy=True, x_regs=True)),
     (8, 32, False, torch.float16, 1, 384, 16, MixedConfig(1, 1, 32, splits=3, stages=5, async_copy=True, x_regs=True)),
-    # stages too large to sit beside the warps' sums, which then take the weight slots (reduction_in_stages):
-    # three stages of 8 warps on four tiles at M = 16 (uneven chunks, splits), int8 with zero points at M = 12
-    (4, 128, False, torch.bfloat16, 16, 2816, 64, MixedConfig(8, 4, 128, splits=2, stages=3, async_copy=True)),
-    (8, None, True, torch.float16, 12, 1280, 64, MixedConfig(8, 4, 128, stages=2, async_copy=True)),
 ]
 
 

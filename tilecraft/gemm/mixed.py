@@ -144,8 +144,7 @@ class MixedConfig:
             raise ValueError(f"{self.name}: K = {K} is not a multiple of chunk = {self.chunk}")
         if N % (16 * self.tiles):
             raise ValueError(f"{self.name}: N = {N} is not a multiple of 16 x tiles = {16 * self.tiles}")
-        in_stages = reduction_in_stages(self, fmt, stage_x_rows(self, M), -(-min(M, MAX_M) // 8))
-        if stage_smem_bytes(self, fmt, M) > SMEM_MAX and not in_stages:
+        if stage_smem_bytes(self, fmt, M) > SMEM_MAX:
             raise ValueError(f"{self.name}: its shared-memory stages take {stage_smem_bytes(self, fmt, M)} bytes for "
                              f"int{fmt.bits} and M = {M}, more than the stages may take beside the split-K "
                              f"reduction ({SMEM_MAX}); use fewer stages or tiles")
@@ -493,15 +492,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     #
     # The warps' partial sums meet in shared memory; each thread then owns elements (n, m) of the CTA tile
     #
-    red_layout = tc.make_layout((BN, 8 * mb, W))                         # (BN,M8*8,WARPS)
-    if AC and reduction_in_stages(cfg, fmt, xrows, mb):
-        # the stages and the sums would not fit a CTA side by side: the sums take the weights' slots, once
-        # every warp is done with its stages (its copies drained)
-        dsl.cp_async_wait(0)
-        dsl.syncthreads()
-        sRed = Tensor(sW.engine.recast(dsl.float32, 0)[0], red_layout)
-    else:
-        sRed = dsl.smem_tensor(dsl.float32, red_layout)
+    sRed = dsl.smem_tensor(dsl.float32, tc.make_layout((BN, 8 * mb, W)))  # (BN,M8*8,WARPS)
     for t in range(NT):
         sTile = tc.local_tile(sRed(_, _, warp), (16, 8 * mb), (t, 0))     # (16,M8*8) this warp's tile t
         dsl.copy(acc[t], thr_mma.partition_C(sTile))                      # (MMA_C,1,M8)
@@ -881,45 +872,22 @@ def stage_x_rows(cfg: MixedConfig, M: int) -> int:
 
 def _reduction_bytes(cfg: MixedConfig, M: int) -> int:
     """The shared memory where a CTA's warps meet at the end (fp32, BN x 8 m-blocks x warps)."""
-    return _sums_bytes(cfg, -(-min(M, MAX_M) // 8))
-
-
-def _sums_bytes(cfg: MixedConfig, mb: int) -> int:
-    return 16 * cfg.tiles * 8 * mb * cfg.warps * 4
-
-
-def _stage_bytes(cfg: MixedConfig, fmt: PackedFormat, xrows: int) -> int:
-    """The stages' bytes with xrows rows of x in each (``stage_smem_bytes``)."""
-    if not cfg.async_copy:
-        return 0
-    groups = max(1, cfg.chunk // fmt.group_size) if fmt.group_size is not None else 0
-    per_lane = 16 * (cfg.chunk // k_block(fmt.bits)) * cfg.tiles + 4 * groups * cfg.tiles * (1 + fmt.zero_point)
-    return (32 * per_lane + 2 * xrows * (cfg.chunk + _X_PAD)) * cfg.warps * cfg.stages
-
-
-def reduction_in_stages(cfg: MixedConfig, fmt: PackedFormat, xrows: int, mb: int) -> bool:
-    """Whether the warps' sums take the stages' weight slots (after the main loop, behind a barrier) instead
-    of shared memory of their own: where stages and sums together would not fit a CTA (``CTA_SMEM``) and
-    the weight slots hold the sums. Every tiling that fits beside its sums keeps them apart (its kernel is
-    unchanged); this one admits, e.g., three stages of 8 warps on four tiles at M = 9..16."""
-    slots = 16 * 32 * (cfg.chunk // k_block(fmt.bits)) * cfg.tiles * cfg.warps * cfg.stages
-    sums = _sums_bytes(cfg, mb)
-    return cfg.async_copy and _stage_bytes(cfg, fmt, xrows) + sums > CTA_SMEM and sums <= slots
+    return 16 * cfg.tiles * 8 * (-(-min(M, MAX_M) // 8)) * cfg.warps * 4
 
 
 def stage_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int:
     """The shared memory of cfg's stages for M rows of x (async_copy; 0 for register buffers): per warp
     and stage, each lane's 16-byte weight slots and 4-byte scale (and zero point) slots, and the chunk's
     stage_x_rows rows of x (padded by 16 bytes)."""
-    return _stage_bytes(cfg, fmt, stage_x_rows(cfg, M))
+    if not cfg.async_copy:
+        return 0
+    groups = max(1, cfg.chunk // fmt.group_size) if fmt.group_size is not None else 0
+    per_lane = 16 * (cfg.chunk // k_block(fmt.bits)) * cfg.tiles + 4 * groups * cfg.tiles * (1 + fmt.zero_point)
+    return (32 * per_lane + 2 * stage_x_rows(cfg, M) * (cfg.chunk + _X_PAD)) * cfg.warps * cfg.stages
 
 
 def cta_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int:
-    """A CTA's shared memory for M rows of x: cfg's stages and the warps' reduction (none of its own where
-    the sums take the stages' slots: ``reduction_in_stages``)."""
-    mb = -(-min(M, MAX_M) // 8)
-    if reduction_in_stages(cfg, fmt, stage_x_rows(cfg, M), mb):
-        return stage_smem_bytes(cfg, fmt, M)
+    """A CTA's shared memory for M rows of x: cfg's stages and the warps' reduction."""
     return stage_smem_bytes(cfg, fmt, M) + _reduction_bytes(cfg, M)
 
 
