@@ -163,6 +163,35 @@ def test_validate_names_the_broken_rule():
         cfg.validate()
 
 
+def test_ragged_mn_major_operands_load_by_column_blocks():
+    """An MN-major operand whose extent is no multiple of 64 maps one 64-element column block (the kernel loads
+    each block of the tile, TMA zero-fills past the extent); a cluster's multicast does not split such blocks,
+    nor do a 192-column tile's interleaved ones, and tc.gemm then takes the fastest unclustered tile TMA reads."""
+    A, Bt = _operands(1, 1000, 1000, 1000, ("K", "N"), torch.bfloat16)
+    for cfg in (Sm90Config(64, 128, 64, 8, consumers=1), Sm90Config(128, 256, 64, 4), Sm90Config(128, 128, 64, 6)):
+        assert sm90.tma_problem(A, Bt, cfg, "bfloat16") is None
+        tmA, tmB = sm90.make_maps(A, Bt, cfg, "bfloat16")
+        assert tmB.args.box_dims == (64, 64, 1) and tmB.args.global_dims == (1000, 1000, 1)
+        D = torch.empty(1, 1000, 1000, dtype=torch.bfloat16)
+        args = (tmA, tmB, None, D, None, np.float32(1), np.float32(0), 1000, None, cfg, "bfloat16",
+                sm90.operand_majors(A, Bt), EpilogueSpec(), False, sm90.d_map(D, cfg))
+        src = sm90.sm90_gemm_kernel.source(*args)
+        assert src.count("tma_load_") == 1 + cfg.blk_n // 64               # A whole, B block by block
+        r = sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a").resources
+        assert r.spill_store_bytes == 0 and r.stack_frame_bytes == 0, r
+    why = sm90.tma_problem(A, Bt, Sm90Config(cluster_m=2), "bfloat16")
+    assert why.startswith("B: an MN-major extent that is no multiple of 64 (1000)") and "2-CTA multicast" in why
+    assert "dense box" in sm90.tma_problem(A, Bt, Sm90Config(128, 192, 64, 4), "bfloat16")
+    # tc.gemm: the pick where TMA reads it, else the fastest unclustered table tile it reads
+    A, Bt = _operands(1, 3000, 2000, 1000, ("K", "N"), torch.bfloat16)
+    assert pick_sm90_config(3000, 2000, 1000, 1, 132) == Sm90Config(128, 192, 64, 4)
+    assert op_module._readable_sm90_config(Sm90Config(128, 192, 64, 4), A, Bt, "bfloat16", 132) == \
+        Sm90Config(128, 128, 64, 6)
+    assert op_module._readable_sm90_config(Sm90Config(cluster_m=2), A, Bt, "float8_e4m3fn", 132) is None
+    A, Bt = _operands(1, 256, 50257, 4096, ("K", "N"), torch.bfloat16)         # rows of 100514 bytes: no TMA
+    assert op_module._readable_sm90_config(Sm90Config(), A, Bt, "bfloat16", 132) is None
+
+
 def test_heuristic():
     big, mid, small, tiny, wide, wide_small = SM90_TABLE.values()
     big1 = replace(big, cluster_m=1)
@@ -339,6 +368,17 @@ CASES = [
     dict(M=1000, N=1100, K=704, C=True, beta=0.5, bias="n", act="relu", cfg=Sm90Config(cluster_m=2, dynamic=True)),
     dict(M=1024, N=1000, K=1000, L=2, cfg=Sm90Config(128, 128, 64, 6, cluster_n=2, dynamic=True)),
     dict(M=4096, N=4096, K=520, majors="MN", cfg=Sm90Config(128, 128, 64, 6, cluster_m=2, cluster_n=2, dynamic=True)),
+    # MN-major operands whose extent is no multiple of 64, loaded by 64-element column blocks (zeros past the
+    # extent): B row-major at N = 1000, A column-major at M = 1000, every schedule but clusters
+    dict(M=1000, N=1000, K=1000, majors="KN", cfg=Sm90Config(64, 128, 64, 8, consumers=1)),
+    dict(M=3000, N=2000, K=1000, majors="KN", elem="bfloat16", cfg=Sm90Config(128, 128, 64, 6)),
+    dict(M=1000, N=1000, K=520, majors="MN", C=True, beta=0.5, bias="n", act="gelu", cfg=Sm90Config(128, 256, 64, 4)),
+    dict(M=1000, N=1024, K=520, majors="MK", bias="m", cfg=Sm90Config(128, 128, 64, 6)),
+    dict(M=200, N=1000, K=2000, majors="KN", out="float32", cfg=Sm90Config(128, 128, 64, 6, splits=3)),
+    dict(M=1000, N=1000, K=2000, majors="MN", cfg=Sm90Config(128, 128, 64, 6, stream_k=1)),
+    dict(M=1000, N=1000, K=1000, L=2, majors="KN", cfg=Sm90Config(128, 128, 64, 6, dynamic=True)),
+    dict(M=1000, N=1000, K=520, majors="MN", cfg=Sm90Config(128, 128, 64, 5, pingpong=True)),
+    dict(M=136, N=8, K=64, majors="MN", cfg=Sm90Config(64, 64, 64, 8, consumers=1)),          # one block, mostly zeros
 ]
 
 
@@ -426,6 +466,23 @@ def _watch_launches(monkeypatch, arg: int | None = 7) -> list:
     clear_plans()
     monkeypatch.setattr(sm90, "Launch", watched)
     return seen
+
+
+@pytest.mark.gpu
+def test_gpu_tc_gemm_reads_a_ragged_row_major_b_through_tma(monkeypatch):
+    """A row-major B of N = 1000 / 2000 (no multiple of 64) runs the Hopper kernel, loaded by column blocks: its
+    pick where TMA reads it, else the fastest unclustered tile (it ran the sm80 kernel, 0.68-0.76x cuBLAS)."""
+    if not _hopper():
+        pytest.skip("needs sm_90")
+    from tilecraft.gemm import gemm
+
+    seen = _watch_launches(monkeypatch)
+    torch.manual_seed(3)
+    for M, N, K in ((1000, 1000, 1000), (3000, 2000, 1000)):
+        A, B = torch.randn(M, K, device="cuda").bfloat16(), torch.randn(K, N, device="cuda").bfloat16()
+        ref = A.double() @ B.double()
+        assert float((gemm(A, B).double() - ref).norm() / ref.norm()) < 1e-2
+    assert [c.name for c in seen] == ["sm90_64x128x64_s8_c1", "sm90_128x128x64_s6_c2"]
 
 
 @pytest.mark.gpu

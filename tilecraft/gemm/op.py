@@ -773,12 +773,31 @@ def _pick(A: Any, B: Any, out_dtype: Any, activation: str | None, bias: str, con
                                       _sm_count(A.device), 4 if elem == "tf32" else 2)
             config = _tf32_config(config) if elem == "tf32" else config
             if tma_problem(A3, B3.transpose(1, 2), config, elem):
-                config = None
+                config = _readable_sm90_config(config, A3, B3.transpose(1, 2), elem, _sm_count(A.device))
     if config is None:
         A3, B3 = _batched(A, "A"), _batched(B, "B")
         config = pick_config(A3.shape[1], B3.shape[2], A3.shape[2], max(A3.shape[0], B3.shape[0]), elem,
                              _sm_count(A.device) if A.is_cuda else 132)
     return GemmOp(elem, out, config, activation or "none", bias), prep
+
+
+def _readable_sm90_config(config: Sm90Config, A3: Any, Bt: Any, elem: str, sms: int) -> Sm90Config | None:
+    """Where TMA cannot read the operands tiled as the pick says: the fastest (by ``_sm90_estimate``) 16-bit
+    table tile without a cluster that it can read, or None (the sm80 kernel). This is the case of an MN-major
+    operand whose MN extent is no multiple of 64 (a row-major B of N = 1000): it loads by 64-element column
+    blocks, which a cluster's multicast does not split and a 192-element tile's interleaved blocks do not
+    form. Other problems (alignment, strides) are the operands', and no tile reads them."""
+    from tilecraft.gemm.sm90 import tma_problem
+
+    if elem not in ("float16", "bfloat16"):
+        return None
+    L, M, K = A3.shape
+    N = Bt.shape[1]
+    flat = [replace(c, cluster_m=1, cluster_n=1) for c in (config, *SM90_TABLE.values())]
+    for c in sorted(dict.fromkeys(flat), key=lambda c: _sm90_estimate(c, M, N, K, L, sms, 2)):
+        if not tma_problem(A3, Bt, c, elem):
+            return c
+    return None
 
 
 def _ieee_fp32(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, activation: str | None,

@@ -1115,7 +1115,11 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
                 c_bar.init(b, 1)
             hopper.fence_barrier_init()
         dsl.syncthreads()                                                 # initialized before any thread uses them
-    stage_bytes = tmA.box_bytes * sch.CLN + tmB.box_bytes * sch.CLM      # A and B land whole: every CTA's slice
+    # a map of one 64-element column block (a ragged MN-major operand: _map) takes one load per block
+    blocks_a = _blocks_of(tmA, bM, bK, tmA.args.element_bytes)
+    blocks_b = _blocks_of(tmB, bN, bK, tmB.args.element_bytes)
+    dsl.assume((blocks_a == 1 or CL == 1) and (blocks_b == 1 or CL == 1), "column-block maps take no multicast")
+    stage_bytes = (tmA.box_bytes * blocks_a * sch.CLN + tmB.box_bytes * blocks_b * sch.CLM)  # every CTA's slice lands
 
     if cfg.splits > 1:
         # the reduction kernel (SplitReduce, a programmatic dependent launch) may be scheduled now: its CTAs
@@ -1138,12 +1142,16 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
                     hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, k_tile * bK, l_idx),
                                     multicast=mc_a[0], cta_rank=mc_a[1])
                 else:
-                    hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, k_tile * bK, l_idx))
+                    for b in range(blocks_a):                              # (column blocks: a ragged MN-major A)
+                        hopper.tma_load(tmA, sA(((_, b) if blocks_a > 1 else _), _, stage), full_bar.addr(stage),
+                                        (m_tile * bM + 64 * b, k_tile * bK, l_idx))
                 if mc_b is not None:                                       # this CTA's slice of B, to its column
                     hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx),
                                     multicast=mc_b[0], cta_rank=mc_b[1])
                 else:
-                    hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx))
+                    for b in range(blocks_b):
+                        hopper.tma_load(tmB, sB(((_, b) if blocks_b > 1 else _), _, stage), full_bar.addr(stage),
+                                        (n_tile * bN + 64 * b, k_tile * bK, l_idx))
 
             tma_producer(sch, full_bar, empty_bar, stage_bytes, load)
     with dsl.else_():
@@ -1211,9 +1219,35 @@ _MAP_DTYPES = {"tf32": "tf32"}
 
 
 def _map(x: Any, elem: str, major: str, mn: int, bk: int, stages: int, multicast: int) -> Any:
+    """The TMA map of operand view x (MN, K, L) filling its (mn, bk) stage tile; where x is MN-major and its
+    MN extent is no multiple of 64 (``ragged_mn``), the map of one 64-element column block of the tile
+    (the kernel loads the blocks one by one, and TMA fills the columns past the extent with zeros)."""
+    block = major != "K" and ragged_mn(x.shape[0])
+    if block and multicast > 1:
+        raise ValueError(f"an MN-major operand of extent {x.shape[0]} (no multiple of 64) is loaded by column blocks, "
+                         f"which a {multicast}-CTA multicast does not split (tma_problem says so first)")
+
     def tile() -> Any:
-        return smem_layout(ELEMENTS[elem][0], "K" if major == "K" else "MN", mn, bk, stages)(_, _, 0)
-    return _cached_map(x, tile, multicast, (elem, major, mn, bk, stages), _MAP_DTYPES.get(elem))
+        lay = smem_layout(ELEMENTS[elem][0], "K" if major == "K" else "MN", mn, bk, stages)(_, _, 0)
+        return mn_block(lay) if block else lay
+    return _cached_map(x, tile, multicast, (elem, major, mn, bk, stages, block), _MAP_DTYPES.get(elem))
+
+
+def ragged_mn(extent: int) -> bool:
+    """Whether an MN-major operand of this MN extent is loaded by 64-element column blocks: the whole-tile
+    map views the extent as (64, extent / 64), which needs a multiple of 64."""
+    return extent % 64 != 0
+
+
+def mn_block(tile: Any) -> Any:
+    """Column block 0 (64 MN elements, all of K) of an MN-major stage tile ((64, blocks), K)."""
+    return tile(((_, 0), _))
+
+
+def _blocks_of(tm: Any, extent: int, bk: int, element_bytes: int) -> int:
+    """How many loads of map tm fill a stage tile of (extent, bk): 1 for a whole-tile map (or a multicast map,
+    whose box is this CTA's slice of the tile), extent / 64 for a column block's."""
+    return 1 if tm.args.multicast > 1 else extent * bk * element_bytes // tm.box_bytes
 
 
 def _cached_map(x: Any, tile: Any, multicast: int, tiling: tuple, dtype: str | None = None) -> Any:
@@ -1257,6 +1291,12 @@ def _tma_problem(a_shape: tuple, a_stride: tuple, a_mis: int, b_shape: tuple, b_
             return (f"{name}: an MN-major operand is tiled in 64-element (128-byte swizzle) columns, so its tile "
                     f"extent must be a multiple of 64, got {mn} ({cfg.name})")
         lay = smem_layout(ELEMENTS[elem][0], major, mn, cfg.blk_k, cfg.stages)(_, _, 0)
+        if major != "K" and ragged_mn(shape[1]):
+            # loaded by 64-element column blocks (_map), each a box of its own
+            if mc > 1:
+                return (f"{name}: an MN-major extent that is no multiple of 64 ({shape[1]}) is loaded by column "
+                        f"blocks, which a {mc}-CTA multicast does not split ({cfg.name})")
+            lay = mn_block(lay)
         problem = _view_problem(name, shape, stride, mis, dtype.replace("torch.", ""), lay, mc)
         if problem is not None:
             return problem
