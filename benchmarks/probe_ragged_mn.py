@@ -31,6 +31,7 @@ def main() -> int:
     ap.add_argument("--shapes", default=SHAPES)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--dtype", default="bfloat16")
+    ap.add_argument("--b-major", default="N", choices=("N", "K"), help="B row-major (N, the default) or column-major")
     args = ap.parse_args()
     dt = getattr(torch, args.dtype)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -41,6 +42,8 @@ def main() -> int:
         copies = max(2, -(-200 * 2**20 // (2 * (M * K + K * N))))          # > 200 MB of operands: not in L2
         sets = [(torch.randn(M, K, device="cuda").to(dt), torch.randn(K, N, device="cuda").to(dt))
                 for _ in range(copies)]
+        if args.b_major == "K":
+            sets = [(a, b.t().contiguous().t()) for a, b in sets]
         sm80 = GemmOp(args.dtype, None, pick_config(M, N, K, 1, args.dtype, sms))
         contenders = {"cuBLAS": torch.matmul, "tc.gemm": gemm, "sm80 kernel (before)": sm80}
         A, B = sets[0]
@@ -53,7 +56,8 @@ def main() -> int:
                          f"{errs[name]:.1e}"])
         del sets
         torch.cuda.empty_cache()
-    print(f"# {torch.cuda.get_device_name(0)}, {args.dtype}, row-major A and B, {args.rounds} rounds in turn\n")
+    print(f"# {torch.cuda.get_device_name(0)}, {args.dtype}, row-major A, {'row' if args.b_major == 'N' else 'column'}"
+          f"-major B, {args.rounds} rounds in turn\n")
     print(markdown_table(["shape", "contender", "µs", "TFLOP/s", "x cuBLAS", "rel err"], rows))
     return 0
 
