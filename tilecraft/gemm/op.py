@@ -319,25 +319,6 @@ def _k_major_for_tf32(A: Any, B: Any) -> tuple[Any, Any]:
     return A, B
 
 
-#: 16-bit on sm_90: an MN-major operand whose MN extent is no multiple of 64 (a row-major B of N = 1000) has rows
-#: that start off 128-byte lines, and its column-block TMA loads run slowly (H100, bf16, row-major B against the
-#: same B column-major: 4000x1000x4000 76.4 against 47.5 µs, 1024x1000x1024 13.2 against 9.3); it is copied K-major
-#: where the other output extent re-reads it this often (the copy moves its bytes twice)
-_RAGGED_COPY_MIN = 2048
-
-
-def _k_major_for_ragged_rows(A: Any, B: Any) -> tuple[Any, Any]:
-    """A (..., M, K) and B (..., K, N) of 16 bits for the Hopper kernel: an MN-major operand whose MN extent is no
-    multiple of 64 copied K-major where the other output extent is at least ``_RAGGED_COPY_MIN``."""
-    M, N = A.shape[-2], B.shape[-1]
-    whole = all(s for s in A.stride()[:-2] + B.stride()[:-2])              # (a broadcast batch stays as it is)
-    if whole and A.stride(-1) != 1 and A.stride(-2) == 1 and M % 64 and N >= _RAGGED_COPY_MIN:
-        A = A.contiguous()
-    if whole and B.stride(-2) != 1 and B.stride(-1) == 1 and N % 64 and M >= _RAGGED_COPY_MIN:
-        B = B.transpose(-1, -2).contiguous().transpose(-1, -2)
-    return A, B
-
-
 def _transposed_copy(x: Any) -> Any:
     """x (..., R, C) float32 -> a contiguous (..., C, R) copy of its transpose (tilecraft's transpose for
     matrices its 32-bit offsets reach, torch's copy otherwise)."""
@@ -784,10 +765,6 @@ def _pick(A: Any, B: Any, out_dtype: Any, activation: str | None, bias: str, con
     if config is None and A.is_cuda and _is_sm90(A.device):
         if elem == "tf32":
             prep = _k_major_for_tf32
-            A, B = prep(A, B)
-        elif elem in ("float16", "bfloat16") and (A.stride(-1) != 1 and A.shape[-2] % 64 or
-                                                  B.stride(-2) != 1 and B.shape[-1] % 64):
-            prep = _k_major_for_ragged_rows
             A, B = prep(A, B)
         A3, B3 = _batched(A, "A"), _batched(B, "B")
         if _tma_ready(A3) and _tma_ready(B3.transpose(1, 2)):
