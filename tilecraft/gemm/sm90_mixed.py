@@ -532,8 +532,8 @@ def _prepare(x: Any, w: PackedWeight, bias: Any, config: Any) -> Any:
 
     fmt, K, N, want = check_operands(x, w, bias)
     from tilecraft.gemm.op import _device_facts
-    if _device_facts(x.device)[1] != (9, 0):
-        cc = _device_facts(x.device)[1]
+    cc = _device_facts(x.device)[1]
+    if cc != (9, 0):
         raise ValueError(f"the Hopper mixed-input kernels (config {type(config).__name__}) need an sm_90 GPU, this "
                          f"one is sm_{cc[0]}{cc[1]}; leave config out (or pass a MixedConfig) for the portable kernel")
     x2 = x.reshape(-1, K)
