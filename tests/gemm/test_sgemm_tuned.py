@@ -14,7 +14,7 @@ from fp32_gemm_check import check_fp32_gemm
 import emulate
 import sass
 from tilecraft import runtime as rt
-from tilecraft.gemm import (CONFIGS, DEFAULT, FALLBACK, SgemmConfig, pick_sgemm_config, sgemm_tuned, sgemm_tuned_args,
+from tilecraft.gemm import (CONFIGS, DEFAULT, FALLBACK, SMALL, SgemmConfig, pick_sgemm_config, sgemm_tuned, sgemm_tuned_args,
                             sgemm_tuned_kernel)
 from tilecraft.gemm.simt_tuned import is_full
 
@@ -204,15 +204,25 @@ def test_configs_validate_and_reject_bad_tilings():
 
 def test_pick_sgemm_config_takes_default_for_whole_tiles_else_the_fallback():
     A, B, C = operands(2 * DEFAULT.blk_m, 2 * DEFAULT.blk_n, 4 * DEFAULT.blk_k, ("k", "n", "n"))
-    assert pick_sgemm_config(A, B, C) is DEFAULT
+    assert pick_sgemm_config(A, B, C, sms=4) is DEFAULT
     for m, n, k in ((DEFAULT.blk_m, DEFAULT.blk_n + 128, 64), (130, 256, 64), (128, 256, 12)):
         A, B, C = operands(m, n, k, ("k", "n", "n"))
-        assert pick_sgemm_config(A, B, C) is FALLBACK
+        assert pick_sgemm_config(A, B, C, sms=1) is FALLBACK
     A, B, C = operands(128, 384, 16, ("k", "k", "n"))
     assert is_full(A, B.t(), C, FALLBACK)  # N = 3 x 128: whole tiles of the fallback
     A, B, C = operands(128, 256, 68, ("k", "n", "n"))
-    assert pick_sgemm_config(A[:, 4:68], B[4:68], C) is DEFAULT
-    assert pick_sgemm_config(A[:, 1:65], B[1:65], C) is FALLBACK  # A's rows start off 16-byte alignment
+    assert pick_sgemm_config(A[:, 4:68], B[4:68], C, sms=1) is DEFAULT
+    assert pick_sgemm_config(A[:, 1:65], B[1:65], C, sms=1) is FALLBACK  # A's rows start off 16-byte alignment
+
+
+@pytest.mark.parametrize("m,n,pick", [(1024, 1024, SMALL), (1536, 1536, SMALL), (2048, 2048, DEFAULT),
+                                      (1000, 1000, SMALL), (3000, 2000, FALLBACK), (64, 8192, SMALL)])
+def test_pick_sgemm_config_takes_the_small_tile_where_the_ctas_miss_the_sms(m, n, pick):
+    """SMALL (64x128, 4 CTAs per SM) where DEFAULT's or FALLBACK's CTAs reach fewer than 3/4 of 132 SMs (1536²:
+    72 of DEFAULT's), the pick otherwise (2048²: 128)."""
+    A, B, C = operands(m, n, 64, ("k", "n", "n"))
+    assert pick_sgemm_config(A, B, C, sms=132) is pick
+    assert pick_sgemm_config(A, B, C) is pick                             # (132 SMs off a GPU)
 
 
 def test_sgemm_tuned_checks_its_inputs():
@@ -306,3 +316,16 @@ def test_gpu_beta_zero_ignores_nan_and_views():
     C2 = torch.full((512, 256), float("nan"), device="cuda")  # the full trace
     sgemm_tuned(A2, B2, C2, 1.0, 0.0)
     check_fp32_gemm(A2, B2, torch.zeros_like(C2), C2, 1.0, 0.0)
+
+
+@pytest.mark.gpu
+def test_gpu_small_shapes_take_the_small_tile():
+    """sgemm_tuned's own pick at shapes whose DEFAULT / FALLBACK CTAs miss the SMs: SMALL, right against float64
+    (unpredicated and predicated traces)."""
+    torch.manual_seed(4)
+    for m, n, k in ((256, 256, 256), (1000, 1000, 1000), (64, 8192, 1024), (1536, 1536, 1536)):
+        A, B, C = operands(m, n, k, ("k", "n", "n"), "cuda", torch.randn)
+        assert pick_sgemm_config(A, B, C) is SMALL
+        C0 = C.clone()
+        assert sgemm_tuned(A, B, C, 1.5, -0.5) is C
+        check_fp32_gemm(A, B, C0, C, 1.5, -0.5)

@@ -66,7 +66,7 @@ from tilecraft.dsl.partition import permute_modes, vector_permutation
 from tilecraft.layout.inttuple import imin
 from tilecraft.tensor import Tensor
 
-__all__ = ["SgemmConfig", "CONFIGS", "DEFAULT", "FALLBACK", "sgemm_tuned_kernel", "sgemm_tuned_args", "sgemm_tuned",
+__all__ = ["SgemmConfig", "CONFIGS", "DEFAULT", "FALLBACK", "SMALL", "sgemm_tuned_kernel", "sgemm_tuned_args", "sgemm_tuned",
            "is_full", "pick_sgemm_config"]
 
 VEC = 4  # floats per 128-bit access
@@ -440,10 +440,23 @@ def is_full(A: Any, Bt: Any, C: Any, cfg: SgemmConfig) -> bool:
     return all(_aligned_for_vectors(x) for x in (A, Bt, C))
 
 
-def pick_sgemm_config(A: Any, B: Any, C: Any) -> SgemmConfig:
-    """The tiling sgemm_tuned uses for C = A @ B (A (M,K), B (K,N), C (M,N)): DEFAULT when its unpredicated
-    kernel applies, else FALLBACK."""
-    return DEFAULT if is_full(A, B.t(), C, DEFAULT) else FALLBACK
+#: sgemm_tuned's tiling where DEFAULT or FALLBACK would leave SMs without a CTA: 64x128, 128 threads, 4 CTAs per
+#: SM. H100, x cuBLAS (thirty-eighth session, probe_sgemm.py): 256³ 0.53 against 0.22 for DEFAULT, 512³ 0.47 against
+#: 0.19, 1024³ 0.88 against 0.34, 1536³ 0.90 against 0.75, 1000³ 0.53 against 0.44 (FALLBACK); at 2048³ (128
+#: tiles of DEFAULT) 0.93 against 1.02, so DEFAULT keeps it.
+SMALL = CONFIGS["64x128x8_w4x8_t128_b4"]
+
+
+def pick_sgemm_config(A: Any, B: Any, C: Any, sms: int | None = None) -> SgemmConfig:
+    """The tiling sgemm_tuned uses for C = A @ B (A (M,K), B (K,N), C (M,N)) on a GPU of `sms` SMs (None: A's
+    device, 132 off a GPU): DEFAULT when its unpredicated kernel applies, else FALLBACK; SMALL where that
+    tiling's CTAs would not reach 3/4 of the SMs."""
+    cfg = DEFAULT if is_full(A, B.t(), C, DEFAULT) else FALLBACK
+    if sms is None:
+        from tilecraft.gemm.op import _device_facts
+        sms = _device_facts(A.device)[0] if A.is_cuda else 132
+    M, N = C.shape
+    return SMALL if 4 * -(-M // cfg.blk_m) * -(-N // cfg.blk_n) < 3 * sms else cfg
 
 
 def sgemm_tuned_args(A: Any, B: Any, C: Any, alpha: float, beta: float,
@@ -472,7 +485,7 @@ def sgemm_tuned(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float =
     A (M,K), B (K,N) and C (M,N) are float32 CUDA tensors on one device with any strides. Shapes that
     are multiples of the CTA tile with 128-bit-ready layouts run the unpredicated kernel, all others
     its predicated trace (see the module docstring). ``config`` None picks the tiling (pick_sgemm_config:
-    DEFAULT or FALLBACK). As in BLAS, C is not read when beta is 0. Raises
+    DEFAULT, FALLBACK or SMALL). As in BLAS, C is not read when beta is 0. Raises
     TypeError/ValueError on wrong dtypes, devices, ranks, shapes or overlapping outputs.
     """
     from tilecraft.gemm.simt import check_sgemm_operands
