@@ -14,8 +14,8 @@ from fp32_gemm_check import check_fp32_gemm
 import emulate
 import sass
 from tilecraft import runtime as rt
-from tilecraft.gemm import (CONFIGS, DEFAULT, FALLBACK, SMALL, SgemmConfig, pick_sgemm_config, sgemm_tuned, sgemm_tuned_args,
-                            sgemm_tuned_kernel)
+from tilecraft.gemm import (CONFIGS, DEFAULT, FALLBACK, SMALL, SgemmConfig, pick_sgemm_config, sgemm_tuned,
+                            sgemm_tuned_args, sgemm_tuned_kernel)
 from tilecraft.gemm.simt_tuned import is_full
 
 NAMES = list(CONFIGS)

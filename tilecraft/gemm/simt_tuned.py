@@ -66,8 +66,8 @@ from tilecraft.dsl.partition import permute_modes, vector_permutation
 from tilecraft.layout.inttuple import imin
 from tilecraft.tensor import Tensor
 
-__all__ = ["SgemmConfig", "CONFIGS", "DEFAULT", "FALLBACK", "SMALL", "sgemm_tuned_kernel", "sgemm_tuned_args", "sgemm_tuned",
-           "is_full", "pick_sgemm_config"]
+__all__ = ["SgemmConfig", "CONFIGS", "DEFAULT", "FALLBACK", "SMALL", "sgemm_tuned_kernel", "sgemm_tuned_args",
+           "sgemm_tuned", "is_full", "pick_sgemm_config"]
 
 VEC = 4  # floats per 128-bit access
 ASYNC_LANES_K = 8  # threads along k in the 4-byte cp.async copy of a K-major operand (one 32-byte sector)
