@@ -180,7 +180,15 @@ def test_ragged_mn_major_operands_load_by_column_blocks():
         r = sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a").resources
         assert r.spill_store_bytes == 0 and r.stack_frame_bytes == 0, r
     why = sm90.tma_problem(A, Bt, Sm90Config(cluster_m=2), "bfloat16")
-    assert why.startswith("B: an MN-major extent that is no multiple of 64 (1000)") and "2-CTA multicast" in why
+    assert why.startswith("B: an MN-major extent that is no multiple of 64 (1000)") and "without a cluster" in why
+    # a column-major A of ragged M in a 2x1 cluster (B multicast, A not): refused too, so tc.gemm runs the blocks
+    # unclustered (the kernel's trace assumes no cluster beside column blocks)
+    A2, Bt2 = _operands(1, 4000, 8192, 8192, ("M", "K"), torch.bfloat16)
+    assert pick_sm90_config(4000, 8192, 8192, 1, 132).cluster_m == 2
+    why = sm90.tma_problem(A2, Bt2, pick_sm90_config(4000, 8192, 8192, 1, 132), "bfloat16")
+    assert why.startswith("A: an MN-major extent that is no multiple of 64 (4000)"), why
+    assert op_module._readable_sm90_config(pick_sm90_config(4000, 8192, 8192, 1, 132), A2, Bt2, "bfloat16",
+                                           132).cluster == 1
     assert "dense box" in sm90.tma_problem(A, Bt, Sm90Config(128, 192, 64, 4), "bfloat16")
     # tc.gemm: the pick where TMA reads it, else the fastest unclustered table tile it reads
     A, Bt = _operands(1, 3000, 2000, 1000, ("K", "N"), torch.bfloat16)

@@ -1292,10 +1292,12 @@ def _tma_problem(a_shape: tuple, a_stride: tuple, a_mis: int, b_shape: tuple, b_
                     f"extent must be a multiple of 64, got {mn} ({cfg.name})")
         lay = smem_layout(ELEMENTS[elem][0], major, mn, cfg.blk_k, cfg.stages)(_, _, 0)
         if major != "K" and ragged_mn(shape[1]):
-            # loaded by 64-element column blocks (_map), each a box of its own
-            if mc > 1:
+            # loaded by 64-element column blocks (_map), each a box of its own, by CTAs outside clusters (the
+            # kernel assumes so; a multicast would not split the blocks, and the other operand's multicast
+            # beside them was not run on a GPU)
+            if cfg.cluster > 1:
                 return (f"{name}: an MN-major extent that is no multiple of 64 ({shape[1]}) is loaded by column "
-                        f"blocks, which a {mc}-CTA multicast does not split ({cfg.name})")
+                        f"blocks, which run without a cluster ({cfg.name})")
             lay = mn_block(lay)
         problem = _view_problem(name, shape, stride, mis, dtype.replace("torch.", ""), lay, mc)
         if problem is not None:
