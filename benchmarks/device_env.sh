@@ -18,12 +18,12 @@ gpu_tests() {
 
 # timelines SHAPES CONFIGS: per-CTA timelines of the Hopper GEMM (probe_sm90_timeline.py) at each of the
 # space-separated SHAPES for the ';'-separated CONFIGS (TL_SHAPES / TL_CONFIGS override them, TL_S limits
-# each shape's seconds), appended to $OUT/timeline.md.
+# each shape's seconds, TL_ARGS adds arguments such as --ctas), appended to $OUT/timeline.md.
 timelines() {
   local shape
   for shape in ${TL_SHAPES:-$1}; do
     timeout "${TL_S:-120}" python3 benchmarks/probe_sm90_timeline.py --shape "$shape" --configs "${TL_CONFIGS:-$2}" \
-      2>&1 | tee -a "$OUT/timeline.md"
+      ${TL_ARGS:-} 2>&1 | tee -a "$OUT/timeline.md"
   done
 }
 

@@ -30,14 +30,19 @@ from tilecraft.gemm import CONFIGS, DEFAULT, sgemm_tuned  # noqa: E402
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--configs", default=DEFAULT.name, help="SGEMM tilings by name (CONFIGS) or auto, comma-separated")
+    p.add_argument("--configs", default=DEFAULT.name,
+                   help="SGEMM tilings by name (CONFIGS) or auto, comma-separated; NAME/sS asks for S splits of K "
+                        "(sgemm_tuned's splits: auto picks, /s1 is none)")
     p.add_argument("--shapes", default="4096,8192", help="square sizes N or MxNxK, comma-separated")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--sustain", type=float, default=0.0, help="seconds of back-to-back calls per contender (0: none)")
     a = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
-    configs = [None if n == "auto" else CONFIGS[n] for n in a.configs.split(",") if n]  # auto: sgemm_tuned's pick
+    configs = []                                     # (label, tiling or None: sgemm_tuned's pick, splits or None)
+    for label in (n for n in a.configs.split(",") if n):
+        name, _, split = label.partition("/s")
+        configs.append((label, None if name == "auto" else CONFIGS[name], int(split) if split else None))
     timer = Timer(warmup_ms=20.0, reps=a.reps)
     print("| shape | contender | ms | TFLOP/s | x cuBLAS | spread | rel err |\n|---|---|---:|---:|---:|---:|---:|")
     for shape in a.shapes.split(","):
@@ -46,10 +51,10 @@ def main() -> int:
         operands = [(torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")) for _ in range(2)]
         ref = operands[0][0].double() @ operands[0][1].double()
         runs = {"cuBLAS": (lambda x, w: x @ w, "")}
-        for cfg in configs:
-            out = sgemm_tuned(*operands[0], config=cfg)
+        for label, cfg, splits in configs:
+            out = sgemm_tuned(*operands[0], config=cfg, splits=splits)
             err = float((out.double() - ref).norm() / ref.norm())
-            runs[cfg.name if cfg else "auto"] = (lambda x, w, cfg=cfg: sgemm_tuned(x, w, config=cfg), f"{err:.1e}")
+            runs[label] = (lambda x, w, cfg=cfg, s=splits: sgemm_tuned(x, w, config=cfg, splits=s), f"{err:.1e}")
         times = in_turn({name: lambda call=call: timer(call, operands).median_ms for name, (call, _) in runs.items()},
                         a.rounds)
         stats = against(times, "cuBLAS")

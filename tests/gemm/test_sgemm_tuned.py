@@ -16,7 +16,7 @@ import sass
 from tilecraft import runtime as rt
 from tilecraft.gemm import (CONFIGS, DEFAULT, FALLBACK, SMALL, SgemmConfig, pick_sgemm_config, sgemm_tuned,
                             sgemm_tuned_args, sgemm_tuned_kernel)
-from tilecraft.gemm.simt_tuned import is_full
+from tilecraft.gemm.simt_tuned import MAX_SPLITS, SPLIT_MIN_K, is_full, pick_sgemm_splits, whole_splits
 
 NAMES = list(CONFIGS)
 MAJORS = [("k", "k", "n"), ("m", "n", "m"), ("m", "k", "n"), ("k", "n", "m")]  # contiguous modes of A, B, C
@@ -225,6 +225,58 @@ def test_pick_sgemm_config_takes_the_small_tile_where_the_ctas_miss_the_sms(m, n
     assert pick_sgemm_config(A, B, C) is pick                             # (132 SMs off a GPU)
 
 
+def test_whole_splits_leave_no_split_empty():
+    assert whole_splits(10, 4) == 4                                       # 3, 3, 3, 1
+    assert whole_splits(9, 4) == 3                                        # 3, 3, 3 (a fourth would be empty)
+    assert whole_splits(3, 16) == 3 and whole_splits(1, 8) == 1 and whole_splits(0, 4) == 1
+    for k_tiles in range(1, 200):
+        for want in range(1, 20):
+            s = whole_splits(k_tiles, want)
+            per = -(-k_tiles // s)
+            assert 1 <= s <= want and (s - 1) * per < k_tiles <= s * per
+
+
+@pytest.mark.parametrize("m,n,k,splits", [(64, 8192, 8192, 8), (1, 4096, 4096, 16), (512, 512, 512, 2),
+                                          (1024, 1024, 1024, 4), (1536, 1536, 1536, 1), (2048, 2048, 2048, 1),
+                                          (64, 8192, 256, 1), (16, 16, 100000, MAX_SPLITS), (256, 256, 256, 1)])
+def test_pick_sgemm_splits_fills_the_idle_slots(m, n, k, splits):
+    """Split-K where the pick's tiles fill fewer than half of the SMs' CTA slots (4 per SM for SMALL): enough splits
+    to fill them, each of at least SPLIT_MIN_K, at most MAX_SPLITS; none for short K or enough tiles."""
+    A, B, C = operands(m, n, 8, ("k", "n", "n"))
+    cfg = pick_sgemm_config(A, B, C, sms=132)
+    assert pick_sgemm_splits(m, n, k, cfg, 132) == splits
+    if splits > 1:
+        assert k // splits >= SPLIT_MIN_K and -(-m // cfg.blk_m) * -(-n // cfg.blk_n) * splits <= 132 * cfg.min_blocks
+
+
+def test_split_args_check_the_workspace():
+    A, B, _ = operands(64, 128, 80, ("k", "n", "n"))
+    W = torch.empty(4, 64, 128)
+    args, grid, block = sgemm_tuned_args(A, B, W, 1.0, 0.0, SMALL, 4)
+    assert grid == (1, 1, 4) and args[-1] == 4 and args[-2] is True     # 10 k-tiles in 4 splits, the full trace
+    with pytest.raises(ValueError, match="workspace"):
+        sgemm_tuned_args(A, B, torch.empty(64, 128), 1.0, 0.0, SMALL, 4)
+    assert sgemm_tuned_args(A, B, torch.empty(5, 64, 128), 1.0, 0.0, SMALL, 5)[1] == (1, 1, 5)  # 2 k-tiles each
+    for bad in (6, 7):                                                    # 2 k-tiles each: the sixth, seventh empty
+        with pytest.raises(ValueError, match=f"do not make {bad} splits"):
+            sgemm_tuned_args(A, B, torch.empty(bad, 64, 128), 1.0, 0.0, SMALL, bad)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("name", sorted({SMALL.name, DEFAULT.name, FALLBACK.name}))
+def test_split_k_compiles_without_spills(name, arch):
+    cfg = CONFIGS[name]
+    for full in (True, False):
+        M, N, K = (2 * cfg.blk_m, 2 * cfg.blk_n, 64 * cfg.blk_k) if full else (1000, 999, 777)
+        A, B, _ = operands(M, N, K, ("k", "n", "n"))
+        s = whole_splits(-(-K // cfg.blk_k), 4)
+        args, _, _ = sgemm_tuned_args(A, B, torch.empty(s, M, N), 1.0, 0.0, cfg, s)
+        assert args[-2] is full
+        res = sgemm_tuned_kernel.compile(*args, arch=arch).resources
+        assert not res.spills and res.stack_frame_bytes == 0
+        assert res.registers <= min(255, 65536 // (cfg.threads * (cfg.min_blocks if full else 1)))
+
+
 def test_sgemm_tuned_checks_its_inputs():
     A, B, C = operands(4, 5, 6, ("k", "k", "n"))
     with pytest.raises(ValueError, match="CUDA device"):
@@ -269,6 +321,26 @@ def test_emulated_every_tiling(name):
     n_tiles = cfg.raster if cfg.raster > 1 else 1  # a rasterized grid needs whole groups of n-tiles
     assert _run_emulated(cfg, cfg.blk_m, n_tiles * cfg.blk_n, 3 * cfg.blk_k, ("k", "k", "n"), 1.0, -1.0) is True
     assert _run_emulated(cfg, cfg.blk_m + 1, cfg.blk_n - 3, 2 * cfg.blk_k + 5, ("m", "k", "n"), 1.0, 0.0) is False
+
+
+@pytest.mark.skipif(not emulate.available(), reason="no host C++ compiler")
+@pytest.mark.parametrize("name", sorted({SMALL.name, DEFAULT.name, FALLBACK.name}))
+def test_emulated_split_k_partials(name):
+    """Each split sums exactly its k-tiles (ceil(k-tiles / splits) each) into its slice of the workspace: the
+    unpredicated trace (10 k-tiles in 4 splits: 3, 3, 3, 1) and the predicated one (a ragged K in 3)."""
+    cfg = CONFIGS[name]
+    for M, N, K, splits, full in ((cfg.blk_m, cfg.blk_n, 10 * cfg.blk_k, 4, True),
+                                  (cfg.blk_m + 3, cfg.blk_n - 5, 9 * cfg.blk_k + 3, 3, False)):
+        torch.manual_seed(splits)
+        A, B, _ = operands(M, N, K, ("m", "k", "n"), fill=torch.randn)
+        W = torch.full((splits, M, N), float("nan"))
+        args, grid, block = sgemm_tuned_args(A, B, W, 1.0, 0.0, cfg, splits)
+        assert args[-2] is full
+        emulate.launch(sgemm_tuned_kernel, grid, block, *args)
+        per = -(-K // cfg.blk_k) // splits + (-(-K // cfg.blk_k) % splits > 0)
+        for i in range(splits):
+            k = slice(i * per * cfg.blk_k, (i + 1) * per * cfg.blk_k)
+            check_fp32_gemm(A[:, k], B[k], torch.zeros(M, N), W[i], 1.0, 0.0)
 
 
 # ----------------------------------------------------------------------------- GPU
@@ -329,3 +401,35 @@ def test_gpu_small_shapes_take_the_small_tile():
         C0 = C.clone()
         assert sgemm_tuned(A, B, C, 1.5, -0.5) is C
         check_fp32_gemm(A, B, C0, C, 1.5, -0.5)
+
+
+@pytest.mark.gpu
+def test_gpu_split_k():
+    """sgemm_tuned's split-K against float64: the pick's splits (M = 64 and 1 over long K), explicit splits of the
+    three tilings on odd shapes (predicated), every operand major, alpha / beta with C read, and beta 0 with a C
+    of NaN (not read); the splits' sum keeps the fp32 bound of one K-term dot product."""
+    torch.manual_seed(5)
+    cases = [(64, 8192, 4096, ("k", "n", "n"), None, None), (1, 4096, 4096, ("k", "k", "n"), None, None),
+             (1000, 1000, 1000, ("m", "n", "m"), None, None), (77, 300, 2001, ("k", "k", "m"), SMALL, 5),
+             (130, 257, 999, ("m", "n", "n"), FALLBACK, 3), (256, 512, 4096, ("k", "n", "n"), DEFAULT, 8)]
+    for i, (M, N, K, majors, cfg, splits) in enumerate(cases):
+        A, B, C = operands(M, N, K, majors, "cuda", torch.randn)
+        if splits is None:
+            assert pick_sgemm_splits(M, N, K, pick_sgemm_config(A, B, C), torch.cuda.get_device_properties(
+                A.device).multi_processor_count) > 1
+        alpha, beta = (1.5, -0.5) if i % 2 else (1.0, 0.0)
+        if beta == 0:
+            C.fill_(float("nan"))
+        C0 = C.clone() if beta else torch.zeros_like(C)
+        assert sgemm_tuned(A, B, C, alpha, beta, config=cfg, splits=splits) is C
+        check_fp32_gemm(A, B, C0, C, alpha, beta)
+
+
+@pytest.mark.gpu
+def test_gpu_split_k_rejects_bad_counts():
+    A, B = torch.randn(64, 512, device="cuda"), torch.randn(512, 128, device="cuda")
+    for bad in (0, -2, 2.0):
+        with pytest.raises(ValueError, match="splits"):
+            sgemm_tuned(A, B, splits=bad)
+    C = sgemm_tuned(A, B, splits=1000)                                    # more than the 64 k-tiles: 64 splits
+    check_fp32_gemm(A, B, torch.zeros_like(C), C, 1.0, 0.0)

@@ -67,7 +67,8 @@ from tilecraft.layout.inttuple import imin
 from tilecraft.tensor import Tensor
 
 __all__ = ["SgemmConfig", "CONFIGS", "DEFAULT", "FALLBACK", "SMALL", "sgemm_tuned_kernel", "sgemm_tuned_args",
-           "sgemm_tuned", "is_full", "pick_sgemm_config"]
+           "sgemm_tuned", "is_full", "pick_sgemm_config", "pick_sgemm_splits", "whole_splits", "MAX_SPLITS",
+           "SPLIT_MIN_K"]
 
 VEC = 4  # floats per 128-bit access
 ASYNC_LANES_K = 8  # threads along k in the 4-byte cp.async copy of a K-major operand (one 32-byte sector)
@@ -236,8 +237,12 @@ def _contiguous_mode(x: Tensor) -> int:
 
 
 @dsl.kernel
-def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
-    """C (M,N) = alpha * A (M,K) @ B^T + beta * C with B given as (N,K); see the module docstring."""
+def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr, splits: Constexpr = 1):
+    """C (M,N) = alpha * A (M,K) @ B^T + beta * C with B given as (N,K); see the module docstring.
+
+    ``splits`` > 1 (split-K): C is the fp32 workspace (SPLITS,M,N), blockIdx.z the split, which takes its share
+    of the k-tiles (ceil(k-tiles / SPLITS) each; the host makes sure none is empty) and stores alpha times its
+    partial sum into C(z) (the host passes alpha 1, beta 0; ``splitk_reduce_kernel`` adds the splits up)."""
     # the predicated trace keeps ~10 more values live than the 128 registers of 2 CTAs/SM allow (ptxas
     # would spill them inside the main loop), so it asks for 1 CTA/SM's budget instead
     dsl.launch_bounds(cfg.threads, cfg.min_blocks if full else 1)        # __launch_bounds__(THREADS, MIN_BLOCKS)
@@ -247,6 +252,8 @@ def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
     cta_tiler = (bM, bN, bK)                                              # (BLK_M, BLK_N, BLK_K)
     M, K = A.shape
     N = B.shape[0]
+    if splits > 1:
+        C = C(blockIdx.z, _, _)                                           # (M,N) this split's partial sums
 
     #
     # CTA tiles
@@ -344,12 +351,18 @@ def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
 
     #
     # Main loop: compute on stage k_tile % S while the next k-tiles travel global -> (registers ->) smem
+    # (k_tile counts this CTA's k-tiles, those of its split with split-K: global k-tile k_begin + k_tile)
     #
     k_tile_max = K // bK if full else tc.ceil_div(K, bK)
+    k_begin = 0
+    if splits > 1:
+        per_split = tc.ceil_div(k_tile_max, splits)
+        k_begin = blockIdx.z * per_split                                  # the split's first k-tile
+        k_tile_max = imin(per_split, k_tile_max - k_begin)                # its k-tiles (>= 1: the host's split)
     if use_async:
         # Prologue: k-tiles 0 .. S-2 in flight, one cp.async group each, then wait for k-tile 0
         for s in range(S - 1):
-            load_tile_async(imin(s, k_tile_max - 1), s)
+            load_tile_async(k_begin + imin(s, k_tile_max - 1), s)
         dsl.cp_async_wait(S - 2)
         dsl.syncthreads()
         dsl.copy(tCsA(_, 0, 0), tCrA(_, 0))                               # first fragments
@@ -369,11 +382,11 @@ def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
                     # k-tile + S-1 into the stage of k-tile - 1, which every thread finished reading
                     # before the previous k-tile's barrier; past the end the last k-tile is fetched
                     # again into a stage nobody reads any more (no branch in the loop)
-                    load_tile_async(imin(k_tile + S - 1, k_tile_max - 1), (k_tile + S - 1) % S)
+                    load_tile_async(k_begin + imin(k_tile + S - 1, k_tile_max - 1), (k_tile + S - 1) % S)
                 compute(k)
         dsl.cp_async_wait(0)                                              # nothing lands in smem after the loop
     else:
-        load_tile(0)                                                      # prologue: k-tile 0 -> stage 0
+        load_tile(k_begin)                                                # prologue: k-tile 0 -> stage 0
         dsl.copy(tArA, tAsA(_, _, 0))
         dsl.copy(tBrB, tBsB(_, _, 0))
         dsl.syncthreads()
@@ -396,7 +409,7 @@ def sgemm_tuned_kernel(A, B, C, alpha, beta, cfg: Constexpr, full: Constexpr):
                 load_fragments(k, (tCsA_read, tCsB_read), (tCsA_write, tCsB_write))
                 if k == 0:
                     # the last k-tile reloads itself (a wasted load, but no branch in the loop)
-                    load_tile(imin(k_tile + 1, k_tile_max - 1))
+                    load_tile(k_begin + imin(k_tile + 1, k_tile_max - 1))
                 compute(k)
 
     #
@@ -459,40 +472,100 @@ def pick_sgemm_config(A: Any, B: Any, C: Any, sms: int | None = None) -> SgemmCo
     return SMALL if 4 * -(-M // cfg.blk_m) * -(-N // cfg.blk_n) < 3 * sms else cfg
 
 
+#: split-K (sgemm_tuned's ``splits``): at most this many splits, each of at least SPLIT_MIN_K elements of K
+MAX_SPLITS = 16
+SPLIT_MIN_K = 256
+
+
+def whole_splits(k_tiles: int, splits: int) -> int:
+    """The splits the kernel makes of `k_tiles` k-tiles when asked for `splits`: each takes ceil(k_tiles /
+    splits), so fewer where the last ones would be empty (10 k-tiles in 4 splits: 3, 3, 3, 1; 9 in 4: 3, 3, 3)."""
+    if k_tiles < 1 or splits < 1:
+        return 1
+    return -(-k_tiles // -(-k_tiles // splits))
+
+
+def pick_sgemm_splits(M: int, N: int, K: int, cfg: SgemmConfig, sms: int) -> int:
+    """Split-K for sgemm_tuned: 1 where the tiling's CTAs fill half of the SMs' slots (``min_blocks`` per SM),
+    else enough splits to fill them, at most MAX_SPLITS and each of at least SPLIT_MIN_K elements of K."""
+    tiles = -(-M // cfg.blk_m) * -(-N // cfg.blk_n)
+    slots = sms * cfg.min_blocks
+    if 2 * tiles >= slots or K < 2 * SPLIT_MIN_K:
+        return 1
+    want = min(slots // tiles, K // SPLIT_MIN_K, MAX_SPLITS)
+    return whole_splits(-(-K // cfg.blk_k), want)
+
+
 def sgemm_tuned_args(A: Any, B: Any, C: Any, alpha: float, beta: float,
-                     cfg: SgemmConfig = DEFAULT) -> tuple[tuple, tuple, tuple]:
+                     cfg: SgemmConfig = DEFAULT, splits: int = 1) -> tuple[tuple, tuple, tuple]:
     """(args, grid, block) to launch sgemm_tuned_kernel for C = alpha * A @ B + beta * C, with A (M,K),
     B (K,N), C (M,N) torch tensors of any strides. The rasterized grid is used only when the n-tiles
-    split into whole groups (else the 2-D grid)."""
+    split into whole groups (else the 2-D grid). With ``splits`` > 1 (split-K), C is the fp32 workspace
+    (splits, M, N), contiguous, the grid's third extent the splits, and the kernel stores alpha times each
+    split's partial sum (beta is not used); ``splits`` must be ``whole_splits`` of the k-tiles."""
     import numpy as np
 
     cfg.validate()
     Bt = B.t()  # the kernel takes B as (N,K)
-    M, N = C.shape
+    M, N = C.shape[-2:]
+    if splits > 1:
+        k_tiles = -(-A.shape[1] // cfg.blk_k)
+        if C.dim() != 3 or C.shape[0] != splits or not C.is_contiguous():
+            raise ValueError(f"split-K writes a contiguous ({splits}, {M}, {N}) workspace, got {tuple(C.shape)}")
+        if whole_splits(k_tiles, splits) != splits:
+            raise ValueError(f"{k_tiles} k-tiles do not make {splits} splits (whole_splits: "
+                             f"{whole_splits(k_tiles, splits)})")
     tiles_m, tiles_n = -(-M // cfg.blk_m), -(-N // cfg.blk_n)
     if cfg.raster > 1 and tiles_n % cfg.raster:
         cfg = replace(cfg, raster=1)
-    full = is_full(A, Bt, C, cfg)
+    full = is_full(A, Bt, C[0] if splits > 1 else C, cfg)
     grid = (tiles_m * tiles_n,) if cfg.raster > 1 else (tiles_m, tiles_n)
     args = (A, Bt, C, np.float32(alpha), np.float32(beta), cfg, full)
+    if splits > 1:
+        return args + (splits,), grid + (1,) * (2 - len(grid)) + (splits,), (cfg.threads,)
     return args, grid, (cfg.threads,)
 
 
 def sgemm_tuned(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0,
-                config: SgemmConfig | None = None) -> Any:
+                config: SgemmConfig | None = None, splits: int | None = None) -> Any:
     """C = alpha * A @ B + beta * C with the tuned SIMT kernel; returns C (new when C is None).
 
     A (M,K), B (K,N) and C (M,N) are float32 CUDA tensors on one device with any strides. Shapes that
     are multiples of the CTA tile with 128-bit-ready layouts run the unpredicated kernel, all others
     its predicated trace (see the module docstring). ``config`` None picks the tiling (pick_sgemm_config:
-    DEFAULT, FALLBACK or SMALL). As in BLAS, C is not read when beta is 0. Raises
-    TypeError/ValueError on wrong dtypes, devices, ranks, shapes or overlapping outputs.
+    DEFAULT, FALLBACK or SMALL). ``splits`` > 1 is split-K: each split sums its share of K into an fp32
+    workspace and a second kernel (tensorop's ``splitk_reduce_kernel``) adds the shares up into C; None
+    picks (``pick_sgemm_splits``: where the tiles leave SMs idle and K is long), 1 is none. As in BLAS, C is
+    not read when beta is 0. Raises TypeError/ValueError on wrong dtypes, devices, ranks, shapes, overlapping
+    outputs or a split count below 1.
     """
+    import numpy as np
+    import torch
+
     from tilecraft.gemm.simt import check_sgemm_operands
 
     M, N, K, C, beta = check_sgemm_operands(A, B, C, beta, "sgemm_tuned")
     if M == 0 or N == 0:
         return C
-    args, grid, block = sgemm_tuned_args(A, B, C, alpha, beta, config or pick_sgemm_config(A, B, C))
+    if splits is not None and (not isinstance(splits, int) or splits < 1):
+        raise ValueError(f"sgemm_tuned: splits must be an int >= 1, got {splits!r}")
+    cfg = config or pick_sgemm_config(A, B, C)
+    if splits is None:
+        from tilecraft.gemm.op import _device_facts
+        splits = pick_sgemm_splits(M, N, K, cfg, _device_facts(A.device)[0])
+    splits = whole_splits(-(-K // cfg.blk_k), splits)
+    if splits == 1:
+        args, grid, block = sgemm_tuned_args(A, B, C, alpha, beta, cfg)
+        sgemm_tuned_kernel[grid, block](*args)
+        return C
+    from tilecraft.gemm.tensorop import EpilogueSpec, SplitReduce, splitk_reduce_kernel
+
+    W = torch.empty(splits, M, N, dtype=torch.float32, device=A.device)
+    args, grid, block = sgemm_tuned_args(A, B, W, 1.0, 0.0, cfg, splits)
     sgemm_tuned_kernel[grid, block](*args)
+    W4, D3 = W.unsqueeze(1), C.unsqueeze(0)                               # (S,1,M,N), (1,M,N)
+    ep = EpilogueSpec(read_c=beta != 0, unit_alpha=alpha == 1)
+    vec, threads = SplitReduce.elements_per_thread(W4, D3), SplitReduce.threads
+    splitk_reduce_kernel[(-(-(M * N // vec) // threads),), (threads,)](
+        W4, D3 if beta != 0 else None, D3, None, np.float32(alpha), np.float32(beta), ep, threads, False, vec)
     return C
