@@ -40,9 +40,9 @@ def main() -> int:
     a = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     configs = []                                     # (label, tiling or None: sgemm_tuned's pick, splits or None)
-    for label in (n for n in a.configs.split(",") if n):
-        name, _, split = label.partition("/s")
-        configs.append((label, None if name == "auto" else CONFIGS[name], int(split) if split else None))
+    for spec in (n for n in a.configs.split(",") if n):
+        name, _, split = spec.partition("/s")
+        configs.append((spec, None if name == "auto" else CONFIGS[name], int(split) if split else None))
     timer = Timer(warmup_ms=20.0, reps=a.reps)
     print("| shape | contender | ms | TFLOP/s | x cuBLAS | spread | rel err |\n|---|---|---:|---:|---:|---:|---:|")
     for shape in a.shapes.split(","):
@@ -51,10 +51,10 @@ def main() -> int:
         operands = [(torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")) for _ in range(2)]
         ref = operands[0][0].double() @ operands[0][1].double()
         runs = {"cuBLAS": (lambda x, w: x @ w, "")}
-        for label, cfg, splits in configs:
+        for spec, cfg, splits in configs:
             out = sgemm_tuned(*operands[0], config=cfg, splits=splits)
             err = float((out.double() - ref).norm() / ref.norm())
-            runs[label] = (lambda x, w, cfg=cfg, s=splits: sgemm_tuned(x, w, config=cfg, splits=s), f"{err:.1e}")
+            runs[spec] = (lambda x, w, cfg=cfg, s=splits: sgemm_tuned(x, w, config=cfg, splits=s), f"{err:.1e}")
         times = in_turn({name: lambda call=call: timer(call, operands).median_ms for name, (call, _) in runs.items()},
                         a.rounds)
         stats = against(times, "cuBLAS")

@@ -236,17 +236,22 @@ def test_whole_splits_leave_no_split_empty():
             assert 1 <= s <= want and (s - 1) * per < k_tiles <= s * per
 
 
-@pytest.mark.parametrize("m,n,k,splits", [(64, 8192, 8192, 8), (1, 4096, 4096, 16), (512, 512, 512, 2),
-                                          (1024, 1024, 1024, 4), (1536, 1536, 1536, 1), (2048, 2048, 2048, 1),
-                                          (64, 8192, 256, 1), (16, 16, 100000, MAX_SPLITS), (256, 256, 256, 1)])
+@pytest.mark.parametrize("m,n,k,splits", [(64, 8192, 8192, 8), (1, 4096, 4096, 12), (512, 512, 512, 8),
+                                          (1024, 1024, 1024, 4), (1000, 1000, 1000, 3), (1536, 1536, 1536, 2),
+                                          (2048, 2048, 2048, 1), (64, 8192, 64, 1), (16, 16, 100000, MAX_SPLITS),
+                                          (256, 256, 256, 4)])
 def test_pick_sgemm_splits_fills_the_idle_slots(m, n, k, splits):
-    """Split-K where the pick's tiles fill fewer than half of the SMs' CTA slots (4 per SM for SMALL): enough splits
-    to fill them, each of at least SPLIT_MIN_K, at most MAX_SPLITS; none for short K or enough tiles."""
-    A, B, C = operands(m, n, 8, ("k", "n", "n"))
+    """Split-K where the pick's tiles leave CTA slots empty (4 per SM for SMALL's unpredicated trace, 3 for its
+    predicated one): about as many CTAs as slots, each split of at least SPLIT_MIN_K, at most MAX_SPLITS; none for
+    a short K or enough tiles (2048³: DEFAULT's 128 tiles, one per SM)."""
+    A, B, C = operands(m, n, k, ("k", "n", "n"))
     cfg = pick_sgemm_config(A, B, C, sms=132)
-    assert pick_sgemm_splits(m, n, k, cfg, 132) == splits
-    if splits > 1:
-        assert k // splits >= SPLIT_MIN_K and -(-m // cfg.blk_m) * -(-n // cfg.blk_n) * splits <= 132 * cfg.min_blocks
+    full = is_full(A, B.t(), C, cfg)
+    assert full is (m % 64 == 0 and n % 128 == 0)
+    assert pick_sgemm_splits(m, n, k, cfg, 132, full) == splits
+    assert splits == 1 or k // splits >= SPLIT_MIN_K
+    tiles, slots = -(-m // cfg.blk_m) * -(-n // cfg.blk_n), 132 * (cfg.min_blocks if full else cfg.min_blocks - 1)
+    assert splits in (1, MAX_SPLITS, k // SPLIT_MIN_K) or abs(tiles * splits - slots) <= tiles / 2
 
 
 def test_split_args_check_the_workspace():
@@ -415,8 +420,9 @@ def test_gpu_split_k():
     for i, (M, N, K, majors, cfg, splits) in enumerate(cases):
         A, B, C = operands(M, N, K, majors, "cuda", torch.randn)
         if splits is None:
-            assert pick_sgemm_splits(M, N, K, pick_sgemm_config(A, B, C), torch.cuda.get_device_properties(
-                A.device).multi_processor_count) > 1
+            pick = pick_sgemm_config(A, B, C)
+            sms = torch.cuda.get_device_properties(A.device).multi_processor_count
+            assert pick_sgemm_splits(M, N, K, pick, sms, is_full(A, B.t(), C, pick)) > 1
         alpha, beta = (1.5, -0.5) if i % 2 else (1.0, 0.0)
         if beta == 0:
             C.fill_(float("nan"))

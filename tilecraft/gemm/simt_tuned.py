@@ -474,7 +474,7 @@ def pick_sgemm_config(A: Any, B: Any, C: Any, sms: int | None = None) -> SgemmCo
 
 #: split-K (sgemm_tuned's ``splits``): at most this many splits, each of at least SPLIT_MIN_K elements of K
 MAX_SPLITS = 16
-SPLIT_MIN_K = 256
+SPLIT_MIN_K = 64
 
 
 def whole_splits(k_tiles: int, splits: int) -> int:
@@ -485,15 +485,18 @@ def whole_splits(k_tiles: int, splits: int) -> int:
     return -(-k_tiles // -(-k_tiles // splits))
 
 
-def pick_sgemm_splits(M: int, N: int, K: int, cfg: SgemmConfig, sms: int) -> int:
-    """Split-K for sgemm_tuned: 1 where the tiling's CTAs fill half of the SMs' slots (``min_blocks`` per SM),
-    else enough splits to fill them, at most MAX_SPLITS and each of at least SPLIT_MIN_K elements of K."""
+def pick_sgemm_splits(M: int, N: int, K: int, cfg: SgemmConfig, sms: int, full: bool = True) -> int:
+    """Split-K for sgemm_tuned where the tiling's CTAs leave SMs' CTA slots empty: about as many CTAs as slots,
+    round(slots / tiles) splits (slots: ``min_blocks`` CTAs per SM for the unpredicated trace, one fewer for the
+    predicated one, whose registers do not fit the launch bound's budget), at most MAX_SPLITS and each of at
+    least SPLIT_MIN_K elements of K. H100, x cuBLAS, without / with the picked splits (thirty-ninth session,
+    probe_sgemm.py): 64x8192x8192 0.26 / 0.93 (8), 128x4096x4096 0.27 / 0.90 (8), 512x512x65536 0.12 / 0.93 (16),
+    512³ 0.47 / 0.98 (8), 1000³ 0.53 / 0.63 (3), 1024³ 0.86 / 0.96 (4). Where the splits' partial sums cost more
+    than the K they cut, fewer win: 1x4096x4096 and 32x4096x11008 ran 8 splits 15% faster than 16."""
     tiles = -(-M // cfg.blk_m) * -(-N // cfg.blk_n)
-    slots = sms * cfg.min_blocks
-    if 2 * tiles >= slots or K < 2 * SPLIT_MIN_K:
-        return 1
-    want = min(slots // tiles, K // SPLIT_MIN_K, MAX_SPLITS)
-    return whole_splits(-(-K // cfg.blk_k), want)
+    slots = sms * (cfg.min_blocks if full else max(1, cfg.min_blocks - 1))
+    want = min(round(slots / tiles), K // SPLIT_MIN_K, MAX_SPLITS)
+    return whole_splits(-(-K // cfg.blk_k), want) if want > 1 else 1
 
 
 def sgemm_tuned_args(A: Any, B: Any, C: Any, alpha: float, beta: float,
@@ -552,7 +555,7 @@ def sgemm_tuned(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float =
     cfg = config or pick_sgemm_config(A, B, C)
     if splits is None:
         from tilecraft.gemm.op import _device_facts
-        splits = pick_sgemm_splits(M, N, K, cfg, _device_facts(A.device)[0])
+        splits = pick_sgemm_splits(M, N, K, cfg, _device_facts(A.device)[0], is_full(A, B.t(), C, cfg))
     splits = whole_splits(-(-K // cfg.blk_k), splits)
     if splits == 1:
         args, grid, block = sgemm_tuned_args(A, B, C, alpha, beta, cfg)
