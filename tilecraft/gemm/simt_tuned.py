@@ -490,9 +490,12 @@ def pick_sgemm_splits(M: int, N: int, K: int, cfg: SgemmConfig, sms: int, full: 
     round(slots / tiles) splits (slots: ``min_blocks`` CTAs per SM for the unpredicated trace, one fewer for the
     predicated one, whose registers do not fit the launch bound's budget), at most MAX_SPLITS and each of at
     least SPLIT_MIN_K elements of K. H100, x cuBLAS, without / with the picked splits (thirty-ninth session,
-    probe_sgemm.py): 64x8192x8192 0.26 / 0.93 (8), 128x4096x4096 0.27 / 0.90 (8), 512x512x65536 0.12 / 0.93 (16),
-    512³ 0.47 / 0.98 (8), 1000³ 0.53 / 0.63 (3), 1024³ 0.86 / 0.96 (4). Where the splits' partial sums cost more
-    than the K they cut, fewer win: 1x4096x4096 and 32x4096x11008 ran 8 splits 15% faster than 16."""
+    probe_sgemm.py, two runs): 64x8192x8192 0.26 / 0.94 (8), 128x4096x4096 0.27 / 0.90 (8), 512x512x65536 0.12 /
+    0.93 (16), 1x4096x4096 0.07 / 0.42 (12), 96x6144x2048 0.42 / 0.74 (4), 256³ 0.53 / 0.92 (4), 512³ 0.47 / 0.98
+    (8), 768³ 0.74 / 1.12 (7), 1000³ 0.53 / 0.63 (3), 1024³ 0.86 / 0.96 (4), 1280³ 0.98 / 1.08 (3), 1536³ 0.90 /
+    0.96 (2), 2000x500x3000 0.49 / 0.74 (3). Best of the fixed counts tried, where the pick missed it: 256³ 1.06
+    (8), 1536³ 1.06 (4). More splits than slots lose: their partial sums cost more than the K they cut (1024³
+    0.62 in 16 splits)."""
     tiles = -(-M // cfg.blk_m) * -(-N // cfg.blk_n)
     slots = sms * (cfg.min_blocks if full else max(1, cfg.min_blocks - 1))
     want = min(round(slots / tiles), K // SPLIT_MIN_K, MAX_SPLITS)
