@@ -47,6 +47,10 @@ difference on the hardware:
 * ``__launch_bounds__(threads, min_blocks)`` keeps ptxas at the register budget of 2 CTAs per SM (128
   registers) for the 8x8 tiles; the CTA order can be rasterized in groups of n-tiles.
 
+Split-K (``splits`` > 1, ``pick_sgemm_splits``): where the tiles leave SMs' CTA slots empty (M = 64 against
+N = 8192, 512³), each split (blockIdx.z) sums its share of the k-tiles into its slice of an fp32 workspace, and
+the GEMMs' split reduction kernel (tensorop.splitk_reduce_kernel) adds the slices up with alpha and beta.
+
 Predication: with ``full`` (the host checks M, N, K are multiples of the CTA tile, 16-byte aligned
 pointers and leading dimensions that are multiples of 4) the kernel has no predicates at all. Otherwise
 the same kernel is traced with CuTe's identity-tensor predicates: global loads outside A or B become
