@@ -129,6 +129,30 @@ def test_maps_and_descriptors_share_the_smem_layout():
         wrong_tile.source(tmA)
 
 
+def test_tma_load_multicasts_slices_or_whole_boxes():
+    """tma_load with a multicast map sends this CTA's slice (cta_rank); with a map of one CTA's box and a mask
+    (cta_rank=None) the whole box, at the tile given; the other pairings are refused."""
+    A, Bt = _operands(1, 256, 256, 256, ("K", "K"), torch.float16)
+    whole, halves = (sm90.make_maps(A, Bt, Sm90Config(128, 128, 64, stages=3, cluster_n=n), "float16")[0]
+                     for n in (1, 2))
+
+    @dsl.kernel
+    def load(tm, cta_rank: dsl.Constexpr):
+        s = dsl.smem_tensor(dsl.float16, sm90.smem_layout(dsl.float16, "K", 128, 64, 1)(None, None, 0), align=1024)
+        bars = dsl.hopper.mbarriers(1)
+        dsl.hopper.tma_load(tm, s, bars.addr(0), (0, 64, 0), multicast=3, cta_rank=cta_rank)
+
+    # origin (m, k, l) = (0, 64, 0): box coordinates (k, m, l)
+    assert "tc::tma_load_multicast_3d(tc::smem_u32(s), &tm, tc::smem_u32(smem0), (tc::u16)(3), 64, 0, 0);" in \
+        load.source(whole, None)
+    assert "tc::smem_u32(s + 4096), &tm, tc::smem_u32(smem0), (tc::u16)(3), 64, 64, 0);" in \
+        load.source(halves, 1)                                                  # slice 1: 64 rows further on
+    with pytest.raises(dsl.TraceError, match="sends the whole box"):
+        load.source(whole, 0)
+    with pytest.raises(dsl.TraceError, match="pass this CTA's cta_rank"):
+        load.source(halves, None)
+
+
 def test_if_refuses_python_bools():
     """`x == 0` on a runtime value is a Python comparison of expressions: tc.if_ refuses the bool it makes."""
     @dsl.kernel
@@ -179,16 +203,31 @@ def test_ragged_mn_major_operands_load_by_column_blocks():
         assert src.count("tma_load_") == 1 + cfg.blk_n // 64               # A whole, B block by block
         r = sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a").resources
         assert r.spill_store_bytes == 0 and r.stack_frame_bytes == 0, r
-    why = sm90.tma_problem(A, Bt, Sm90Config(cluster_m=2), "bfloat16")
-    assert why.startswith("B: an MN-major extent that is no multiple of 64 (1000)") and "without a cluster" in why
-    # a column-major A of ragged M in a 2x1 cluster (B multicast, A not): refused too, so tc.gemm runs the blocks
-    # unclustered (the kernel's trace assumes no cluster beside column blocks)
+    # in clusters: the CTAs that multicast the blocked operand share out its blocks (block b from rank b % CTAs,
+    # each to both), so a tile's blocks must split evenly among them; the other operand's multicast beside the
+    # blocks changes nothing in their loads
+    for cfg, loads, multicasts in ((Sm90Config(128, 256, 64, 4, cluster_m=2), 1 + 4, 4),
+                                   (Sm90Config(128, 128, 64, 6, cluster_n=2), 1 + 2, 1),
+                                   (Sm90Config(128, 128, 64, 6, cluster_m=2, cluster_n=2), 1 + 2, 3),
+                                   (Sm90Config(64, 128, 64, 8, consumers=1, cluster_m=2), 1 + 2, 2)):
+        assert sm90.tma_problem(A, Bt, cfg, "bfloat16") is None
+        tmA, tmB = sm90.make_maps(A, Bt, cfg, "bfloat16")
+        assert tmB.args.box_dims == (64, 64, 1) and tmB.args.multicast == 1  # one CTA's block, multicast or not
+        D = torch.empty(1, 1000, 1000, dtype=torch.bfloat16)
+        args = (tmA, tmB, None, D, None, np.float32(1), np.float32(0), 1000, None, cfg, "bfloat16",
+                sm90.operand_majors(A, Bt), EpilogueSpec(), False, sm90.d_map(D, cfg))
+        src = sm90.sm90_gemm_kernel.source(*args)
+        assert src.count("tma_load_") == loads and src.count("tma_load_multicast") == multicasts, cfg
+        # every stage expects its whole tiles, each byte landing once
+        assert f"arrive_expect_tx(tc::smem_u32(smem0 + stage), {2 * 64 * (cfg.blk_m + cfg.blk_n)})" in src
+        r = sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a").resources
+        assert r.spill_store_bytes == 0 and r.stack_frame_bytes == 0, r
+    why = sm90.tma_problem(A, Bt, Sm90Config(64, 64, 64, 8, consumers=1, cluster_m=2), "bfloat16")
+    assert why.startswith("B: an MN-major extent that is no multiple of 64 (1000)") and "do not split" in why
+    # a column-major A of ragged M under the pick's 2x1 cluster (B multicast, A by blocks): the pick runs
     A2, Bt2 = _operands(1, 4000, 8192, 8192, ("M", "K"), torch.bfloat16)
     assert pick_sm90_config(4000, 8192, 8192, 1, 132).cluster_m == 2
-    why = sm90.tma_problem(A2, Bt2, pick_sm90_config(4000, 8192, 8192, 1, 132), "bfloat16")
-    assert why.startswith("A: an MN-major extent that is no multiple of 64 (4000)"), why
-    assert op_module._readable_sm90_config(pick_sm90_config(4000, 8192, 8192, 1, 132), A2, Bt2, "bfloat16",
-                                           132).cluster == 1
+    assert sm90.tma_problem(A2, Bt2, pick_sm90_config(4000, 8192, 8192, 1, 132), "bfloat16") is None
     assert "dense box" in sm90.tma_problem(A, Bt, Sm90Config(128, 192, 64, 4), "bfloat16")
     # tc.gemm: the pick where TMA reads it, else the fastest unclustered table tile it reads
     A, Bt = _operands(1, 3000, 2000, 1000, ("K", "N"), torch.bfloat16)
@@ -387,6 +426,17 @@ CASES = [
     dict(M=1000, N=1000, K=1000, L=2, majors="KN", cfg=Sm90Config(128, 128, 64, 6, dynamic=True)),
     dict(M=1000, N=1000, K=520, majors="MN", cfg=Sm90Config(128, 128, 64, 5, pingpong=True)),
     dict(M=136, N=8, K=64, majors="MN", cfg=Sm90Config(64, 64, 64, 8, consumers=1)),          # one block, mostly zeros
+    # ... in clusters: the CTAs that multicast a blocked operand share out its blocks (B in 2x1, A in 1x2, both in
+    # 2x2), or the blocks load beside the other operand's multicast
+    dict(M=1000, N=1000, K=1000, majors="KN", cfg=Sm90Config(128, 256, 64, 4, cluster_m=2)),
+    dict(M=1000, N=2000, K=520, majors="KN", C=True, beta=0.5, bias="n", act="relu",
+         cfg=Sm90Config(128, 128, 64, 6, cluster_m=2, cluster_n=2)),
+    dict(M=1000, N=1000, K=1000, majors="MK", cfg=Sm90Config(128, 128, 64, 6, cluster_n=2)),
+    dict(M=1000, N=1024, K=1000, majors="MK", bias="m", cfg=Sm90Config(128, 128, 64, 6, cluster_m=2)),
+    dict(M=1000, N=1000, K=520, L=2, majors="KN", cfg=Sm90Config(128, 128, 64, 6, cluster_n=2)),
+    dict(M=2000, N=1000, K=1000, majors="MN", cfg=Sm90Config(128, 256, 64, 4, cluster_m=2, dynamic=True)),
+    dict(M=200, N=1000, K=2000, majors="KN", out="float32", cfg=Sm90Config(64, 128, 64, 8, consumers=1, cluster_m=2,
+                                                                           splits=3)),
 ]
 
 

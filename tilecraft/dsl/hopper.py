@@ -129,16 +129,25 @@ def tma_load(m: TmaMapArg, dst: Tensor, bar: Any, origin: Any, *, multicast: Any
 
     With a map made for multicast k (``make_tma_map(..., multicast=k)``) this CTA copies slice
     ``cta_rank`` (0..k-1, may be a runtime value) of the tile to the CTAs of the 16-bit ``multicast``
-    mask, at the same offset in each (each must expect the whole tile's bytes on its own barrier)."""
+    mask, at the same offset in each (each must expect the whole tile's bytes on its own barrier).
+    With a map of one CTA's box and a ``multicast`` mask (``cta_rank`` None), the whole box goes to every
+    CTA of the mask: CTAs that split a tile box by box (the Hopper GEMM's column blocks) each send theirs."""
     t = _use_sm90()
     _check_tile(m, dst, "tma_load")
     rank = m.args.rank
     if m.args.multicast == 1:
-        if multicast is not None:
-            raise TraceError("tma_load: a multicast mask needs a map made with multicast > 1")
+        if multicast is not None and cta_rank is not None:
+            raise TraceError("tma_load: a multicast mask with a map of one CTA's box sends the whole box "
+                             "(cta_rank=None); slices need a map made with multicast > 1")
         cs = ", ".join(render(c, "int") for c in m.coords(origin))
+        if multicast is not None:
+            t.emit(f"tc::tma_load_multicast_{rank}d({_tile_address(dst)}, {m.ref}, {_u32(bar)}, "
+                   f"(tc::u16)({render(multicast, 'unsigned')}), {cs});")
+            return
         t.emit(f"tc::tma_load_{rank}d({_tile_address(dst)}, {m.ref}, {_u32(bar)}, {cs});")
         return
+    if cta_rank is None:
+        raise TraceError(f"tma_load: the map splits its tile over {m.args.multicast} CTAs; pass this CTA's cta_rank")
     if multicast is None:
         raise TraceError(f"tma_load: the map splits its tile over {m.args.multicast} CTAs; pass the CTA mask")
     coords = list(m.coords(origin))

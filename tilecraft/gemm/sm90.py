@@ -1115,11 +1115,17 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
                 c_bar.init(b, 1)
             hopper.fence_barrier_init()
         dsl.syncthreads()                                                 # initialized before any thread uses them
-    # a map of one 64-element column block (a ragged MN-major operand: _map) takes one load per block
+    # a map of one 64-element column block (a ragged MN-major operand: _map) takes one load per block; where the
+    # cluster multicasts that operand, its CTAs share out the blocks (block b from rank b % CTAs), each block to all
     blocks_a = _blocks_of(tmA, bM, bK, tmA.args.element_bytes)
     blocks_b = _blocks_of(tmB, bN, bK, tmB.args.element_bytes)
-    dsl.assume((blocks_a == 1 or CL == 1) and (blocks_b == 1 or CL == 1), "column-block maps take no multicast")
-    stage_bytes = (tmA.box_bytes * blocks_a * sch.CLN + tmB.box_bytes * blocks_b * sch.CLM)  # every CTA's slice lands
+    split_a = sch.CLN > 1 and tmA.args.multicast == 1                     # A's column blocks, multicast
+    split_b = sch.CLM > 1 and tmB.args.multicast == 1                     # B's column blocks, multicast
+    dsl.assume((not split_a or blocks_a % sch.CLN == 0) and (not split_b or blocks_b % sch.CLM == 0),
+               "a multicast operand's column blocks split evenly among the CTAs that share it")
+    # every CTA's slice (a multicast map's box) or block lands: each stage receives the whole tiles
+    stage_bytes = (tmA.box_bytes * blocks_a * (sch.CLN if tmA.args.multicast > 1 else 1)
+                   + tmB.box_bytes * blocks_b * (sch.CLM if tmB.args.multicast > 1 else 1))
 
     if cfg.splits > 1:
         # the reduction kernel (SplitReduce, a programmatic dependent launch) may be scheduled now: its CTAs
@@ -1137,21 +1143,31 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
 
             mc_a, mc_b = sch.multicast()
 
+            def blocks(tm: Any, s: Any, bar: Any, count: int, origin: Any, mc: Any, ctas: int) -> None:
+                """The column blocks of one operand's stage tile s, origin (mn, k, l): all of them, or with the
+                multicast mc (mask, rank) every ctas-th from block `rank`, each to the CTAs of the mask."""
+                for b in range(count):
+                    tile = s(((_, b) if count > 1 else _), _)
+                    at = (origin[0] + 64 * b, origin[1], origin[2])
+                    if mc is None:
+                        hopper.tma_load(tm, tile, bar, at)
+                    else:
+                        with dsl.if_(dsl.eq(mc[1], b % ctas)):
+                            hopper.tma_load(tm, tile, bar, at, multicast=mc[0], cta_rank=None)
+
             def load(stage: Any, m_tile: Any, n_tile: Any, l_idx: Any, k_tile: Any) -> None:
-                if mc_a is not None:                                       # this CTA's slice of A, to its row
+                if mc_a is not None and not split_a:                       # this CTA's slice of A, to its row
                     hopper.tma_load(tmA, sA(_, _, stage), full_bar.addr(stage), (m_tile * bM, k_tile * bK, l_idx),
                                     multicast=mc_a[0], cta_rank=mc_a[1])
-                else:
-                    for b in range(blocks_a):                              # (column blocks: a ragged MN-major A)
-                        hopper.tma_load(tmA, sA(((_, b) if blocks_a > 1 else _), _, stage), full_bar.addr(stage),
-                                        (m_tile * bM + 64 * b, k_tile * bK, l_idx))
-                if mc_b is not None:                                       # this CTA's slice of B, to its column
+                else:                                                      # (column blocks: a ragged MN-major A)
+                    blocks(tmA, sA(_, _, stage), full_bar.addr(stage), blocks_a, (m_tile * bM, k_tile * bK, l_idx),
+                           mc_a, sch.CLN)
+                if mc_b is not None and not split_b:                       # this CTA's slice of B, to its column
                     hopper.tma_load(tmB, sB(_, _, stage), full_bar.addr(stage), (n_tile * bN, k_tile * bK, l_idx),
                                     multicast=mc_b[0], cta_rank=mc_b[1])
                 else:
-                    for b in range(blocks_b):
-                        hopper.tma_load(tmB, sB(((_, b) if blocks_b > 1 else _), _, stage), full_bar.addr(stage),
-                                        (n_tile * bN + 64 * b, k_tile * bK, l_idx))
+                    blocks(tmB, sB(_, _, stage), full_bar.addr(stage), blocks_b, (n_tile * bN, k_tile * bK, l_idx),
+                           mc_b, sch.CLM)
 
             tma_producer(sch, full_bar, empty_bar, stage_bytes, load)
     with dsl.else_():
@@ -1221,16 +1237,17 @@ _MAP_DTYPES = {"tf32": "tf32"}
 def _map(x: Any, elem: str, major: str, mn: int, bk: int, stages: int, multicast: int) -> Any:
     """The TMA map of operand view x (MN, K, L) filling its (mn, bk) stage tile; where x is MN-major and its
     MN extent is no multiple of 64 (``ragged_mn``), the map of one 64-element column block of the tile
-    (the kernel loads the blocks one by one, and TMA fills the columns past the extent with zeros)."""
+    (the kernel loads the blocks one by one, and TMA fills the columns past the extent with zeros; under a
+    multicast the CTAs share out the blocks, each sending whole ones, so the map is one CTA's)."""
     block = major != "K" and ragged_mn(x.shape[0])
-    if block and multicast > 1:
+    if block and (mn // 64) % multicast:
         raise ValueError(f"an MN-major operand of extent {x.shape[0]} (no multiple of 64) is loaded by column blocks, "
-                         f"which a {multicast}-CTA multicast does not split (tma_problem says so first)")
+                         f"and the {mn // 64} of a tile do not split among {multicast} CTAs (tma_problem says so first)")
 
     def tile() -> Any:
         lay = smem_layout(ELEMENTS[elem][0], "K" if major == "K" else "MN", mn, bk, stages)(_, _, 0)
         return mn_block(lay) if block else lay
-    return _cached_map(x, tile, multicast, (elem, major, mn, bk, stages, block), _MAP_DTYPES.get(elem))
+    return _cached_map(x, tile, 1 if block else multicast, (elem, major, mn, bk, stages, block), _MAP_DTYPES.get(elem))
 
 
 def ragged_mn(extent: int) -> bool:
@@ -1292,13 +1309,13 @@ def _tma_problem(a_shape: tuple, a_stride: tuple, a_mis: int, b_shape: tuple, b_
                     f"extent must be a multiple of 64, got {mn} ({cfg.name})")
         lay = smem_layout(ELEMENTS[elem][0], major, mn, cfg.blk_k, cfg.stages)(_, _, 0)
         if major != "K" and ragged_mn(shape[1]):
-            # loaded by 64-element column blocks (_map), each a box of its own, by CTAs outside clusters (the
-            # kernel assumes so; a multicast would not split the blocks, and the other operand's multicast
-            # beside them was not run on a GPU)
-            if cfg.cluster > 1:
+            # loaded by 64-element column blocks (_map), each a box of its own; the CTAs that multicast the
+            # operand share out a tile's blocks, so those must split evenly among them
+            if (mn // 64) % mc:
                 return (f"{name}: an MN-major extent that is no multiple of 64 ({shape[1]}) is loaded by column "
-                        f"blocks, which run without a cluster ({cfg.name})")
-            lay = mn_block(lay)
+                        f"blocks, and the {mn // 64} of a {mn}-element tile do not split among the {mc} CTAs that "
+                        f"multicast it ({cfg.name})")
+            lay, mc = mn_block(lay), 1
         problem = _view_problem(name, shape, stride, mis, dtype.replace("torch.", ""), lay, mc)
         if problem is not None:
             return problem
