@@ -129,6 +129,21 @@ def test_maps_and_descriptors_share_the_smem_layout():
         wrong_tile.source(tmA)
 
 
+@pytest.mark.parametrize("M,N,K,pick", [(4000, 1000, 4000, "sm90_128x256x64_s4_c2_cl2x1"),
+                                        (3000, 2000, 1000, "sm90_128x256x64_s4_c2_cl2x1"),
+                                        (2048, 1000, 4096, "sm90_128x128x64_s6_c2_cl2x1"),   # 64 tiles of 128x256
+                                        (1000, 1000, 1000, "sm90_128x128x64_s6_c2_cl2x1"),
+                                        (100, 1000, 4096, "sm90_64x128x64_s8_c1_sk4"),        # one m-tile: the pick
+                                        (256, 1000, 65536, "sm90_128x128x64_s6_c2_sk8")])     # split-K: the pick
+def test_row_major_b_of_ragged_n_takes_a_2x1_multicast(M, N, K, pick):
+    """tc.gemm's tiling for a row-major B whose N is no multiple of 64 (column blocks, rows off 128-byte lines): a
+    2x1 cluster multicasting B's blocks, 128x256 where its tiles fill 3/4 of the SMs, else 128x128; the pick where
+    it splits K or has one m-tile. TMA reads each of them."""
+    A, Bt = _operands(1, M, N, K, ("K", "N"), torch.bfloat16)
+    cfg = op_module._multicast_b_blocks(pick_sm90_config(M, N, K, 1, 132), M, N, 1, 132)
+    assert cfg.name == pick and sm90.tma_problem(A, Bt, cfg, "bfloat16") is None
+
+
 def test_tma_load_multicasts_slices_or_whole_boxes():
     """tma_load with a multicast map sends this CTA's slice (cta_rank); with a map of one CTA's box and a mask
     (cta_rank=None) the whole box, at the tile given; the other pairings are refused."""
@@ -540,7 +555,7 @@ def test_gpu_tc_gemm_reads_a_ragged_row_major_b_through_tma(monkeypatch):
         A, B = torch.randn(M, K, device="cuda").bfloat16(), torch.randn(K, N, device="cuda").bfloat16()
         ref = A.double() @ B.double()
         assert float((gemm(A, B).double() - ref).norm() / ref.norm()) < 1e-2
-    assert [launch.cfg.name for launch in seen][:2] == ["sm90_64x128x64_s8_c1", "sm90_128x128x64_s6_c2"]
+    assert [launch.cfg.name for launch in seen] == ["sm90_128x128x64_s6_c2_cl2x1"] + ["sm90_128x256x64_s4_c2_cl2x1"] * 2
     assert [launch.majors for launch in seen] == [("K", "N")] * 3                 # B as it is, no copy
 
 

@@ -768,10 +768,13 @@ def _pick(A: Any, B: Any, out_dtype: Any, activation: str | None, bias: str, con
             A, B = prep(A, B)
         A3, B3 = _batched(A, "A"), _batched(B, "B")
         if _tma_ready(A3) and _tma_ready(B3.transpose(1, 2)):
-            from tilecraft.gemm.sm90 import tma_problem
+            from tilecraft.gemm.sm90 import ragged_mn, tma_problem
             config = pick_sm90_config(A3.shape[1], B3.shape[2], A3.shape[2], max(A3.shape[0], B3.shape[0]),
                                       _sm_count(A.device), 4 if elem == "tf32" else 2)
             config = _tf32_config(config) if elem == "tf32" else config
+            if elem in ("float16", "bfloat16") and B3.stride(2) == 1 and ragged_mn(B3.shape[2]):
+                config = _multicast_b_blocks(config, A3.shape[1], B3.shape[2], max(A3.shape[0], B3.shape[0]),
+                                             _sm_count(A.device))
             if tma_problem(A3, B3.transpose(1, 2), config, elem):
                 config = _readable_sm90_config(config, A3, B3.transpose(1, 2), elem, _sm_count(A.device))
     if config is None:
@@ -781,12 +784,30 @@ def _pick(A: Any, B: Any, out_dtype: Any, activation: str | None, bias: str, con
     return GemmOp(elem, out, config, activation or "none", bias), prep
 
 
+def _multicast_b_blocks(config: Sm90Config, M: int, N: int, L: int, sms: int) -> Sm90Config:
+    """The tiling for a row-major B whose N is no multiple of 64 (loaded by 64-element column blocks, rows off
+    128-byte lines): a 2x1 cluster whose two CTAs share out B's blocks and multicast them, 128x256 where its tiles
+    fill 3/4 of the SMs, else 128x128; the pick itself where it splits K or has a single m-tile. The blocks' rows
+    start off 128-byte lines and load slowly; multicast halves the loads. H100 (thirty-ninth session, probe_llm.py,
+    x cuBLAS; unclustered 128x256 / 128x128, then 2x1 128x256 / 128x128): 4000x1000x4000 0.60 / 0.50, **0.96** /
+    0.68; 2000x3000x4000 0.65 / 0.57, **0.87** / 0.75; 1000x5000x2000 0.60 / 0.55, **0.71** / 0.70; 8000x3000x1000
+    0.72 / 0.55, **0.97** / 0.70; 4096x11000x4096 0.75 / 0.64, **1.08** / 0.93; 3000x2000x1000 0.83 / 0.62,
+    **0.83** / 0.67; 2048x1000x4096 (64 tiles of 128x256) 0.68 / 0.67, 0.65 / **0.90**; 1000³ (32) 0.68 / 0.88,
+    0.65 / **0.86**."""
+    big, mid = list(SM90_TABLE.values())[:2]
+    if config.splits > 1 or config.stream_k or math.ceil(M / big.blk_m) < 2:
+        return config
+    big_tiles = math.ceil(M / big.blk_m) * math.ceil(N / big.blk_n) * L
+    return replace(big, cluster_m=2) if 4 * big_tiles >= 3 * sms else replace(mid, cluster_m=2)
+
+
 def _readable_sm90_config(config: Sm90Config, A3: Any, Bt: Any, elem: str, sms: int) -> Sm90Config | None:
     """Where TMA cannot read the operands tiled as the pick says: the fastest (by ``_sm90_estimate``) 16-bit
     table tile without a cluster that it can read, or None (the sm80 kernel). This is the case of an MN-major
-    operand whose MN extent is no multiple of 64 (a row-major B of N = 1000): it loads by 64-element column
-    blocks, which a cluster's multicast does not split and a 192-element tile's interleaved blocks do not
-    form. Other problems (alignment, strides) are the operands', and no tile reads them."""
+    operand whose MN extent is no multiple of 64 (a column-major A of M = 1000; a row-major B of N = 1000 takes
+    ``_multicast_b_blocks`` first): it loads by 64-element column blocks, which a 192-element tile's interleaved
+    blocks do not form, nor a 64-element tile's single block split among a multicast's CTAs. Other problems
+    (alignment, strides) are the operands', and no tile reads them."""
     from tilecraft.gemm.sm90 import tma_problem
 
     if elem not in ("float16", "bfloat16"):
