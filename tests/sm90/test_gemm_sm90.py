@@ -144,6 +144,37 @@ def test_row_major_b_of_ragged_n_takes_a_2x1_multicast(M, N, K, pick):
     assert cfg.name == pick and sm90.tma_problem(A, Bt, cfg, "bfloat16") is None
 
 
+@pytest.mark.parametrize("M,N,K,pick", [(1000, 1000, 1000, "sm90_128x128x64_s6_c2"),       # for 64x128
+                                        (4096, 4096, 1000, "sm90_128x256x64_s4_c2_cl2x1"),  # 512 tiles
+                                        (2048, 2048, 784, "sm90_128x256x64_s4_c2"),        # 128 tiles: the pick
+                                        (64, 4096, 1000, "sm90_64x64x64_s8_c1")])           # 64x64: the pick
+def test_k_major_rows_off_lines_take_bigger_tiles(M, N, K, pick):
+    """Both operands K-major with rows off 128-byte lines (K = 1000, 784): 128x256 in a 2x1 cluster from two rounds
+    of its tiles, 128x128 for the 64x128 tile, else the pick. Aligned rows (K = 1024) keep the pick."""
+    A, Bt = _operands(1, M, N, K, ("K", "K"), torch.bfloat16)
+    assert op_module._k_rows_off_lines(A) and op_module._k_rows_off_lines(Bt)
+    cfg = op_module._bigger_tiles_for_k_rows(pick_sm90_config(M, N, K, 1, 132), M, N, 1, 132)
+    assert cfg.name == pick and sm90.tma_problem(A, Bt, cfg, "bfloat16") is None
+    A, Bt = _operands(1, M, N, 1024, ("K", "K"), torch.bfloat16)
+    assert not op_module._k_rows_off_lines(A) and not op_module._k_rows_off_lines(Bt.transpose(1, 2))
+
+
+@pytest.mark.gpu
+def test_gpu_tc_gemm_k_major_rows_off_lines(monkeypatch):
+    """tc.gemm with an nn.Linear-style B (column-major, K = 1000): the bigger tiles, right against float64."""
+    if not _hopper():
+        pytest.skip("needs sm_90")
+    from tilecraft.gemm import gemm
+
+    seen = _watch_launches(monkeypatch, None)
+    torch.manual_seed(4)
+    for M, N, K in ((1000, 1000, 1000), (4096, 4096, 1000)):
+        A, W = torch.randn(M, K, device="cuda").bfloat16(), torch.randn(N, K, device="cuda").bfloat16()
+        ref = A.double() @ W.double().T
+        assert float((gemm(A, W.T).double() - ref).norm() / ref.norm()) < 1e-2
+    assert [launch.cfg.name for launch in seen] == ["sm90_128x128x64_s6_c2", "sm90_128x256x64_s4_c2_cl2x1"]
+
+
 def test_tma_load_multicasts_slices_or_whole_boxes():
     """tma_load with a multicast map sends this CTA's slice (cta_rank); with a map of one CTA's box and a mask
     (cta_rank=None) the whole box, at the tile given; the other pairings are refused."""

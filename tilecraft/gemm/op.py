@@ -775,6 +775,9 @@ def _pick(A: Any, B: Any, out_dtype: Any, activation: str | None, bias: str, con
             if elem in ("float16", "bfloat16") and B3.stride(2) == 1 and ragged_mn(B3.shape[2]):
                 config = _multicast_b_blocks(config, A3.shape[1], B3.shape[2], max(A3.shape[0], B3.shape[0]),
                                              _sm_count(A.device))
+            elif elem in ("float16", "bfloat16") and _k_rows_off_lines(A3) and _k_rows_off_lines(B3.transpose(1, 2)):
+                config = _bigger_tiles_for_k_rows(config, A3.shape[1], B3.shape[2], max(A3.shape[0], B3.shape[0]),
+                                                  _sm_count(A.device))
             if tma_problem(A3, B3.transpose(1, 2), config, elem):
                 config = _readable_sm90_config(config, A3, B3.transpose(1, 2), elem, _sm_count(A.device))
     if config is None:
@@ -799,6 +802,28 @@ def _multicast_b_blocks(config: Sm90Config, M: int, N: int, L: int, sms: int) ->
         return config
     big_tiles = math.ceil(M / big.blk_m) * math.ceil(N / big.blk_n) * L
     return replace(big, cluster_m=2) if 4 * big_tiles >= 3 * sms else replace(mid, cluster_m=2)
+
+
+def _k_rows_off_lines(x: Any) -> bool:
+    """x (L, MN, K) is K-major with rows that start off 128-byte lines (K of 16-bit elements no multiple of 64)."""
+    return x.stride(2) == 1 and x.shape[1] > 1 and (x.stride(1) * x.element_size()) % 128 != 0
+
+
+def _bigger_tiles_for_k_rows(config: Sm90Config, M: int, N: int, L: int, sms: int) -> Sm90Config:
+    """The tiling where both operands are K-major with rows off 128-byte lines (K = 1000: an nn.Linear weight of
+    1000 inputs), whose TMA boxes load slowly: fewer loads per FLOP. 128x256 in a 2x1 cluster (B multicast) where
+    its tiles make two rounds of the SMs or more, 128x128 for the 64-row tiles; otherwise, and where the pick
+    splits K, the pick. H100, x cuBLAS (thirty-ninth session, probe_ragged_mn.py --b-major K; the pick / this):
+    4096x4096x1000 0.64 (128x256) / 0.90, 1000³ 0.76 (64x128) / 0.89, 1024x1024x1000 0.75 / 0.89, 8192x4096x1000
+    0.91 (128x256 in 2x1 already); 2048x2048x784 keeps 128x256 unclustered (0.98; 2x1 0.91)."""
+    big, mid = list(SM90_TABLE.values())[:2]
+    if config.splits > 1 or config.stream_k:
+        return config
+    if math.ceil(M / big.blk_m) * math.ceil(N / big.blk_n) * L >= 2 * sms and math.ceil(M / big.blk_m) >= 2:
+        return replace(big, cluster_m=2)
+    if config.blk_m == 64 and config.blk_n == mid.blk_n:
+        return mid
+    return config
 
 
 def _readable_sm90_config(config: Sm90Config, A3: Any, Bt: Any, elem: str, sms: int) -> Sm90Config | None:
