@@ -776,8 +776,8 @@ def _pick(A: Any, B: Any, out_dtype: Any, activation: str | None, bias: str, con
                 config = _multicast_b_blocks(config, A3.shape[1], B3.shape[2], max(A3.shape[0], B3.shape[0]),
                                              _sm_count(A.device))
             elif elem in ("float16", "bfloat16") and _k_rows_off_lines(A3) and _k_rows_off_lines(B3.transpose(1, 2)):
-                config = _bigger_tiles_for_k_rows(config, A3.shape[1], B3.shape[2], max(A3.shape[0], B3.shape[0]),
-                                                  _sm_count(A.device))
+                config = _bigger_tiles_for_k_rows(config, A3.shape[1], B3.shape[2], A3.shape[2],
+                                                  max(A3.shape[0], B3.shape[0]), _sm_count(A.device))
             if tma_problem(A3, B3.transpose(1, 2), config, elem):
                 config = _readable_sm90_config(config, A3, B3.transpose(1, 2), elem, _sm_count(A.device))
     if config is None:
@@ -809,18 +809,25 @@ def _k_rows_off_lines(x: Any) -> bool:
     return x.stride(2) == 1 and x.shape[1] > 1 and (x.stride(1) * x.element_size()) % 128 != 0
 
 
-def _bigger_tiles_for_k_rows(config: Sm90Config, M: int, N: int, L: int, sms: int) -> Sm90Config:
+def _bigger_tiles_for_k_rows(config: Sm90Config, M: int, N: int, K: int, L: int, sms: int) -> Sm90Config:
     """The tiling where both operands are K-major with rows off 128-byte lines (K = 1000: an nn.Linear weight of
-    1000 inputs), whose TMA boxes load slowly: fewer loads per FLOP. 128x256 in a 2x1 cluster (B multicast) where
-    its tiles make two rounds of the SMs or more, 128x128 for the 64-row tiles; otherwise, and where the pick
-    splits K, the pick. H100, x cuBLAS (thirty-ninth session, probe_ragged_mn.py --b-major K; the pick / this):
-    4096x4096x1000 0.64 (128x256) / 0.90, 1000³ 0.76 (64x128) / 0.89, 1024x1024x1000 0.75 / 0.89, 8192x4096x1000
-    0.91 (128x256 in 2x1 already); 2048x2048x784 keeps 128x256 unclustered (0.98; 2x1 0.91)."""
+    1000 inputs) and K is short (below 1536), where their slow TMA boxes are not hidden: fewer loads per FLOP, and
+    multicast. 128x256 in a 2x1 cluster where its tiles make three rounds of the SMs or more, else 128x128 in a
+    2x2 cluster where its tiles make two, else 128x128 unclustered for the 64-row tiles; otherwise, and where the
+    pick splits K, the pick. H100, x cuBLAS (thirty-ninth session, probe_ragged_mn.py --b-major K, two runs; the
+    former pick / this): 4096x4096x1000 0.64 (128x256) / 0.90, 2048x8192x1000 0.65 / 0.90, 3000x3000x1000 0.62
+    (128x192) / 0.90 (2x1 128x256, 288 tiles: 0.81), 2048x4096x1000 0.67 (128x256) / 0.82, 1000³ 0.77 (64x128) /
+    0.89-0.90, 1024x1024x1000 0.75 / 0.89; kept: 8192x8192x1000 and 4096x14336x1000 (0.91, 1.03: 2x1 128x256
+    already), 2048x2048x784 (0.98; 2x2 0.76). At K = 2000 and 4000 the picks ran 0.97-1.03 and the 2x2 cluster
+    0.74-0.92."""
     big, mid = list(SM90_TABLE.values())[:2]
-    if config.splits > 1 or config.stream_k:
+    if config.splits > 1 or config.stream_k or K >= 1536:
         return config
-    if math.ceil(M / big.blk_m) * math.ceil(N / big.blk_n) * L >= 2 * sms and math.ceil(M / big.blk_m) >= 2:
+    m_tiles = math.ceil(M / mid.blk_m)
+    if m_tiles >= 2 and m_tiles * math.ceil(N / big.blk_n) * L >= 3 * sms:
         return replace(big, cluster_m=2)
+    if m_tiles >= 2 and math.ceil(N / mid.blk_n) >= 2 and m_tiles * math.ceil(N / mid.blk_n) * L >= 2 * sms:
+        return replace(mid, cluster_m=2, cluster_n=2)
     if config.blk_m == 64 and config.blk_n == mid.blk_n:
         return mid
     return config

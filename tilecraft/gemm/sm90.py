@@ -1242,7 +1242,8 @@ def _map(x: Any, elem: str, major: str, mn: int, bk: int, stages: int, multicast
     block = major != "K" and ragged_mn(x.shape[0])
     if block and (mn // 64) % multicast:
         raise ValueError(f"an MN-major operand of extent {x.shape[0]} (no multiple of 64) is loaded by column blocks, "
-                         f"and the {mn // 64} of a tile do not split among {multicast} CTAs (tma_problem says so first)")
+                         f"and the {mn // 64} of a tile do not split among {multicast} CTAs "
+                         f"(tma_problem says so first)")
 
     def tile() -> Any:
         lay = smem_layout(ELEMENTS[elem][0], "K" if major == "K" else "MN", mn, bk, stages)(_, _, 0)
