@@ -146,25 +146,25 @@ def test_row_major_b_of_ragged_n_takes_a_2x1_multicast(M, N, K, pick):
 
 @pytest.mark.parametrize("M,N,K,pick", [(1000, 1000, 1000, "sm90_128x128x64_s6_c2"),        # for 64x128
                                         (4096, 4096, 1000, "sm90_128x256x64_s4_c2_cl2x1"),  # 512 tiles
-                                        (3000, 3000, 1000, "sm90_128x128x64_s6_c2_cl2x2"),  # 288 / 576 tiles
-                                        (2048, 4096, 1000, "sm90_128x128x64_s6_c2_cl2x2"),  # 256 / 512 tiles
-                                        (2048, 2048, 784, "sm90_128x256x64_s4_c2"),        # 128 / 256: the pick
-                                        (4096, 4096, 2000, "sm90_128x256x64_s4_c2"),       # K = 2000: the pick
-                                        (64, 4096, 1000, "sm90_64x64x64_s8_c1")])           # 64x64: the pick
-def test_k_major_rows_off_lines_take_bigger_tiles(M, N, K, pick):
-    """Both operands K-major with rows off 128-byte lines and a short K (1000, 784): 128x256 in a 2x1 cluster from
-    three rounds of its tiles, 128x128 in a 2x2 from two rounds of those, 128x128 for the 64x128 tile, else the
-    pick. Aligned rows (K = 1024) keep the pick."""
+                                        (4096, 4096, 3000, "sm90_128x256x64_s4_c2_cl2x1"),
+                                        (2000, 2000, 1000, "sm90_128x256x64_s4_c2_cl2x1"),  # 128 tiles
+                                        (512, 1000, 1000, "sm90_64x64x64_s8_c1"),           # 16 tiles: the pick
+                                        (64, 4096, 1000, "sm90_64x64x64_s8_c1")])           # one m-tile: the pick
+def test_k_major_rows_off_sectors_take_a_2x1_multicast(M, N, K, pick):
+    """Both operands K-major with rows off 32-byte sectors (K = 1000, 3000): 128x256 in a 2x1 cluster where its tiles
+    reach half of the SMs, 128x128 for the 64x128 tile, else the pick. Rows on sectors (K = 784, 2000: 1568- and
+    4000-byte rows, off 128-byte lines) and aligned ones (K = 1024) keep the pick."""
     A, Bt = _operands(1, M, N, K, ("K", "K"), torch.bfloat16)
-    assert op_module._k_rows_off_lines(A) and op_module._k_rows_off_lines(Bt)
-    cfg = op_module._bigger_tiles_for_k_rows(pick_sm90_config(M, N, K, 1, 132), M, N, K, 1, 132)
+    assert op_module._k_rows_off_sectors(A) and op_module._k_rows_off_sectors(Bt)
+    cfg = op_module._multicast_k_rows(pick_sm90_config(M, N, K, 1, 132), M, N, 1, 132)
     assert cfg.name == pick and sm90.tma_problem(A, Bt, cfg, "bfloat16") is None
-    A, Bt = _operands(1, M, N, 1024, ("K", "K"), torch.bfloat16)
-    assert not op_module._k_rows_off_lines(A) and not op_module._k_rows_off_lines(Bt.transpose(1, 2))
+    for k in (784, 2000, 1024):
+        A, Bt = _operands(1, M, N, k, ("K", "K"), torch.bfloat16)
+        assert not op_module._k_rows_off_sectors(A) and not op_module._k_rows_off_sectors(Bt)
 
 
 @pytest.mark.gpu
-def test_gpu_tc_gemm_k_major_rows_off_lines(monkeypatch):
+def test_gpu_tc_gemm_k_major_rows_off_sectors(monkeypatch):
     """tc.gemm with an nn.Linear-style B (column-major, K = 1000): the bigger tiles, right against float64."""
     if not _hopper():
         pytest.skip("needs sm_90")

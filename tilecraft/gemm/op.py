@@ -775,9 +775,10 @@ def _pick(A: Any, B: Any, out_dtype: Any, activation: str | None, bias: str, con
             if elem in ("float16", "bfloat16") and B3.stride(2) == 1 and ragged_mn(B3.shape[2]):
                 config = _multicast_b_blocks(config, A3.shape[1], B3.shape[2], max(A3.shape[0], B3.shape[0]),
                                              _sm_count(A.device))
-            elif elem in ("float16", "bfloat16") and _k_rows_off_lines(A3) and _k_rows_off_lines(B3.transpose(1, 2)):
-                config = _bigger_tiles_for_k_rows(config, A3.shape[1], B3.shape[2], A3.shape[2],
-                                                  max(A3.shape[0], B3.shape[0]), _sm_count(A.device))
+            elif elem in ("float16", "bfloat16") and _k_rows_off_sectors(A3) \
+                    and _k_rows_off_sectors(B3.transpose(1, 2)):
+                config = _multicast_k_rows(config, A3.shape[1], B3.shape[2], max(A3.shape[0], B3.shape[0]),
+                                           _sm_count(A.device))
             if tma_problem(A3, B3.transpose(1, 2), config, elem):
                 config = _readable_sm90_config(config, A3, B3.transpose(1, 2), elem, _sm_count(A.device))
     if config is None:
@@ -804,30 +805,30 @@ def _multicast_b_blocks(config: Sm90Config, M: int, N: int, L: int, sms: int) ->
     return replace(big, cluster_m=2) if 4 * big_tiles >= 3 * sms else replace(mid, cluster_m=2)
 
 
-def _k_rows_off_lines(x: Any) -> bool:
-    """x (L, MN, K) is K-major with rows that start off 128-byte lines (K of 16-bit elements no multiple of 64)."""
-    return x.stride(2) == 1 and x.shape[1] > 1 and (x.stride(1) * x.element_size()) % 128 != 0
+def _k_rows_off_sectors(x: Any) -> bool:
+    """x (L, MN, K) is K-major with rows that start off 32-byte sectors (for 16-bit elements K = 8 mod 16: 1000,
+    3000; TMA takes 16-byte aligned rows): each 128-byte box row then touches five sectors, not four."""
+    return x.stride(2) == 1 and x.shape[1] > 1 and (x.stride(1) * x.element_size()) % 32 != 0
 
 
-def _bigger_tiles_for_k_rows(config: Sm90Config, M: int, N: int, K: int, L: int, sms: int) -> Sm90Config:
-    """The tiling where both operands are K-major with rows off 128-byte lines (K = 1000: an nn.Linear weight of
-    1000 inputs) and K is short (below 1536), where their slow TMA boxes are not hidden: fewer loads per FLOP, and
-    multicast. 128x256 in a 2x1 cluster where its tiles make three rounds of the SMs or more, else 128x128 in a
-    2x2 cluster where its tiles make two, else 128x128 unclustered for the 64-row tiles; otherwise, and where the
-    pick splits K, the pick. H100, x cuBLAS (thirty-ninth session, probe_ragged_mn.py --b-major K, two runs; the
-    former pick / this): 4096x4096x1000 0.64 (128x256) / 0.90, 2048x8192x1000 0.65 / 0.90, 3000x3000x1000 0.62
-    (128x192) / 0.90 (2x1 128x256, 288 tiles: 0.81), 2048x4096x1000 0.67 (128x256) / 0.82, 1000³ 0.77 (64x128) /
-    0.89-0.90, 1024x1024x1000 0.75 / 0.89; kept: 8192x8192x1000 and 4096x14336x1000 (0.91, 1.03: 2x1 128x256
-    already), 2048x2048x784 (0.98; 2x2 0.76). At K = 2000 and 4000 the picks ran 0.97-1.03 and the 2x2 cluster
-    0.74-0.92."""
+def _multicast_k_rows(config: Sm90Config, M: int, N: int, L: int, sms: int) -> Sm90Config:
+    """The tiling where both operands are K-major with rows off 32-byte sectors (``_k_rows_off_sectors``; K = 1000:
+    an nn.Linear weight of 1000 inputs), whose TMA boxes load slowly: 128x256 in a 2x1 cluster (fewer loads per
+    FLOP, B multicast) where its tiles reach half of the SMs, else 128x128 for a 64x128 pick; otherwise, and where
+    the pick splits K, the pick. Rows off 128-byte lines but on 32-byte sectors cost nothing: 2048x2048x784
+    (1568-byte rows) ran 0.98x cuBLAS, 4096x4096x2000 1.03, 4096x4096x4000 0.97 with the picks. H100, x cuBLAS
+    (thirty-ninth session, probe_ragged_mn.py --b-major K; the former pick / this): 4096x4096x3000 0.60 / 0.86,
+    1000x4096x3000 0.63 / 0.83, 4096x1000x1000 0.70 / 0.84, 2000x2000x1000 0.70 / 0.84, 2048x2048x1000 0.68 / 0.84,
+    4096x4096x1000 0.64 / 0.90, 2048x8192x1000 0.65 / 0.90, 333x7000x3000 0.57 / 0.59, 1000³ 0.77 (64x128) / 0.89
+    (128x128; 2x1 128x256 0.63); kept: 8192x8192x1000 and x3000, 4096x14336x1000 (2x1 128x256 already: 0.91-1.05),
+    512x1000x1000 (64x64, 0.80). A 2x2 cluster of 128x128 ran 0.73-0.97, best only at 3000x3000x1000 (0.90
+    against 0.81)."""
     big, mid = list(SM90_TABLE.values())[:2]
-    if config.splits > 1 or config.stream_k or K >= 1536:
+    if config.splits > 1 or config.stream_k:
         return config
-    m_tiles = math.ceil(M / mid.blk_m)
-    if m_tiles >= 2 and m_tiles * math.ceil(N / big.blk_n) * L >= 3 * sms:
+    m_tiles = math.ceil(M / big.blk_m)
+    if m_tiles >= 2 and 2 * m_tiles * math.ceil(N / big.blk_n) * L >= sms:
         return replace(big, cluster_m=2)
-    if m_tiles >= 2 and math.ceil(N / mid.blk_n) >= 2 and m_tiles * math.ceil(N / mid.blk_n) * L >= 2 * sms:
-        return replace(mid, cluster_m=2, cluster_n=2)
     if config.blk_m == 64 and config.blk_n == mid.blk_n:
         return mid
     return config
