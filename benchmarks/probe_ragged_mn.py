@@ -2,7 +2,7 @@
 """A row-major B whose N is no multiple of 64: tc.gemm's Hopper kernel, which loads such a B by 64-element column
 blocks (thirty-eighth session), against the sm80 tensor-op kernel it took before and cuBLAS, in one process.
 
-    PYTHONPATH=$PWD python3 benchmarks/probe_ragged_mn.py [--shapes 1000x1000x1000,...] [--rounds 3] [--b-major K]
+    PYTHONPATH=$PWD python3 benchmarks/probe_ragged_mn.py [--shapes 1000x1000x1000,...] [--rounds 3] [--b-major K] [--a-major M]
         [--configs "S(128, 128, 64, 6, cluster_m=2);..."] [--no-sm80]
 
 ``--configs`` adds Hopper configurations (S = Sm90Config) as contenders, ``--no-sm80`` drops the sm80 kernel.
@@ -35,6 +35,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument("--b-major", default="N", choices=("N", "K"), help="B row-major (N, the default) or column-major")
+    ap.add_argument("--a-major", default="K", choices=("K", "M"), help="A row-major (K, the default) or column-major")
     ap.add_argument("--configs", default="", help="';'-separated Sm90Config expressions (S = Sm90Config) to time too")
     ap.add_argument("--no-sm80", action="store_true", help="leave out the sm80 kernel")
     args = ap.parse_args()
@@ -50,6 +51,8 @@ def main() -> int:
                 for _ in range(copies)]
         if args.b_major == "K":
             sets = [(a, b.t().contiguous().t()) for a, b in sets]
+        if args.a_major == "M":
+            sets = [(a.t().contiguous().t(), b) for a, b in sets]
         contenders = {"cuBLAS": torch.matmul, "tc.gemm": gemm}
         if not args.no_sm80:
             contenders["sm80 kernel (before)"] = GemmOp(args.dtype, None, pick_config(M, N, K, 1, args.dtype, sms))
@@ -64,8 +67,8 @@ def main() -> int:
                          f"{errs[name]:.1e}"])
         del sets
         torch.cuda.empty_cache()
-    print(f"# {torch.cuda.get_device_name(0)}, {args.dtype}, row-major A, {'row' if args.b_major == 'N' else 'column'}"
-          f"-major B, {args.rounds} rounds in turn\n")
+    print(f"# {torch.cuda.get_device_name(0)}, {args.dtype}, {'row' if args.a_major == 'K' else 'column'}-major A, "
+          f"{'row' if args.b_major == 'N' else 'column'}-major B, {args.rounds} rounds in turn\n")
     print(markdown_table(["shape", "contender", "µs", "TFLOP/s", "x cuBLAS", "rel err"], rows))
     return 0
 

@@ -163,6 +163,18 @@ def test_k_major_rows_off_sectors_take_a_2x1_multicast(M, N, K, pick):
         assert not op_module._k_rows_off_sectors(A) and not op_module._k_rows_off_sectors(Bt)
 
 
+@pytest.mark.parametrize("M,N,K,pick", [(1000, 14336, 4096, "sm90_128x256x64_s4_c2"),       # for 128x128
+                                        (1000, 4096, 4096, "sm90_128x256x64_s4_c2"),        # the pick
+                                        (5000, 8192, 4096, "sm90_128x256x64_s4_c2_cl2x1"),  # the pick
+                                        (1000, 6144, 4096, "sm90_128x192x64_s4_c2")])       # the pick
+def test_column_major_a_of_ragged_m_takes_128x256_for_128x128(M, N, K, pick):
+    """A column-major A whose M is no multiple of 64 (column blocks): 128x256 where the pick is the unclustered
+    128x128 and 128x256's tiles reach half of the SMs; otherwise the pick."""
+    A, Bt = _operands(1, M, N, K, ("M", "N"), torch.bfloat16)
+    cfg = op_module._bigger_tiles_for_a_blocks(pick_sm90_config(M, N, K, 1, 132), M, N, 1, 132)
+    assert cfg.name == pick and sm90.tma_problem(A, Bt, cfg, "bfloat16") is None
+
+
 @pytest.mark.gpu
 def test_gpu_tc_gemm_k_major_rows_off_sectors(monkeypatch):
     """tc.gemm with an nn.Linear-style B (column-major, K = 1000): the bigger tiles, right against float64."""
@@ -177,6 +189,11 @@ def test_gpu_tc_gemm_k_major_rows_off_sectors(monkeypatch):
         ref = A.double() @ W.double().T
         assert float((gemm(A, W.T).double() - ref).norm() / ref.norm()) < 1e-2
     assert [launch.cfg.name for launch in seen] == ["sm90_128x128x64_s6_c2", "sm90_128x256x64_s4_c2_cl2x1"]
+    # a weight gradient X^T @ dY with 1000 features: A column-major of ragged M, 128x256 for the pick's 128x128
+    X, dY = torch.randn(4096, 1000, device="cuda").bfloat16(), torch.randn(4096, 14336, device="cuda").bfloat16()
+    ref = X.double().T @ dY.double()
+    assert float((gemm(X.T, dY).double() - ref).norm() / ref.norm()) < 1e-2
+    assert seen[-1].cfg.name == "sm90_128x256x64_s4_c2" and seen[-1].majors == ("M", "N")
 
 
 def test_tma_load_multicasts_slices_or_whole_boxes():

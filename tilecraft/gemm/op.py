@@ -775,6 +775,9 @@ def _pick(A: Any, B: Any, out_dtype: Any, activation: str | None, bias: str, con
             if elem in ("float16", "bfloat16") and B3.stride(2) == 1 and ragged_mn(B3.shape[2]):
                 config = _multicast_b_blocks(config, A3.shape[1], B3.shape[2], max(A3.shape[0], B3.shape[0]),
                                              _sm_count(A.device))
+            elif elem in ("float16", "bfloat16") and A3.stride(1) == 1 and ragged_mn(A3.shape[1]):
+                config = _bigger_tiles_for_a_blocks(config, A3.shape[1], B3.shape[2], max(A3.shape[0], B3.shape[0]),
+                                                    _sm_count(A.device))
             elif elem in ("float16", "bfloat16") and _k_rows_off_sectors(A3) \
                     and _k_rows_off_sectors(B3.transpose(1, 2)):
                 config = _multicast_k_rows(config, A3.shape[1], B3.shape[2], max(A3.shape[0], B3.shape[0]),
@@ -803,6 +806,20 @@ def _multicast_b_blocks(config: Sm90Config, M: int, N: int, L: int, sms: int) ->
         return config
     big_tiles = math.ceil(M / big.blk_m) * math.ceil(N / big.blk_n) * L
     return replace(big, cluster_m=2) if 4 * big_tiles >= 3 * sms else replace(mid, cluster_m=2)
+
+
+def _bigger_tiles_for_a_blocks(config: Sm90Config, M: int, N: int, L: int, sms: int) -> Sm90Config:
+    """The tiling for a column-major A whose M is no multiple of 64 (loaded by 64-element column blocks, rows off
+    32-byte sectors: a weight gradient X^T @ dY of 1000 features): 128x256 where the pick is the unclustered
+    128x128 and 128x256's tiles reach half of the SMs (fewer loads per FLOP); otherwise the pick, whose 128x256
+    and 128x192 tiles ran at parity. A's multicast does not pay here. H100, x cuBLAS (thirty-ninth session,
+    probe_ragged_mn.py --a-major M): 1000x14336x4096 0.60 (128x128) / 1.00 (128x256; 1x2 0.97, 2x1 0.99); kept:
+    1000x4096x4096 1.01, 3000x4096x2048 1.03 (128x256; 1x2 0.89, 0.92), 2000x3072x4000 1.03 (128x192),
+    5000x8192x4096 0.96 (2x1 128x256), 1000x1024x1000 0.94 (64x128)."""
+    big, mid = list(SM90_TABLE.values())[:2]
+    if config != mid or 2 * math.ceil(M / big.blk_m) * math.ceil(N / big.blk_n) * L < sms:
+        return config
+    return replace(big, cluster_m=1)
 
 
 def _k_rows_off_sectors(x: Any) -> bool:
