@@ -134,7 +134,8 @@ def test_maps_and_descriptors_share_the_smem_layout():
                                         (2048, 1000, 4096, "sm90_128x128x64_s6_c2_cl2x1"),   # 64 tiles of 128x256
                                         (1000, 1000, 1000, "sm90_128x128x64_s6_c2_cl2x1"),
                                         (100, 1000, 4096, "sm90_64x128x64_s8_c1_sk4"),        # one m-tile: the pick
-                                        (256, 1000, 65536, "sm90_128x128x64_s6_c2_sk8")])     # split-K: the pick
+                                        (256, 1000, 65536, "sm90_128x128x64_s6_c2_sk8"),      # split-K: the pick
+                                        (4096, 104, 4096, "sm90_64x64x64_s8_c1")])            # narrow: the pick
 def test_row_major_b_of_ragged_n_takes_a_2x1_multicast(M, N, K, pick):
     """tc.gemm's tiling for a row-major B whose N is no multiple of 64 (column blocks, rows off 128-byte lines): a
     2x1 cluster multicasting B's blocks, 128x256 where its tiles fill 3/4 of the SMs, else 128x128; the pick where
@@ -149,7 +150,8 @@ def test_row_major_b_of_ragged_n_takes_a_2x1_multicast(M, N, K, pick):
                                         (4096, 4096, 3000, "sm90_128x256x64_s4_c2_cl2x1"),
                                         (2000, 2000, 1000, "sm90_128x256x64_s4_c2_cl2x1"),  # 128 tiles
                                         (512, 1000, 1000, "sm90_64x64x64_s8_c1"),           # 16 tiles: the pick
-                                        (64, 4096, 1000, "sm90_64x64x64_s8_c1")])           # one m-tile: the pick
+                                        (64, 4096, 1000, "sm90_64x64x64_s8_c1"),            # one m-tile: the pick
+                                        (16384, 200, 1000, "sm90_128x256x64_s4_c2")])       # narrow: the pick
 def test_k_major_rows_off_sectors_take_a_2x1_multicast(M, N, K, pick):
     """Both operands K-major with rows off 32-byte sectors (K = 1000, 3000): 128x256 in a 2x1 cluster where its tiles
     reach half of the SMs, 128x128 for the 64x128 tile, else the pick. Rows on sectors (K = 784, 2000: 1568- and
@@ -166,7 +168,8 @@ def test_k_major_rows_off_sectors_take_a_2x1_multicast(M, N, K, pick):
 @pytest.mark.parametrize("M,N,K,pick", [(1000, 14336, 4096, "sm90_128x256x64_s4_c2"),       # for 128x128
                                         (1000, 4096, 4096, "sm90_128x256x64_s4_c2"),        # the pick
                                         (5000, 8192, 4096, "sm90_128x256x64_s4_c2_cl2x1"),  # the pick
-                                        (1000, 6144, 4096, "sm90_128x192x64_s4_c2")])       # the pick
+                                        (1000, 6144, 4096, "sm90_128x192x64_s4_c2"),        # the pick
+                                        (20000, 200, 4096, "sm90_128x128x64_s6_c2")])       # narrow: the pick
 def test_column_major_a_of_ragged_m_takes_128x256_for_128x128(M, N, K, pick):
     """A column-major A whose M is no multiple of 64 (column blocks): 128x256 where the pick is the unclustered
     128x128 and 128x256's tiles reach half of the SMs; otherwise the pick."""

@@ -794,7 +794,8 @@ def _pick(A: Any, B: Any, out_dtype: Any, activation: str | None, bias: str, con
 def _multicast_b_blocks(config: Sm90Config, M: int, N: int, L: int, sms: int) -> Sm90Config:
     """The tiling for a row-major B whose N is no multiple of 64 (loaded by 64-element column blocks, rows off
     128-byte lines): a 2x1 cluster whose two CTAs share out B's blocks and multicast them, 128x256 where its tiles
-    fill 3/4 of the SMs, else 128x128; the pick itself where it splits K or has a single m-tile. The blocks' rows
+    fill 3/4 of the SMs, else 128x128; the pick itself where it splits K, has a single m-tile or N is narrower
+    than 128x256's tile (a wider tile would load blocks of zeros). The blocks' rows
     start off 128-byte lines and load slowly; multicast halves the loads. H100 (thirty-ninth session, probe_llm.py,
     x cuBLAS; unclustered 128x256 / 128x128, then 2x1 128x256 / 128x128): 4000x1000x4000 0.60 / 0.50, **0.96** /
     0.68; 2000x3000x4000 0.65 / 0.57, **0.87** / 0.75; 1000x5000x2000 0.60 / 0.55, **0.71** / 0.70; 8000x3000x1000
@@ -802,7 +803,7 @@ def _multicast_b_blocks(config: Sm90Config, M: int, N: int, L: int, sms: int) ->
     **0.83** / 0.67; 2048x1000x4096 (64 tiles of 128x256) 0.68 / 0.67, 0.65 / **0.90**; 1000³ (32) 0.68 / 0.88,
     0.65 / **0.86**."""
     big, mid = list(SM90_TABLE.values())[:2]
-    if config.splits > 1 or config.stream_k or math.ceil(M / big.blk_m) < 2:
+    if config.splits > 1 or config.stream_k or math.ceil(M / big.blk_m) < 2 or N < big.blk_n:
         return config
     big_tiles = math.ceil(M / big.blk_m) * math.ceil(N / big.blk_n) * L
     return replace(big, cluster_m=2) if 4 * big_tiles >= 3 * sms else replace(mid, cluster_m=2)
@@ -817,7 +818,7 @@ def _bigger_tiles_for_a_blocks(config: Sm90Config, M: int, N: int, L: int, sms: 
     1000x4096x4096 1.01, 3000x4096x2048 1.03 (128x256; 1x2 0.89, 0.92), 2000x3072x4000 1.03 (128x192),
     5000x8192x4096 0.96 (2x1 128x256), 1000x1024x1000 0.94 (64x128)."""
     big, mid = list(SM90_TABLE.values())[:2]
-    if config != mid or 2 * math.ceil(M / big.blk_m) * math.ceil(N / big.blk_n) * L < sms:
+    if config != mid or N < big.blk_n or 2 * math.ceil(M / big.blk_m) * math.ceil(N / big.blk_n) * L < sms:
         return config
     return replace(big, cluster_m=1)
 
@@ -831,8 +832,8 @@ def _k_rows_off_sectors(x: Any) -> bool:
 def _multicast_k_rows(config: Sm90Config, M: int, N: int, L: int, sms: int) -> Sm90Config:
     """The tiling where both operands are K-major with rows off 32-byte sectors (``_k_rows_off_sectors``; K = 1000:
     an nn.Linear weight of 1000 inputs), whose TMA boxes load slowly: 128x256 in a 2x1 cluster (fewer loads per
-    FLOP, B multicast) where its tiles reach half of the SMs, else 128x128 for a 64x128 pick; otherwise, and where
-    the pick splits K, the pick. Rows off 128-byte lines but on 32-byte sectors cost nothing: 2048x2048x784
+    FLOP, B multicast) where its tiles reach half of the SMs (and N its width), else 128x128 for a 64x128 pick;
+    otherwise, and where the pick splits K, the pick. Rows off 128-byte lines but on 32-byte sectors cost nothing: 2048x2048x784
     (1568-byte rows) ran 0.98x cuBLAS, 4096x4096x2000 1.03, 4096x4096x4000 0.97 with the picks. H100, x cuBLAS
     (thirty-ninth session, probe_ragged_mn.py --b-major K; the former pick / this): 4096x4096x3000 0.60 / 0.86,
     1000x4096x3000 0.63 / 0.83, 4096x1000x1000 0.70 / 0.84, 2000x2000x1000 0.70 / 0.84, 2048x2048x1000 0.68 / 0.84,
@@ -844,7 +845,7 @@ def _multicast_k_rows(config: Sm90Config, M: int, N: int, L: int, sms: int) -> S
     if config.splits > 1 or config.stream_k:
         return config
     m_tiles = math.ceil(M / big.blk_m)
-    if m_tiles >= 2 and 2 * m_tiles * math.ceil(N / big.blk_n) * L >= sms:
+    if m_tiles >= 2 and N >= big.blk_n and 2 * m_tiles * math.ceil(N / big.blk_n) * L >= sms:
         return replace(big, cluster_m=2)
     if config.blk_m == 64 and config.blk_n == mid.blk_n:
         return mid
