@@ -833,8 +833,9 @@ def _multicast_k_rows(config: Sm90Config, M: int, N: int, L: int, sms: int) -> S
     """The tiling where both operands are K-major with rows off 32-byte sectors (``_k_rows_off_sectors``; K = 1000:
     an nn.Linear weight of 1000 inputs), whose TMA boxes load slowly: 128x256 in a 2x1 cluster (fewer loads per
     FLOP, B multicast) where its tiles reach half of the SMs (and N its width), else 128x128 for a 64x128 pick;
-    otherwise, and where the pick splits K, the pick. Rows off 128-byte lines but on 32-byte sectors cost nothing: 2048x2048x784
-    (1568-byte rows) ran 0.98x cuBLAS, 4096x4096x2000 1.03, 4096x4096x4000 0.97 with the picks. H100, x cuBLAS
+    otherwise, and where the pick splits K, the pick. Rows off 128-byte lines but on 32-byte sectors cost
+    nothing: 2048x2048x784 (1568-byte rows) ran 0.98x cuBLAS, 4096x4096x2000 1.03, 4096x4096x4000 0.97 with the
+    picks. H100, x cuBLAS
     (thirty-ninth session, probe_ragged_mn.py --b-major K; the former pick / this): 4096x4096x3000 0.60 / 0.86,
     1000x4096x3000 0.63 / 0.83, 4096x1000x1000 0.70 / 0.84, 2000x2000x1000 0.70 / 0.84, 2048x2048x1000 0.68 / 0.84,
     4096x4096x1000 0.64 / 0.90, 2048x8192x1000 0.65 / 0.90, 333x7000x3000 0.57 / 0.59, 1000³ 0.77 (64x128) / 0.89
