@@ -795,8 +795,9 @@ def _multicast_b_blocks(config: Sm90Config, M: int, N: int, L: int, sms: int) ->
     """The tiling for a row-major B whose N is no multiple of 64 (loaded by 64-element column blocks, rows off
     128-byte lines): a 2x1 cluster whose two CTAs share out B's blocks and multicast them, 128x256 where its tiles
     fill 3/4 of the SMs, else 128x128; the pick itself where it splits K, has a single m-tile or N is narrower
-    than 128x256's tile (a wider tile would load blocks of zeros). The blocks' rows
-    start off 128-byte lines and load slowly; multicast halves the loads. H100 (thirty-ninth session, probe_llm.py,
+    than 128x256's tile (a wider tile would load blocks of zeros). Rows off 32-byte sectors too (N = 8 mod 16:
+    1000, 5000, 11000) load slowly, and the multicast halves their loads; on sectors (N = 2000) the bigger tile is
+    what pays (3000x2000x1000: 128x256 0.83 with or without the cluster). H100 (thirty-ninth session, probe_llm.py,
     x cuBLAS; unclustered 128x256 / 128x128, then 2x1 128x256 / 128x128): 4000x1000x4000 0.60 / 0.50, **0.96** /
     0.68; 2000x3000x4000 0.65 / 0.57, **0.87** / 0.75; 1000x5000x2000 0.60 / 0.55, **0.71** / 0.70; 8000x3000x1000
     0.72 / 0.55, **0.97** / 0.70; 4096x11000x4096 0.75 / 0.64, **1.08** / 0.93; 3000x2000x1000 0.83 / 0.62,
@@ -835,13 +836,12 @@ def _multicast_k_rows(config: Sm90Config, M: int, N: int, L: int, sms: int) -> S
     FLOP, B multicast) where its tiles reach half of the SMs (and N its width), else 128x128 for a 64x128 pick;
     otherwise, and where the pick splits K, the pick. Rows off 128-byte lines but on 32-byte sectors cost
     nothing: 2048x2048x784 (1568-byte rows) ran 0.98x cuBLAS, 4096x4096x2000 1.03, 4096x4096x4000 0.97 with the
-    picks. H100, x cuBLAS
-    (thirty-ninth session, probe_ragged_mn.py --b-major K; the former pick / this): 4096x4096x3000 0.60 / 0.86,
-    1000x4096x3000 0.63 / 0.83, 4096x1000x1000 0.70 / 0.84, 2000x2000x1000 0.70 / 0.84, 2048x2048x1000 0.68 / 0.84,
-    4096x4096x1000 0.64 / 0.90, 2048x8192x1000 0.65 / 0.90, 333x7000x3000 0.57 / 0.59, 1000³ 0.77 (64x128) / 0.89
-    (128x128; 2x1 128x256 0.63); kept: 8192x8192x1000 and x3000, 4096x14336x1000 (2x1 128x256 already: 0.91-1.05),
-    512x1000x1000 (64x64, 0.80). A 2x2 cluster of 128x128 ran 0.73-0.97, best only at 3000x3000x1000 (0.90
-    against 0.81)."""
+    picks. H100, x cuBLAS (thirty-ninth session, probe_ragged_mn.py --b-major K; the former pick / this):
+    4096x4096x3000 0.60 / 0.86, 1000x4096x3000 0.63 / 0.83, 4096x1000x1000 0.70 / 0.84, 2000x2000x1000 0.70 /
+    0.84, 2048x2048x1000 0.68 / 0.84, 4096x4096x1000 0.64 / 0.90, 2048x8192x1000 0.65 / 0.90, 333x7000x3000 0.57
+    / 0.59, 1000³ 0.77 (64x128) / 0.89 (128x128; 2x1 128x256 0.63); kept: 8192x8192x1000 and x3000,
+    4096x14336x1000 (2x1 128x256 already: 0.91-1.05), 512x1000x1000 (64x64, 0.80). A 2x2 cluster of 128x128 ran
+    0.73-0.97, best only at 3000x3000x1000 (0.90 against 0.81)."""
     big, mid = list(SM90_TABLE.values())[:2]
     if config.splits > 1 or config.stream_k:
         return config
