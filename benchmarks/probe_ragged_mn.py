@@ -2,8 +2,8 @@
 """A row-major B whose N is no multiple of 64: tc.gemm's Hopper kernel, which loads such a B by 64-element column
 blocks (thirty-eighth session), against the sm80 tensor-op kernel it took before and cuBLAS, in one process.
 
-    PYTHONPATH=$PWD python3 benchmarks/probe_ragged_mn.py [--shapes 1000x1000x1000,...] [--rounds 3] [--b-major K] [--a-major M]
-        [--configs "S(128, 128, 64, 6, cluster_m=2);..."] [--no-sm80]
+    PYTHONPATH=$PWD python3 benchmarks/probe_ragged_mn.py [--shapes 1000x1000x1000,...] [--rounds 3] [--b-major K]
+        [--a-major M] [--configs "S(128, 128, 64, 6, cluster_m=2);..."] [--no-sm80]
 
 ``--configs`` adds Hopper configurations (S = Sm90Config) as contenders, ``--no-sm80`` drops the sm80 kernel.
 
