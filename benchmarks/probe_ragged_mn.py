@@ -7,7 +7,8 @@ blocks (thirty-eighth session), against the sm80 tensor-op kernel it took before
 
 ``--configs`` adds Hopper configurations (S = Sm90Config) as contenders, ``--no-sm80`` drops the sm80 kernel.
 
-Operands are row-major (A M x K, B K x N, as torch.matmul takes them), random, rotated past L2; every contender is
+Operands are row-major (A M x K, B K x N, as torch.matmul takes them) unless --a-major / --b-major say otherwise,
+random, rotated past L2; every contender is
 checked against float64 first; the contenders are timed in turn (``in_turn``), GPU time only.
 """
 from __future__ import annotations
