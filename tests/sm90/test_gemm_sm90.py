@@ -135,11 +135,14 @@ def test_maps_and_descriptors_share_the_smem_layout():
                                         (1000, 1000, 1000, "sm90_128x128x64_s6_c2_cl2x1"),
                                         (100, 1000, 4096, "sm90_64x128x64_s8_c1_sk4"),        # one m-tile: the pick
                                         (256, 1000, 65536, "sm90_128x128x64_s6_c2_sk8"),      # split-K: the pick
-                                        (4096, 104, 4096, "sm90_64x64x64_s8_c1")])            # narrow: the pick
+                                        (4096, 104, 4096, "sm90_64x64x64_s8_c1"),             # narrow: the pick
+                                        (333, 7000, 3000, "sm90_128x256x64_s4_c2"),           # three m-tiles
+                                        (512, 1000, 1000, "sm90_64x64x64_s8_c1")])            # 32 tiles: the pick
 def test_row_major_b_of_ragged_n_takes_a_2x1_multicast(M, N, K, pick):
     """tc.gemm's tiling for a row-major B whose N is no multiple of 64 (column blocks, rows off 128-byte lines): a
-    2x1 cluster multicasting B's blocks, 128x256 where its tiles fill 3/4 of the SMs, else 128x128; the pick where
-    it splits K or has one m-tile. TMA reads each of them."""
+    2x1 cluster multicasting B's blocks, 128x256 where its tiles fill 3/4 of the SMs, else 128x128 where its tiles
+    reach a quarter of them; 128x256 unclustered for three m-tiles; the pick where it splits K, has one m-tile or
+    fewer tiles. TMA reads each of them."""
     A, Bt = _operands(1, M, N, K, ("K", "N"), torch.bfloat16)
     cfg = op_module._multicast_b_blocks(pick_sm90_config(M, N, K, 1, 132), M, N, 1, 132)
     assert cfg.name == pick and sm90.tma_problem(A, Bt, cfg, "bfloat16") is None

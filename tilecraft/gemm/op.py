@@ -794,20 +794,28 @@ def _pick(A: Any, B: Any, out_dtype: Any, activation: str | None, bias: str, con
 def _multicast_b_blocks(config: Sm90Config, M: int, N: int, L: int, sms: int) -> Sm90Config:
     """The tiling for a row-major B whose N is no multiple of 64 (loaded by 64-element column blocks, rows off
     128-byte lines): a 2x1 cluster whose two CTAs share out B's blocks and multicast them, 128x256 where its tiles
-    fill 3/4 of the SMs, else 128x128; the pick itself where it splits K, has a single m-tile or N is narrower
-    than 128x256's tile (a wider tile would load blocks of zeros). Rows off 32-byte sectors too (N = 8 mod 16:
+    fill 3/4 of the SMs, else 128x128 where its tiles reach a quarter of the SMs; with two or three m-tiles
+    128x256 unclustered; the pick itself where it splits K, has a single m-tile, fewer 128x128 tiles, or N is
+    narrower than 128x256's tile (a wider tile would load blocks of zeros). Rows off 32-byte sectors too (N = 8 mod 16:
     1000, 5000, 11000) load slowly, and the multicast halves their loads; on sectors (N = 2000) the bigger tile is
     what pays (3000x2000x1000: 128x256 0.83 with or without the cluster). H100 (thirty-ninth session, probe_llm.py,
     x cuBLAS; unclustered 128x256 / 128x128, then 2x1 128x256 / 128x128): 4000x1000x4000 0.60 / 0.50, **0.96** /
     0.68; 2000x3000x4000 0.65 / 0.57, **0.87** / 0.75; 1000x5000x2000 0.60 / 0.55, **0.71** / 0.70; 8000x3000x1000
     0.72 / 0.55, **0.97** / 0.70; 4096x11000x4096 0.75 / 0.64, **1.08** / 0.93; 3000x2000x1000 0.83 / 0.62,
     **0.83** / 0.67; 2048x1000x4096 (64 tiles of 128x256) 0.68 / 0.67, 0.65 / **0.90**; 1000³ (32) 0.68 / 0.88,
-    0.65 / **0.86**."""
+    0.65 / **0.86**. Thin M (run 18, probe_ragged_mn.py): 333x7000x3000 **0.52** / 0.43 (128x256 / 2x1 128x128),
+    300x5000x4096 **0.74** / 0.54; 512x1000x1000 (32 tiles of 128x128) 64x128 **0.86** against 0.74 in 2x1."""
     big, mid = list(SM90_TABLE.values())[:2]
-    if config.splits > 1 or config.stream_k or math.ceil(M / big.blk_m) < 2 or N < big.blk_n:
+    m_tiles = math.ceil(M / big.blk_m)
+    if config.splits > 1 or config.stream_k or m_tiles < 2 or N < big.blk_n:
         return config
-    big_tiles = math.ceil(M / big.blk_m) * math.ceil(N / big.blk_n) * L
-    return replace(big, cluster_m=2) if 4 * big_tiles >= 3 * sms else replace(mid, cluster_m=2)
+    if 4 * m_tiles * math.ceil(N / big.blk_n) * L >= 3 * sms:
+        return replace(big, cluster_m=2)
+    if m_tiles <= 3:                                # 2x1 clusters would leave one of three m-tiles alone
+        return replace(big, cluster_m=1)
+    if 4 * m_tiles * math.ceil(N / mid.blk_n) * L >= sms:
+        return replace(mid, cluster_m=2)
+    return config
 
 
 def _bigger_tiles_for_a_blocks(config: Sm90Config, M: int, N: int, L: int, sms: int) -> Sm90Config:
