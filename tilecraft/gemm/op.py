@@ -796,9 +796,9 @@ def _multicast_b_blocks(config: Sm90Config, M: int, N: int, L: int, sms: int) ->
     128-byte lines): a 2x1 cluster whose two CTAs share out B's blocks and multicast them, 128x256 where its tiles
     fill 3/4 of the SMs, else 128x128 where its tiles reach a quarter of the SMs; with two or three m-tiles
     128x256 unclustered; the pick itself where it splits K, has a single m-tile, fewer 128x128 tiles, or N is
-    narrower than 128x256's tile (a wider tile would load blocks of zeros). Rows off 32-byte sectors too (N = 8 mod 16:
-    1000, 5000, 11000) load slowly, and the multicast halves their loads; on sectors (N = 2000) the bigger tile is
-    what pays (3000x2000x1000: 128x256 0.83 with or without the cluster). H100 (thirty-ninth session, probe_llm.py,
+    narrower than 128x256's tile (a wider tile would load blocks of zeros). Rows off 32-byte sectors too (N = 8 mod
+    16: 1000, 5000, 11000) load slowly, and the multicast halves their loads; on sectors (N = 2000) the bigger tile
+    is what pays (3000x2000x1000: 128x256 0.83 with or without the cluster). H100 (thirty-ninth session, probe_llm.py,
     x cuBLAS; unclustered 128x256 / 128x128, then 2x1 128x256 / 128x128): 4000x1000x4000 0.60 / 0.50, **0.96** /
     0.68; 2000x3000x4000 0.65 / 0.57, **0.87** / 0.75; 1000x5000x2000 0.60 / 0.55, **0.71** / 0.70; 8000x3000x1000
     0.72 / 0.55, **0.97** / 0.70; 4096x11000x4096 0.75 / 0.64, **1.08** / 0.93; 3000x2000x1000 0.83 / 0.62,
