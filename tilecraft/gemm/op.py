@@ -769,21 +769,19 @@ def _pick(A: Any, B: Any, out_dtype: Any, activation: str | None, bias: str, con
         A3, B3 = _batched(A, "A"), _batched(B, "B")
         if _tma_ready(A3) and _tma_ready(B3.transpose(1, 2)):
             from tilecraft.gemm.sm90 import ragged_mn, tma_problem
-            config = pick_sm90_config(A3.shape[1], B3.shape[2], A3.shape[2], max(A3.shape[0], B3.shape[0]),
-                                      _sm_count(A.device), 4 if elem == "tf32" else 2)
+            L, M, K, N = max(A3.shape[0], B3.shape[0]), A3.shape[1], A3.shape[2], B3.shape[2]
+            sms = _sm_count(A.device)
+            config = pick_sm90_config(M, N, K, L, sms, 4 if elem == "tf32" else 2)
             config = _tf32_config(config) if elem == "tf32" else config
-            if elem in ("float16", "bfloat16") and B3.stride(2) == 1 and ragged_mn(B3.shape[2]):
-                config = _multicast_b_blocks(config, A3.shape[1], B3.shape[2], max(A3.shape[0], B3.shape[0]),
-                                             _sm_count(A.device))
-            elif elem in ("float16", "bfloat16") and A3.stride(1) == 1 and ragged_mn(A3.shape[1]):
-                config = _bigger_tiles_for_a_blocks(config, A3.shape[1], B3.shape[2], max(A3.shape[0], B3.shape[0]),
-                                                    _sm_count(A.device))
-            elif elem in ("float16", "bfloat16") and _k_rows_off_sectors(A3) \
-                    and _k_rows_off_sectors(B3.transpose(1, 2)):
-                config = _multicast_k_rows(config, A3.shape[1], B3.shape[2], max(A3.shape[0], B3.shape[0]),
-                                           _sm_count(A.device))
+            if elem in ("float16", "bfloat16"):                     # operands whose TMA loads are slow: other tiles
+                if B3.stride(2) == 1 and ragged_mn(N):
+                    config = _multicast_b_blocks(config, M, N, L, sms)
+                elif A3.stride(1) == 1 and ragged_mn(M):
+                    config = _bigger_tiles_for_a_blocks(config, M, N, L, sms)
+                elif _k_rows_off_sectors(A3) and _k_rows_off_sectors(B3.transpose(1, 2)):
+                    config = _multicast_k_rows(config, M, N, L, sms)
             if tma_problem(A3, B3.transpose(1, 2), config, elem):
-                config = _readable_sm90_config(config, A3, B3.transpose(1, 2), elem, _sm_count(A.device))
+                config = _readable_sm90_config(config, A3, B3.transpose(1, 2), elem, sms)
     if config is None:
         A3, B3 = _batched(A, "A"), _batched(B, "B")
         config = pick_config(A3.shape[1], B3.shape[2], A3.shape[2], max(A3.shape[0], B3.shape[0]), elem,

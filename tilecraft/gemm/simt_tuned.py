@@ -67,6 +67,7 @@ from tilecraft import _, dsl
 from tilecraft.atoms import cp_async
 from tilecraft.dsl import Constexpr, assume, blockIdx, threadIdx
 from tilecraft.dsl.partition import permute_modes, vector_permutation
+from tilecraft.gemm.tensorop import whole_splits
 from tilecraft.layout.inttuple import imin
 from tilecraft.tensor import Tensor
 
@@ -479,14 +480,6 @@ def pick_sgemm_config(A: Any, B: Any, C: Any, sms: int | None = None) -> SgemmCo
 #: split-K (sgemm_tuned's ``splits``): at most this many splits, each of at least SPLIT_MIN_K elements of K
 MAX_SPLITS = 16
 SPLIT_MIN_K = 64
-
-
-def whole_splits(k_tiles: int, splits: int) -> int:
-    """The splits the kernel makes of `k_tiles` k-tiles when asked for `splits`: each takes ceil(k_tiles /
-    splits), so fewer where the last ones would be empty (10 k-tiles in 4 splits: 3, 3, 3, 1; 9 in 4: 3, 3, 3)."""
-    if k_tiles < 1 or splits < 1:
-        return 1
-    return -(-k_tiles // -(-k_tiles // splits))
 
 
 def pick_sgemm_splits(M: int, N: int, K: int, cfg: SgemmConfig, sms: int, full: bool = True) -> int:

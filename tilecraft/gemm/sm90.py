@@ -1339,11 +1339,9 @@ def _view_problem(name: str, shape: tuple, stride: tuple, mis: int, dtype: str, 
 def effective_splits(K: int, cfg: Sm90Config) -> int:
     """The split count the kernel runs for K: at most cfg.splits, each split non-empty (the kernel gives
     split s the k-tiles [s * ceil(k_tiles / S), ...))."""
-    k_tiles = -(-K // cfg.blk_k)
-    S = max(1, min(cfg.splits, k_tiles))
-    while S > 1 and (S - 1) * -(-k_tiles // S) >= k_tiles:
-        S -= 1
-    return S
+    from tilecraft.gemm.tensorop import whole_splits
+
+    return whole_splits(-(-K // cfg.blk_k), cfg.splits)
 
 
 class Launch:

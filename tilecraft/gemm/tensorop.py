@@ -646,6 +646,15 @@ def splitk_reduce_kernel(W, C, D, bias, alpha, beta, ep: Constexpr, threads: Con
             D[l_idx, m, n + v] = epilogue_value(acc(v), c, b, alpha, beta, ep)
 
 
+def whole_splits(k_tiles: int, splits: int) -> int:
+    """The splits a split-K kernel makes of `k_tiles` k-tiles when asked for `splits`, each taking ceil(k_tiles /
+    splits) of them: fewer where the last ones would be empty (10 k-tiles in 4 splits: 3, 3, 3, 1; 9 in 4: 3, 3,
+    3). The Hopper GEMM's (``sm90.effective_splits``) and the SIMT SGEMM's splits."""
+    if k_tiles < 1 or splits < 1:
+        return 1
+    return -(-k_tiles // -(-k_tiles // splits))
+
+
 class SplitReduce:
     """``splitk_reduce_kernel`` bound once for one signature (every parallel split-K: sm80, sm90 and the
     mixed-input kernels): D3 (L,M,N) = epilogue ep of the sum of the fp32 partial tiles W (S,L,M,N), with
