@@ -38,6 +38,16 @@ static std::vector<unsigned char> tc_scratch;
 std::barrier<>* tc_warp_barrier() { return tc_warp_barriers[threadIdx.x / 32]; }
 #define __syncwarp() tc_warp_barrier()->arrive_and_wait()
 void* tc_warp_scratch() { return tc_scratch.data() + threadIdx.x / 32 * 32 * 64; }
+template <class T> T __shfl_xor_sync(unsigned, T v, int lane_mask) {
+    // through the warp's scratch: everyone writes, meets, reads its partner, meets again before the next use
+    T* s = static_cast<T*>(tc_warp_scratch());
+    const unsigned lane = threadIdx.x % 32;
+    s[lane] = v;
+    __syncwarp();
+    const T r = s[lane ^ static_cast<unsigned>(lane_mask)];
+    __syncwarp();
+    return r;
+}
 #define __global__
 #define __launch_bounds__(...)
 #define __shared__ static

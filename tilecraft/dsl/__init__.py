@@ -7,8 +7,8 @@ copy / gemm / axpby / clear / fill are CuTe's thread-level algorithms (algorithm
 Tracing never touches the GPU; launching goes through tilecraft.runtime.
 """
 from tilecraft.dsl.algorithms import (
-    atomic_add, axpby, clear, copy, copy_if, cp_async_commit, cp_async_wait, fill, flag_add_release, flag_count_reset,
-    flag_release, flag_wait, flag_wait_at_least, gemm, read_if,
+    arrive_last, atomic_add, axpby, clear, copy, copy_if, cp_async_commit, cp_async_wait, fill, flag_add_release, flag_count_reset,
+    flag_release, flag_wait, flag_wait_at_least, gemm, load_cg, read_if,
     semaphore_release, semaphore_wait, vector_width,
 )
 from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Value, eq, ne, where
@@ -20,11 +20,11 @@ from tilecraft.dsl.memory import (
 from tilecraft.dsl.partition import permute_modes, vector_permutation
 from tilecraft.dsl.trace import (
     assign, assume, blockDim, blockIdx, break_, compiler_barrier, declare, else_, globaltimer, gridDim, if_, inline, launch_bounds, ptxas_options, range,
-    smid, syncthreads, syncwarp, threadIdx,
+    shfl_xor, smid, syncthreads, syncwarp, threadIdx,
 )
 
 __all__ = [
-    "atomic_add", "axpby", "clear", "copy", "copy_if", "cp_async_commit", "cp_async_wait", "fill", "flag_add_release",
+    "arrive_last", "atomic_add", "axpby", "clear", "copy", "copy_if", "cp_async_commit", "cp_async_wait", "fill", "flag_add_release",
     "flag_count_reset", "flag_release", "flag_wait", "flag_wait_at_least", "gemm",
     "read_if", "semaphore_release", "semaphore_wait", "vector_width",
     "BoolExpr", "Expr", "IntExpr", "TraceError", "Value", "eq", "ne", "where",
@@ -32,5 +32,5 @@ __all__ = [
     "DType", "as_dtype", "bfloat16", "bool_", "convert", "elem_less", "float16", "float32", "float64", "int8", "int32", "int64", "make_gmem_ptr",
     "make_rmem_tensor", "make_smem_ptr", "smem_tensor", "uint8", "uint32",
     "assign", "assume", "blockDim", "blockIdx", "break_", "declare", "else_", "globaltimer", "gridDim", "if_", "inline", "launch_bounds", "ptxas_options", "range",
-    "smid", "syncthreads", "syncwarp", "compiler_barrier", "threadIdx", "permute_modes", "vector_permutation",
+    "shfl_xor", "smid", "syncthreads", "syncwarp", "compiler_barrier", "threadIdx", "permute_modes", "vector_permutation",
 ]

@@ -372,6 +372,24 @@ def atomic_add(flags: Tensor, coord: Any, value: Any) -> Any:
     return declare(make("raw", (f"tc::atomic_add_relaxed({addr}, {render(value, 'int')})",), "int"), "ticket")
 
 
+def arrive_last(flags: Tensor, coord: Any, total: Any) -> Any:
+    """Split-K's "the last CTA finishes" (whole CTA, after its writes): the CTA counts itself in at the global int32
+    flags(coord) (a barrier, then one gpu-scope acq_rel add); true in every thread of the CTA whose add brings the
+    count to `total`, which also puts it back to 0 for the next launch. That CTA reads the other CTAs' writes with
+    ``load_cg``."""
+    addr = _flag_address("arrive_last", flags, coord, writes=True)
+    return declare(make("raw", (f"tc::cta_arrive_last({addr}, {render(total, 'int')})",), "bool"), "last")
+
+
+def load_cg(src: Tensor, coord: Any) -> Any:
+    """src(coord) of a global fp32 tensor read at L2 (``ld.global.cg``), past this SM's L1, which does not see other
+    SMs' writes: what another CTA wrote during this kernel (after ``arrive_last``), into a new variable."""
+    eng = src.engine
+    if not isinstance(eng, PointerEngine) or eng.space != "gmem" or eng.dtype.ctype != "float":
+        raise TraceError(f"load_cg reads a global float32 tensor, got {src!r}")
+    return declare(make("raw", (f"tc::ld_cg({eng.address(_add(src.offset, src.layout(coord)))})",), "float"), "v")
+
+
 def _flag_op(fn: str, flags: Tensor, coord: Any, value: Any, writes: bool = False) -> None:
     """``tc::fn(&flags(coord), value)`` on a global int32 flag; one that `writes` marks the tensor written."""
     current().emit(f"tc::{fn}({_flag_address(fn, flags, coord, writes)}, {render(value, 'int')});")

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterator
 from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Var, _div_of, make, render, user_line, var_expr
 
 __all__ = ["Trace", "current", "range", "if_", "else_", "syncthreads", "syncwarp", "launch_bounds", "ptxas_options", "compiler_barrier", "threadIdx", "blockIdx",
-           "blockDim", "gridDim", "emit", "declare", "assume", "smid", "globaltimer"]
+           "blockDim", "gridDim", "emit", "declare", "assume", "smid", "globaltimer", "shfl_xor"]
 
 _CPP_RESERVED = set(keyword.kwlist) | {
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
@@ -380,6 +380,20 @@ def syncwarp() -> None:
     """``__syncwarp()``: the warp's threads meet here, and their shared-memory writes before it are
     visible to each other after it."""
     current().emit("__syncwarp();")
+
+
+def shfl_xor(value: Any, lane_mask: int) -> Any:
+    """``__shfl_xor_sync(0xffffffff, value, lane_mask)``: value as lane (this lane XOR lane_mask) of the warp holds
+    it, read into a new variable. Every lane of the warp must execute it (a butterfly reduction's step: after
+    ``x = x + shfl_xor(x, m)`` for m = 16, 8, 4, 2, 1 every lane holds the warp's sum). value: a float, int or
+    unsigned expression; lane_mask: an int in 1..31."""
+    if isinstance(lane_mask, bool) or not isinstance(lane_mask, int) or not 0 < lane_mask < 32:
+        raise TraceError(f"shfl_xor needs a lane mask in 1..31, got {lane_mask!r}")
+    ctype = value.ctype if isinstance(value, Expr) else ("float" if isinstance(value, float) else "int")
+    if ctype not in ("float", "int", "unsigned"):
+        raise TraceError(f"shfl_xor moves a float, int or unsigned, got {ctype} ({value!r})")
+    return declare(make("raw", (f"__shfl_xor_sync(0xffffffffu, {render(value, ctype)}, {lane_mask})",), ctype),
+                   "shfl")
 
 
 def smid() -> Any:

@@ -6,7 +6,8 @@
   a function and a package any other way without one shadowing the other after the first import).
 * ``GemmOp``: a configured operation with ``can_implement`` (op.py); ``TensorOpConfig``: its tiling.
 * Kernels: ``tensorop_gemm_kernel`` (the sm80+ multistage tensor-op GEMM, tensorop.py), ``sgemm`` (the
-  CuTe tutorial's SIMT ``gemm_device``, simt.py), ``sgemm_tuned`` (the tuned SIMT SGEMM, simt_tuned.py).
+  CuTe tutorial's SIMT ``gemm_device``, simt.py), ``sgemm_tuned`` (the tuned SIMT SGEMM, simt_tuned.py),
+  ``sgemv`` (fp32 for at most 16 rows of A, gemv.py).
 
 Importing this package registers the benchmark's ``tilecraft`` contender: the tensor-op GEMM for fp16,
 bf16 and tf32, the tuned SIMT SGEMM for IEEE fp32; ``sgemm_contender(config)`` and
@@ -26,6 +27,7 @@ from tilecraft.gemm.simt_tuned import (
     CONFIGS, DEFAULT, FALLBACK, SMALL, SgemmConfig, pick_sgemm_config, sgemm_tuned, sgemm_tuned_args,
     sgemm_tuned_kernel,
 )
+from tilecraft.gemm.gemv import MAX_ROWS, SgemvConfig, sgemv, sgemv_kernel
 from tilecraft.gemm.tensorop import EpilogueSpec, TensorOpConfig, splitk_reduce_kernel, tensorop_gemm_kernel
 
 __all__ = ["gemm", "GemmOp", "Plan", "HEURISTIC_TABLE", "pick_config", "TensorOpConfig", "EpilogueSpec",
@@ -33,15 +35,15 @@ __all__ = ["gemm", "GemmOp", "Plan", "HEURISTIC_TABLE", "pick_config", "TensorOp
            "tensorop_gemm_kernel", "splitk_reduce_kernel",
            "SimtTiling", "check_sgemm_operands", "gemm_device", "gemm_device_args", "sgemm",
            "CONFIGS", "DEFAULT", "FALLBACK", "SMALL", "SgemmConfig", "pick_sgemm_config", "sgemm_tuned",
-           "sgemm_tuned_args", "sgemm_tuned_kernel",
+           "sgemm_tuned_args", "sgemm_tuned_kernel", "SgemvConfig", "sgemv", "sgemv_kernel",
            "sgemm_contender", "tensorop_contender"]
 
 _TC_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "tf32": "tf32"}
 
 
 def sgemm_contender(config: SgemmConfig | None = None) -> Callable[[Any], Any]:
-    """A bench contender factory (see tilecraft.bench.contenders) running sgemm_tuned with `config` (None:
-    the tiling sgemm_tuned picks):
+    """A bench contender factory (see tilecraft.bench.contenders) running sgemm_tuned with `config` (None: what
+    tc.gemm runs, the GEMV for at most gemv.MAX_ROWS rows of A, else the tiling sgemm_tuned picks):
     fp32 problems on CUDA only; anything else is reported missing with the reason."""
     from tilecraft.bench.contenders import Kernel, Missing
 
@@ -52,6 +54,8 @@ def sgemm_contender(config: SgemmConfig | None = None) -> Callable[[Any], Any]:
             return Missing("tilecraft SIMT SGEMM runs on CUDA only")
 
         def fn(a: Any, b: Any) -> Any:
+            if config is None and a.shape[0] <= MAX_ROWS:
+                return sgemv(a, b)
             return sgemm_tuned(a, b, config=config)
 
         return Kernel(fn=fn, prepare=lambda x: (x.a, x.b), label=f"tilecraft SIMT SGEMM {config.name if config else 'picked'}")

@@ -881,13 +881,16 @@ def _readable_sm90_config(config: Sm90Config, A3: Any, Bt: Any, elem: str, sms: 
 
 def _ieee_fp32(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, activation: str | None,
                bias_along: str, out_dtype: Any) -> Any:
-    """IEEE fp32: the tuned SIMT SGEMM for 2-D operands; batch and epilogue extras through torch."""
+    """IEEE fp32: the GEMV for 2-D operands of at most gemv.MAX_ROWS rows, the tuned SIMT SGEMM for other 2-D
+    ones; batch and epilogue extras through torch."""
     import torch
+    from tilecraft.gemm.gemv import MAX_ROWS, sgemv
     from tilecraft.gemm.simt_tuned import sgemm_tuned
 
     if A.dim() == 2 and B.dim() == 2 and bias is None and not activation and A.is_cuda:
         Cout = C.clone() if (C is not None and beta != 0) else None
-        D = sgemm_tuned(A, B, Cout, alpha, beta if Cout is not None else 0.0)
+        run = sgemv if A.shape[0] <= MAX_ROWS else sgemm_tuned
+        D = run(A, B, Cout, alpha, beta if Cout is not None else 0.0)
     else:
         acc = torch.matmul(A, B)
         op = GemmOp("tf32", None, TensorOpConfig(), activation or "none", bias_along if bias is not None else "none")

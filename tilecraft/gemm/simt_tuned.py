@@ -537,12 +537,11 @@ def sgemm_tuned(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float =
     are multiples of the CTA tile with 128-bit-ready layouts run the unpredicated kernel, all others
     its predicated trace (see the module docstring). ``config`` None picks the tiling (pick_sgemm_config:
     DEFAULT, FALLBACK or SMALL). ``splits`` > 1 is split-K: each split sums its share of K into an fp32
-    workspace and a second kernel (tensorop's ``splitk_reduce_kernel``) adds the shares up into C; None
+    workspace and a second kernel (tensorop's ``reduce_splits``) adds the shares up into C; None
     picks (``pick_sgemm_splits``: where the tiles leave SMs idle and K is long), 1 is none. As in BLAS, C is
     not read when beta is 0. Raises TypeError/ValueError on wrong dtypes, devices, ranks, shapes, overlapping
     outputs or a split count below 1.
     """
-    import numpy as np
     import torch
 
     from tilecraft.gemm.simt import check_sgemm_operands
@@ -561,14 +560,10 @@ def sgemm_tuned(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float =
         args, grid, block = sgemm_tuned_args(A, B, C, alpha, beta, cfg)
         sgemm_tuned_kernel[grid, block](*args)
         return C
-    from tilecraft.gemm.tensorop import EpilogueSpec, SplitReduce, splitk_reduce_kernel
+    from tilecraft.gemm.tensorop import reduce_splits
 
     W = torch.empty(splits, M, N, dtype=torch.float32, device=A.device)
     args, grid, block = sgemm_tuned_args(A, B, W, 1.0, 0.0, cfg, splits)
     sgemm_tuned_kernel[grid, block](*args)
-    W4, D3 = W.unsqueeze(1), C.unsqueeze(0)                               # (S,1,M,N), (1,M,N)
-    ep = EpilogueSpec(read_c=beta != 0, unit_alpha=alpha == 1)
-    vec, threads = SplitReduce.elements_per_thread(W4, D3), SplitReduce.threads
-    splitk_reduce_kernel[(-(-(M * N // vec) // threads),), (threads,)](
-        W4, D3 if beta != 0 else None, D3, None, np.float32(alpha), np.float32(beta), ep, threads, False, vec)
+    reduce_splits(W, C, alpha, beta)
     return C

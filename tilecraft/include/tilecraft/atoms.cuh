@@ -216,6 +216,28 @@ TC_DEVICE void semaphore_release(int* flag, int value) {
     if (threadIdx.x == 0) flag_release(flag, value);
 }
 
+// Split-K's "the last CTA finishes": every CTA of a group counts itself in at *counter once its writes are issued
+// (a barrier, then thread 0's gpu-scope acq_rel add: release for this CTA's writes, acquire for the others'); the
+// CTA whose add brings the count to `total` gets true in every thread, after a second barrier, and puts the counter
+// back to 0 for the next launch. It then reads the others' writes with ld_cg (L2; L1 is not coherent).
+TC_DEVICE bool cta_arrive_last(int* counter, int total) {
+    __shared__ int last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int old;
+        asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
+        last = old == total - 1;
+        if (last) *counter = 0;
+    }
+    __syncthreads();
+    return last != 0;
+}
+TC_DEVICE float ld_cg(const float* p) {
+    float v;
+    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
+    return v;
+}
+
 // ------------------------------------------------------------------ wgmma ordering (sm90a)
 // The warpgroup MMAs themselves come with issue 8; these order them against register and
 // shared-memory traffic: fence before the first wgmma that reads registers written since, commit

@@ -181,4 +181,18 @@ inline void semaphore_release(int* flag, int value) {
     __syncthreads();
     if (threadIdx.x == 0) std::atomic_ref<int>(*flag).store(value);
 }
+inline bool cta_arrive_last(int* counter, int total) {
+    static int last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const int old = std::atomic_ref<int>(*counter).fetch_add(1);
+        last = old == total - 1;
+        if (last) std::atomic_ref<int>(*counter).store(0);
+    }
+    __syncthreads();
+    const bool mine = last != 0;
+    __syncthreads();                 // everyone has read `last` before the next block's thread 0 writes it
+    return mine;
+}
+inline float ld_cg(const float* p) { return *p; }
 }  // namespace tc

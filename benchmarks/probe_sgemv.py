@@ -1,0 +1,101 @@
+#!/usr/bin/env python
+"""fp32 GEMV (M <= 16) against cuBLAS (TF32 off), the SIMT SGEMM's split-K pick, and GEMV tilings, timed in turn.
+
+    PYTHONPATH=$PWD python3 benchmarks/probe_sgemv.py --shapes 1x4096x4096,8x4096x11008 --b-major N,K \
+        --configs auto,sgemm,w8u2/s8 --rounds 3
+
+B is torch's row-major (K, N) (``--b-major N``: ``x @ W``) or the transpose of an (N, K) nn.Linear weight
+(``--b-major K``: ``x @ W.T``). Contenders: ``cuBLAS`` (torch.matmul), ``sgemm`` (sgemm_tuned with its picks: what
+tc.gemm ran for these shapes before the GEMV), ``auto`` (sgemv's pick) and GEMV tilings ``w<warps>u<unroll>c<cols>
+g<rows_group>b<min_blocks>`` (fields omitted keep the pick's), ``/s<splits>`` for a split count (k_slice follows it). Operands
+rotate over enough copies that B's bytes exceed twice the L2; every contender is first checked against float64
+(relative Frobenius error). One line per (shape, major, contender): µs, B's GB/s, x cuBLAS (median over rounds),
+the rounds' spread, the error.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from tilecraft.bench.timing import Timer, against, in_turn  # noqa: E402
+from tilecraft.gemm.op import _device_facts  # noqa: E402
+from tilecraft.gemm.gemv import pick_sgemv, sgemv, b_vectorizable  # noqa: E402
+from tilecraft.gemm.simt_tuned import sgemm_tuned  # noqa: E402
+
+
+def gemv_call(spec: str, m: int, n: int, k: int, n_major: bool, Bt: torch.Tensor):
+    """The sgemv call a contender spec names (None: the pick)."""
+    if spec == "auto":
+        return lambda x, w: sgemv(x, w)
+    name, _, split = spec.partition("/s")
+    cfg, splits = pick_sgemv(m, n, k, n_major, 4 if b_vectorizable(Bt) else 1, _device_facts(Bt.device)[0])
+    fields = {"w": "warps", "u": "unroll", "c": "cols", "g": "rows_group", "v": "vec", "b": "min_blocks"}
+    for key, val in re.findall(r"([wucgvb])(\d+)", name):
+        cfg = dataclasses.replace(cfg, **{fields[key]: int(val)})
+    if split:
+        splits = int(split)
+    g = cfg.k_granule(n_major)
+    per = -(-(-(-k // g)) // splits) * g
+    cfg = dataclasses.replace(cfg, k_slice=max(cfg.min_k_slice(n_major), 1 << max(0, per - 1).bit_length()))
+    return lambda x, w, cfg=cfg, s=splits: sgemv(x, w, config=cfg, splits=s)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--shapes", default="1x4096x4096,4x4096x4096,16x4096x4096", help="MxNxK, comma-separated")
+    p.add_argument("--b-major", default="N,K", help="N (x @ W, W (K,N) row-major) and/or K (x @ W.T)")
+    p.add_argument("--configs", default="sgemm,auto")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--reps", type=int, default=50)
+    a = p.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    timer = Timer(warmup_ms=20.0, reps=a.reps)
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    print(f"device: {torch.cuda.get_device_name()}, L2 {l2 >> 20} MB\n")
+    print("| shape | B major | contender | µs | B GB/s | x cuBLAS | spread | rel err |\n"
+          "|---|---|---|---:|---:|---:|---:|---:|")
+    for shape in a.shapes.split(","):
+        m, n, k = (int(x) for x in shape.split("x"))
+        for major in a.b_major.split(","):
+            n_major = major == "N"
+            copies = max(2, -(-2 * l2 // (4 * n * k)) + 1)
+            ops = []
+            for _ in range(copies):
+                x = torch.randn(m, k, device="cuda")
+                w = torch.randn(k, n, device="cuda") if n_major else torch.randn(n, k, device="cuda").t()
+                ops.append((x, w))
+            ref = ops[0][0].double() @ ops[0][1].double()
+            runs = {"cuBLAS": lambda x, w: x @ w}
+            for spec in (s for s in a.configs.split(",") if s):
+                if spec == "sgemm":
+                    runs[spec] = lambda x, w: sgemm_tuned(x, w)
+                else:
+                    runs[spec] = gemv_call(spec, m, n, k, n_major, ops[0][1].t())
+            errs = {}
+            for name, call in list(runs.items()):
+                try:
+                    out = call(*ops[0])
+                except ValueError as e:                  # a tiling that does not fit these operands
+                    print(f"| {m}x{n}x{k} | {major} | {name} | - | - | - | - | {e} |", flush=True)
+                    del runs[name]
+                    continue
+                errs[name] = float((out.double() - ref).norm() / ref.norm())
+            times = in_turn({name: lambda call=call: timer(call, ops).median_ms for name, call in runs.items()},
+                            a.rounds)
+            stats = against(times, "cuBLAS")
+            for name in runs:
+                ms, x, spread = stats[name]
+                print(f"| {m}x{n}x{k} | {major} | {name} | {ms * 1e3:.2f} | {4 * n * k / ms / 1e6:.0f} | {x:.3f}x "
+                      f"| {spread:.1%} | {errs[name]:.1e} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

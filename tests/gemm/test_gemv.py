@@ -1,0 +1,315 @@
+"""The fp32 GEMV (tilecraft.gemm.gemv): its picks, every row count and B major compiled for sm_80 and sm_90a without
+spills and with 128-bit loads of B, results on the CPU (the generated C++ run by the host compiler, emulate.py) for
+both B majors, both load widths, split-K partial sums and the epilogue, and on a GPU against float64."""
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import numpy as np
+import pytest
+import torch
+from fp32_gemm_check import check_fp32_gemm
+
+import emulate
+from tilecraft import dsl
+from tilecraft.dsl import TraceError
+from tilecraft.gemm.gemv import (A_SLICE_BYTES, MAX_ROWS, MIN_SPLIT_K, SgemvConfig, b_vectorizable, pick_sgemv,
+                                  sgemv, sgemv_kernel)
+
+
+def operands(M: int, N: int, K: int, n_major: bool, fill=torch.randn):
+    """A (M,K) and B (K,N): B row-major (N-contiguous) or the transpose of an (N,K) row-major weight."""
+    A = fill(M, K)
+    B = fill(K, N) if n_major else fill(N, K).t()
+    return A, B
+
+
+def config_for(M: int, N: int, K: int, n_major: bool, splits: int, **fields) -> SgemvConfig:
+    """The pick's tiling for these operands with `splits` splits (k_slice to fit them) and other `fields`. The
+    kernel needs vec 1 where B is not ``b_vectorizable`` (sgemv makes sure of it; a test calling the kernel must)."""
+    vec = fields.pop("vec", 4)
+    cfg, _ = pick_sgemv(M, N, K, n_major, vec, 132)
+    g = cfg.k_granule(n_major)
+    per = -(-(-(-K // g)) // splits) * g
+    cfg = dataclasses.replace(cfg, **fields)
+    return dataclasses.replace(cfg, k_slice=max(cfg.min_k_slice(n_major), 1 << max(0, per - 1).bit_length()))
+
+
+# ----------------------------------------------------------------------------- picks
+
+@pytest.mark.parametrize("n_major", [True, False], ids=["Bn", "Bk"])
+@pytest.mark.parametrize("vec", [4, 1])
+def test_pick_fits_every_split_and_fills_the_sms(n_major, vec):
+    """rows the next power of two of M; no split empty, each within k_slice; about CTAS_PER_SM CTAs per SM where K is
+    long enough; splits at least MIN_SPLIT_K of K long unless A's slice forces more; shared memory within 48 KB."""
+    for M in range(1, MAX_ROWS + 1):
+        for N, K in ((4096, 4096), (4096, 11008), (11008, 4096), (1000, 1000), (128, 65536), (7, 5), (1, 1), (5000, 0)):
+            cfg, splits = pick_sgemv(M, N, K, n_major, vec, 132)
+            cfg.validate()
+            assert cfg.rows >= M and cfg.rows < 2 * M and cfg.vec == vec
+            g = cfg.k_granule(n_major)
+            units = -(-K // g)
+            per = -(-units // splits) * g
+            assert splits == 1 or (splits - 1) * per < K, (M, N, K, splits, per)       # the last split not empty
+            assert per <= cfg.k_slice and cfg.rows * cfg.k_slice * 4 <= A_SLICE_BYTES
+            assert max(cfg.smem_bytes(True), cfg.smem_bytes(False)) <= 48 * 1024
+            blocks = -(-N // cfg.columns(n_major))
+            if splits > 1 and cfg.rows * per * 4 < A_SLICE_BYTES // 2:
+                assert per >= MIN_SPLIT_K[n_major] - g or blocks * splits <= 4 * 132 * 1.5
+    # the memory-bound shapes the pick was made for
+    cfg, splits = pick_sgemv(1, 4096, 4096, True, 4, 132)
+    assert (cfg.rows, splits, cfg.k_slice) == (1, 16, 256)         # 32 column blocks x 16 splits: 4 CTAs per SM
+    cfg, splits = pick_sgemv(16, 4096, 4096, False, 4, 132)
+    assert (cfg.rows, splits) == (16, 8)                           # A's slice (16 x 512 floats) sets the splits
+    assert (cfg.min_blocks, cfg.unroll) == (2, 1)                  # two CTAs per SM from 8 rows (K-contiguous B)
+    assert pick_sgemv(8, 4096, 4096, True, 4, 132)[0].min_blocks == 1
+    assert pick_sgemv(16, 4096, 4096, True, 4, 132)[0].min_blocks == 2
+
+
+def test_config_validation():
+    SgemvConfig(rows=16, k_slice=512).validate()
+    for bad in (dict(rows=3, k_slice=64), dict(rows=4, k_slice=48), dict(rows=4, k_slice=64, vec=2),
+                dict(rows=16, k_slice=1024), dict(rows=4, k_slice=64, warps=0), dict(rows=4, k_slice=64, cols=9)):
+        with pytest.raises(ValueError):
+            SgemvConfig(**bad).validate()
+
+
+def test_b_vectorizable():
+    B = torch.zeros(64, 32)
+    assert b_vectorizable(B) and b_vectorizable(B.t())
+    assert not b_vectorizable(torch.zeros(64, 30))                 # the contiguous extent
+    assert not b_vectorizable(torch.zeros(64, 34)[:, :32])         # the other stride
+    assert not b_vectorizable(torch.zeros(64 * 32 + 1)[1:].view(64, 32))  # a pointer off 16 bytes
+    assert not b_vectorizable(torch.zeros(64, 64)[:, ::2])         # no unit stride
+
+
+def test_sgemv_checks_its_inputs():
+    A, B = torch.zeros(2, 8), torch.zeros(8, 4)
+    with pytest.raises(ValueError, match="CUDA"):
+        sgemv(A, B)
+    with pytest.raises(TypeError, match="float32"):
+        sgemv(A.half(), B)
+
+
+# ----------------------------------------------------------------------------- compiled
+
+ROW_COUNTS = [1, 2, 4, 8, 16]
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("n_major", [True, False], ids=["Bn", "Bk"])
+@pytest.mark.parametrize("vec", [4, 1])
+def test_picks_compile_without_spills(arch, n_major, vec):
+    """The pick's tiling at every row count, with and without split-K: no spills, no stack; vec 4 loads B 128 bits
+    at a time (and vec 1 cannot)."""
+    for rows in ROW_COUNTS:
+        N, K = (4096, 4096) if vec == 4 else (4095, 4095)
+        A, B = operands(rows, N, K, n_major, torch.zeros)
+        assert b_vectorizable(B.t()) == (vec == 4)
+        cfg, splits = pick_sgemv(rows, N, K, n_major, vec, 132)
+        assert splits > 1
+        for s in (1, splits):
+            P, cnt = (torch.zeros(s, rows, N), torch.zeros(8, dtype=torch.int32)) if s > 1 else (None, None)
+            args = (A, B.t(), torch.zeros(rows, N), np.float32(1), np.float32(0), P, cnt, cfg, s)
+            res = sgemv_kernel.compile(*args, arch=arch).resources
+            assert res.spill_store_bytes == 0 and res.spill_load_bytes == 0 and res.stack_frame_bytes == 0, (rows, s, res)
+            assert res.registers <= 255
+            src = sgemv_kernel.source(*args)
+            loads = [ln for ln in src.splitlines() if "reinterpret_cast<const uint4*>(B +" in ln]
+            assert bool(loads) == (vec == 4), (rows, s)
+
+
+def test_source_structure():
+    """N-contiguous B: the warps' sums meet through shared memory; K-contiguous B: a butterfly of five shuffles per
+    output; with splits, one count per CTA and the partials read at L2 by the last."""
+    A, B = operands(4, 4096, 4096, True, torch.zeros)
+    cfg = config_for(4, 4096, 4096, True, 8)
+    split = (torch.zeros(8, 4, 4096), torch.zeros(32, dtype=torch.int32))
+    src = sgemv_kernel.source(A, B.t(), torch.zeros(4, 4096), np.float32(1), np.float32(0), *split, cfg, 8)
+    assert "__shfl_xor_sync" not in src and src.count("__syncthreads()") >= 2
+    A, B = operands(4, 4096, 4096, False, torch.zeros)
+    cfg = config_for(4, 4096, 4096, False, 2)
+    split = (torch.zeros(2, 4, 4096), torch.zeros(128, dtype=torch.int32))
+    src = sgemv_kernel.source(A, B.t(), torch.zeros(4, 4096), np.float32(1), np.float32(0), *split, cfg, 2)
+    assert src.count("__shfl_xor_sync") == 5 * cfg.rows * cfg.cols
+    assert src.count("__syncthreads()") == 1                        # A's slice only
+    assert src.count("tc::cta_arrive_last(") == 1 and src.count("tc::ld_cg(") == 2     # the last split sums
+
+
+def test_shfl_xor_traces_and_refuses_bad_masks():
+    @dsl.kernel
+    def butterfly(X):
+        v = X(dsl.threadIdx.x)
+        for m in (16, 8, 4, 2, 1):
+            v = v + dsl.shfl_xor(v, m)
+        X[dsl.threadIdx.x] = v
+
+    src = butterfly.source(torch.zeros(32))
+    assert "__shfl_xor_sync(0xffffffffu," in src and src.count("__shfl_xor_sync") == 5
+
+    for mask in (0, 32, 1.5, True):
+        @dsl.kernel
+        def bad(X, mask: dsl.Constexpr):
+            X[0] = dsl.shfl_xor(X(0), mask)
+
+        with pytest.raises(TraceError, match="lane mask"):
+            bad.source(torch.zeros(4), mask)
+
+
+# ----------------------------------------------------------------------------- emulated on the CPU
+
+needs_gxx = pytest.mark.skipif(not emulate.available(), reason="no host C++ compiler")
+
+
+def emulated(A, B, C, alpha, beta, cfg, splits, P=None):
+    """sgemv_kernel in the emulator; with splits, P (the partials) is made when not given, and the counters are
+    checked to be back at 0."""
+    n_major = B.stride(1) == 1 and not (B.stride(0) == 1 and B.shape[1] == 1)
+    grid = (-(-B.shape[1] // cfg.columns(n_major)), splits)
+    counters = None
+    if splits > 1:
+        P = torch.full((splits, *C.shape), float("nan")) if P is None else P
+        counters = torch.zeros(grid[0] + 3, dtype=torch.int32)
+    emulate.launch(sgemv_kernel, grid, (cfg.threads,), A, B.t(), C, np.float32(alpha), np.float32(beta), P, counters,
+                   cfg, splits)
+    assert counters is None or not counters.any()
+
+
+@needs_gxx
+@pytest.mark.parametrize("n_major", [True, False], ids=["Bn", "Bk"])
+@pytest.mark.parametrize("M,N,K,vec", [(3, 36, 204, 4), (5, 37, 203, 1), (16, 40, 332, 4), (1, 7, 5, 1), (9, 64, 64, 4), (2, 8, 12, 4)])
+def test_emulated_epilogue(n_major, M, N, K, vec):
+    """One split: C = alpha A B + beta C within fp32's bound, ragged M, N and K, both load widths, a C view."""
+    torch.manual_seed(M * N + K)
+    A, B = operands(M, N, K, n_major)
+    assert b_vectorizable(B.t()) == (vec == 4)
+    cfg = config_for(M, N, K, n_major, 1, vec=vec)
+    C0 = torch.randn(M, 2 * N)[:, ::2]                              # a strided view
+    C = C0.clone()
+    emulated(A, B, C, 0.5, -1.5, cfg, 1)
+    check_fp32_gemm(A, B, C0, C, 0.5, -1.5)
+    C = torch.full((M, N), float("nan"))                            # beta 0 does not read C
+    emulated(A, B, C, 2.0, 0.0, cfg, 1)
+    check_fp32_gemm(A, B, torch.zeros(M, N), C, 2.0, 0.0)
+
+
+@needs_gxx
+@pytest.mark.parametrize("n_major", [True, False], ids=["Bn", "Bk"])
+@pytest.mark.parametrize("M,N,K,splits,vec", [(3, 36, 204, 3, 4), (16, 41, 333, 2, 1), (2, 129, 999, 5, 1)])
+def test_emulated_split_partials(n_major, M, N, K, splits, vec):
+    """Each split sums exactly its k-range (ceil(K / splits) rounded to the step's granule) into its slice of the
+    workspace, and the last split of each column block writes C = alpha * (their sum) + beta * C; a column-major A,
+    the counters left at 0."""
+    torch.manual_seed(splits)
+    A, B = operands(M, N, K, n_major)
+    A = A.t().contiguous().t()
+    assert b_vectorizable(B.t()) == (vec == 4)
+    cfg = config_for(M, N, K, n_major, splits, vec=vec)
+    P = torch.full((splits, M, N), float("nan"))
+    C0 = torch.randn(M, N)
+    C = C0.clone()
+    emulated(A, B, C, -0.5, 2.0, cfg, splits, P)
+    g = cfg.k_granule(n_major)
+    per = -(-(-(-K // g)) // splits) * g
+    for i in range(splits):
+        k = slice(i * per, (i + 1) * per)
+        check_fp32_gemm(A[:, k], B[k], torch.zeros(M, N), P[i], 1.0, 0.0)
+    check_fp32_gemm(A, B, C0, C, -0.5, 2.0)
+
+
+@needs_gxx
+@pytest.mark.parametrize("n_major", [True, False], ids=["Bn", "Bk"])
+def test_emulated_inf_in_b_reaches_only_its_column(n_major):
+    """An inf in B's last row (the predicated tail step) makes inf or NaN exactly where float64 does."""
+    M, N, K = 2, 36, 203
+    A, B = operands(M, N, K, n_major)
+    B[K - 1, 5] = float("inf")
+    cfg = config_for(M, N, K, n_major, 1, vec=4 if b_vectorizable(B.t()) else 1)   # 4 (Bn), 1 (Bk)
+    C = torch.zeros(M, N)
+    emulated(A, B, C, 1.0, 0.0, cfg, 1)
+    ref = (A.double() @ B.double()).float()
+    assert torch.equal(C.isfinite(), ref.isfinite()) and not C[:, 5].isfinite().any()
+    keep = ref.isfinite()
+    assert torch.allclose(C[keep], ref[keep], rtol=1e-4, atol=1e-3)
+
+
+# ----------------------------------------------------------------------------- GPU
+
+def gpu_operands(M, N, K, n_major, a_major="k"):
+    A = torch.randn(M, K, device="cuda") if a_major == "k" else torch.randn(K, M, device="cuda").t()
+    B = torch.randn(K, N, device="cuda") if n_major else torch.randn(N, K, device="cuda").t()
+    return A, B
+
+
+@pytest.mark.gpu
+def test_gpu_random_shapes():
+    """The picks at random M 1..16, odd N and K (every split count the pick makes), both B majors, both A majors,
+    alpha and beta, against float64."""
+    rng = random.Random(9)
+    for i in range(40):
+        M, N, K = rng.randint(1, MAX_ROWS), rng.choice([rng.randint(1, 3000), 4 * rng.randint(1, 1500)]), \
+            rng.choice([rng.randint(1, 5000), 4 * rng.randint(1, 2000)])
+        n_major, a_major = rng.random() < 0.5, rng.choice("km")
+        A, B = gpu_operands(M, N, K, n_major, a_major)
+        C0 = torch.randn(M, N, device="cuda")
+        alpha, beta = rng.choice([(1.0, 0.0), (0.5, 2.0), (-1.0, 1.0)])
+        C = sgemv(A, B, C0.clone(), alpha, beta)
+        check_fp32_gemm(A.cpu(), B.cpu(), C0.cpu(), C.cpu(), alpha, beta)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n_major", [True, False], ids=["Bn", "Bk"])
+def test_gpu_explicit_splits_widths_and_views(n_major):
+    """Explicit split counts, a B whose loads cannot be 128-bit (vec lowered to 1), a C view, beta 0 over NaN."""
+    M, N, K = 7, 1024, 3000
+    A, B = gpu_operands(M, N, K, n_major)
+    for splits in (3, 4, 11):                                     # 3 or more: A's 8 x (K / splits) slice fits
+        cfg = config_for(M, N, K, n_major, splits)
+        C = torch.full((M, N), float("nan"), device="cuda")
+        sgemv(A, B, C, config=cfg, splits=splits)
+        check_fp32_gemm(A.cpu(), B.cpu(), torch.zeros(M, N), C.cpu(), 1.0, 0.0)
+    Bo = (torch.randn(K * N + 1, device="cuda")[1:].view(K, N) if n_major
+          else torch.randn(N * K + 1, device="cuda")[1:].view(N, K).t())
+    assert not b_vectorizable(Bo.t())
+    C0 = torch.randn(M, 2 * N, device="cuda")[:, ::2]
+    for cfg, splits in ((None, None), (config_for(M, N, K, n_major, 3), 3)):   # an explicit vec 4 is lowered
+        C = sgemv(A, Bo, C0.clone(), 1.0, 0.5, config=cfg, splits=splits)
+        check_fp32_gemm(A.cpu(), Bo.cpu(), C0.cpu(), C.cpu(), 1.0, 0.5)
+
+
+@pytest.mark.gpu
+def test_gpu_edges_and_refusals():
+    A, B = gpu_operands(3, 5, 0, True)
+    C0 = torch.randn(3, 5, device="cuda")
+    assert torch.allclose(sgemv(A, B, C0.clone(), 1.0, 0.5), 0.5 * C0)            # K = 0: beta * C
+    A, B = gpu_operands(1, 1, 777, False)
+    check_fp32_gemm(A.cpu(), B.cpu(), torch.zeros(1, 1), sgemv(A, B).cpu(), 1.0, 0.0)
+    assert sgemv(*gpu_operands(0, 8, 8, True)).shape == (0, 8)
+    with pytest.raises(ValueError, match="at most 16"):
+        sgemv(*gpu_operands(17, 8, 8, True))
+    with pytest.raises(ValueError, match="splits"):
+        sgemv(*gpu_operands(2, 8, 8, True), splits=0)
+    with pytest.raises(ValueError, match="rows"):
+        sgemv(*gpu_operands(5, 8, 8, True), config=SgemvConfig(rows=4, k_slice=64))
+    with pytest.raises(ValueError, match="k_slice"):
+        sgemv(*gpu_operands(2, 8, 1000, True), config=SgemvConfig(rows=2, k_slice=64), splits=2)
+
+
+@pytest.mark.gpu
+def test_gpu_tc_gemm_takes_the_gemv_for_few_rows(monkeypatch):
+    """tc.gemm in IEEE fp32 (TF32 off) runs the GEMV for M <= 16 and the SGEMM above, both against float64."""
+    import tilecraft as tc
+    from tilecraft.gemm import gemv as gemv_module
+
+    calls = []
+    real = gemv_module.sgemv_kernel.launch
+    monkeypatch.setattr(type(gemv_module.sgemv_kernel), "launch",
+                        lambda self, *a, **k: (calls.append(self.__name__), real.__func__(self, *a, **k))[1])
+    torch.backends.cuda.matmul.allow_tf32 = False
+    for M in (1, 16, 17):
+        A, B = gpu_operands(M, 4096, 4096, False)
+        D = tc.gemm(A, B)
+        check_fp32_gemm(A.cpu(), B.cpu(), torch.zeros(M, 4096), D.cpu(), 1.0, 0.0)
+        assert ("sgemv_kernel" in calls) == (M <= MAX_ROWS), (M, calls)
+        calls.clear()

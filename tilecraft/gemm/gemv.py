@@ -1,0 +1,376 @@
+"""fp32 GEMV in the kernel language: C = alpha * A @ B + beta * C for a few rows of A (M <= 16), IEEE fp32 FFMA.
+
+At M = 1..16 the SIMT SGEMM's 64-row tiles waste most of their FFMAs and its K-split partial sums cost as much as
+the product (H100, thirty-ninth session: 0.42x cuBLAS at 1x4096x4096 and 32x4096x11008). What such a call costs
+is B's bytes: every element of B is read once and used M times, so the kernel must keep enough of B in flight on
+every SM to stream it at the memory's bandwidth, and everything else (A, the sums) must stay off that path.
+
+* **A in shared memory.** A CTA works on one k-range of its split (blockIdx.y) and first copies A's rows
+  (ROWS, its k-range) into shared memory, zeros past M and past the range. The main loop then reads A with
+  128-bit shared loads; only B travels from global memory.
+* **B N-contiguous** (torch's row-major (K, N) weight, ``x @ W``): a warp's lanes hold 4 adjacent columns each
+  (128 columns a CTA), the CTA's warps take turns along k four rows at a time (a step: four 128-bit loads of
+  B per lane, a broadcast 128-bit read of each A row), and at the end they add their sums up through shared
+  memory, ROWS_GROUP rows at a time.
+* **B K-contiguous** (an nn.Linear weight (N, K), ``x @ W.T``): a warp takes COLS columns and its lanes split
+  k, 4 elements each (a step: one 128-bit load per column and lane, one 128-bit read per A row); the lanes'
+  sums meet through a butterfly of warp shuffles (``dsl.shfl_xor``).
+* **Split-K in one kernel.** Where the columns alone give too few warps to stream B on every SM, blockIdx.y
+  splits K. Each split stores its partial sums into an fp32 workspace (S, M, N) and counts itself in at its
+  column block's counter (``dsl.arrive_last``); the last one adds the partials up in split order (the same
+  result at every run) and writes C with alpha and beta. No second kernel: at these sizes its launch alone
+  would cost about a tenth of the time.
+
+Loads of B never leave B: a thread past N reads the last column instead (its sums are not stored), and the last
+step of a k-range is predicated (zeros past it), so an inf or NaN in B reaches exactly the outputs it should.
+Vector loads (``vec`` 4) need B's contiguous extent and other stride to be multiples of 4 and its pointer
+16-byte aligned (the host checks); otherwise the same kernel is traced with ``vec`` 1.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import tilecraft as tc
+from tilecraft import _, dsl
+from tilecraft.dsl import Constexpr, blockIdx, threadIdx
+from tilecraft.layout.inttuple import imin
+
+__all__ = ["SgemvConfig", "sgemv_kernel", "sgemv", "pick_sgemv", "MAX_ROWS", "b_vectorizable"]
+
+#: the most rows of A (M) the GEMV takes; more go to the SGEMM
+MAX_ROWS = 16
+STEP_ROWS = 4   # N-contiguous B: k-rows a warp loads per step
+
+
+@dataclass(frozen=True)
+class SgemvConfig:
+    """One tiling of sgemv_kernel.
+
+    rows: accumulator rows (M <= rows); k_slice: the longest k-range a CTA takes (A's slice in shared memory is
+    rows x k_slice floats); warps per CTA; vec: B's elements per load along its contiguous mode (4 or 1); cols
+    (K-contiguous B): columns per warp; unroll: main-loop steps unrolled; rows_group (N-contiguous B): rows
+    reduced across the warps per round of the final reduction; min_blocks: CTAs per SM the launch bound asks
+    ptxas to fit (its register budget)."""
+
+    rows: int
+    k_slice: int
+    warps: int = 8
+    vec: int = 4
+    cols: int = 4
+    unroll: int = 4
+    rows_group: int = 4
+    min_blocks: int = 1
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps
+
+    def columns(self, n_major: bool) -> int:
+        """Columns of C a CTA covers."""
+        return 32 * self.vec if n_major else self.warps * self.cols
+
+    def k_granule(self, n_major: bool) -> int:
+        """A split's k-range is a multiple of this (the last one excepted)."""
+        return STEP_ROWS if n_major else self.vec
+
+    def min_k_slice(self, n_major: bool) -> int:
+        """The least k_slice: a K-contiguous B's warps read A's slice a whole step (32 x vec of K) at a time."""
+        return STEP_ROWS if n_major else 32 * self.vec
+
+    def smem_bytes(self, n_major: bool) -> int:
+        red = self.warps * min(self.rows, self.rows_group) * self.columns(True) if n_major else 0
+        return 4 * (self.rows * self.k_slice + red)
+
+    def validate(self) -> None:
+        if self.rows not in (1, 2, 4, 8, 16):
+            raise ValueError(f"SgemvConfig: rows must be 1, 2, 4, 8 or 16, got {self.rows}")
+        if self.vec not in (1, 4):
+            raise ValueError(f"SgemvConfig: vec must be 1 or 4, got {self.vec}")
+        if self.k_slice < 4 or self.k_slice & (self.k_slice - 1):
+            raise ValueError(f"SgemvConfig: k_slice must be a power of two >= 4, got {self.k_slice}")
+        if not 1 <= self.warps <= 32 or not 1 <= self.cols <= 8 or not 1 <= self.unroll <= 16:
+            raise ValueError(f"SgemvConfig: warps 1..32, cols 1..8, unroll 1..16; got {self}")
+        if not 1 <= self.min_blocks <= 8:
+            raise ValueError(f"SgemvConfig: min_blocks must be 1..8, got {self.min_blocks}")
+        if self.rows_group not in (1, 2, 4, 8, 16):
+            raise ValueError(f"SgemvConfig: rows_group must be a power of two <= 16, got {self.rows_group}")
+        if max(self.smem_bytes(True), self.smem_bytes(False)) > 48 * 1024:
+            raise ValueError(f"SgemvConfig: {self} needs {self.smem_bytes(True)} bytes of shared memory (48 KB at most)")
+
+
+@dsl.kernel
+def sgemv_kernel(A, B, C, alpha, beta, P, counters, cfg: Constexpr, splits: Constexpr = 1):
+    """C (M,N) = alpha * A (M,K) @ B^T + beta * C with B given as (N,K) and M <= cfg.rows; see the module docstring.
+
+    ``splits`` > 1: blockIdx.y is the split (the host makes sure none is empty); each stores its partial sums into
+    P(split) of the fp32 workspace P (SPLITS,M,N) and counts itself in at counters(blockIdx.x) (int32, zero before
+    the launch and after it); the last split of a column block adds the partials up in split order (the same sum
+    at every run) and writes C. P and counters are None without splits."""
+    W, R, KS, V = cfg.warps, cfg.rows, cfg.k_slice, cfg.vec
+    threads = 32 * W
+    dsl.launch_bounds(threads, cfg.min_blocks)
+    M, K = A.shape
+    N = B.shape[0]
+    n_major = B.stride[0] == 1 and isinstance(B.stride[0], int)
+    dsl.assume(KS >= cfg.min_k_slice(n_major), "k_slice must hold a whole step of every warp (min_k_slice)")
+    warp, lane = threadIdx.x // 32, threadIdx.x % 32
+
+    # this CTA's k-range [k_lo, k_hi): splits of ceil(K / splits) rounded up to the step's granule
+    g = cfg.k_granule(n_major)
+    per = tc.ceil_div(tc.ceil_div(K, g), splits) * g
+    k_lo = blockIdx.y * per if splits > 1 else 0
+    k_hi = imin(K, k_lo + per) if splits > 1 else K
+    k_len = k_hi - k_lo
+
+    # A's rows over the k-range -> shared memory, zeros past M and past the range
+    sA = dsl.smem_tensor(dsl.float32, tc.make_layout((R, KS), tc.LayoutRight))  # (ROWS,K_SLICE)
+    for i in dsl.range(threadIdx.x, R * KS, threads):
+        m, kk = i // KS, i % KS
+        sA[m, kk] = dsl.read_if((m < M) & (kk < k_len), A, (m, k_lo + kk), 0.0)
+    dsl.syncthreads()
+
+    def store(m: Any, n: Any, total: Any) -> None:
+        """C(m,n) = alpha * total + beta * C(m,n) inside (M,N); C is not read when beta is 0."""
+        with dsl.if_((m < M) & (n < N)):
+            with dsl.if_(dsl.eq(beta, 0.0)):
+                C[m, n] = alpha * total
+            with dsl.else_():
+                C[m, n] = alpha * total + beta * C(m, n)
+
+    def finish(m: Any, n: Any, total: Any) -> None:
+        """This CTA's sum for C(m,n): stored, or with splits its split's partial into P."""
+        if splits == 1:
+            store(m, n, total)
+        else:
+            with dsl.if_((m < M) & (n < N)):
+                P[blockIdx.y, m, n] = total
+
+    acc = dsl.make_rmem_tensor(dsl.float32, (R, cfg.cols if not n_major else V))
+    dsl.clear(acc)
+    if n_major:
+        #
+        # B N-contiguous: lanes along n (V columns each), warps take turns along k, STEP_ROWS rows a step
+        #
+        BN = 32 * V
+        n0 = blockIdx.x * BN + lane * V
+        n_ld = imin(n0, N - V)                                            # past N: the last columns, not stored
+        rB = dsl.make_rmem_tensor(dsl.float32, tc.make_layout((STEP_ROWS, V), tc.LayoutRight))  # (STEP,V)
+        rA = dsl.make_rmem_tensor(dsl.float32, tc.make_layout((R, STEP_ROWS), tc.LayoutRight))  # (ROWS,STEP)
+
+        def step(s: Any, last: bool) -> None:
+            """k-rows k_lo + 4s .. +3: B's (STEP, V) and A's (ROWS, STEP), then the FFMAs."""
+            for r in range(STEP_ROWS):
+                k = k_lo + s * STEP_ROWS + r
+                src = tc.local_tile(B(_, k), (V,), (n_ld // V,))           # (V,) columns n_ld..
+                if last:
+                    with dsl.if_(k < k_hi):
+                        dsl.copy(src, rB(r, _))
+                    with dsl.else_():
+                        dsl.clear(rB(r, _))
+                else:
+                    dsl.copy(src, rB(r, _))
+            for m in range(R):
+                dsl.copy(tc.local_tile(sA(m, _), (STEP_ROWS,), (s,)), rA(m, _))
+            for m in range(R):
+                for r in range(STEP_ROWS):
+                    for v in range(V):
+                        acc[m, v] = acc(m, v) + rA(m, r) * rB(r, v)
+
+        full = k_len // STEP_ROWS
+        for s in dsl.range(warp, full, W, unroll=cfg.unroll):
+            step(s, False)
+        with dsl.if_((k_len % STEP_ROWS > 0) & dsl.eq(warp, full % W)):
+            step(full, True)
+
+        # the warps' sums -> shared memory, RG rows a round; each thread then adds one output's W sums
+        RG = min(R, cfg.rows_group)
+        red = dsl.smem_tensor(dsl.float32, tc.make_layout((BN, RG, W)))  # (BN,RG,W) n-contiguous
+        outputs = RG * BN
+        for rnd in range(R // RG):
+            if rnd:
+                dsl.syncthreads()                                         # the previous round's sums are read
+            for mm in range(RG):
+                dsl.copy(acc(rnd * RG + mm, _), tc.local_tile(red(_, mm, warp), (V,), (lane,)))
+            dsl.syncthreads()
+            for j in range(tc.ceil_div(outputs, threads)):
+                o = threadIdx.x + j * threads
+                col, mm = o % BN, o // BN
+                with dsl.if_(o < outputs):
+                    total = red(col, mm, 0)
+                    for w in range(1, W):
+                        total = total + red(col, mm, w)
+                    finish(rnd * RG + mm, blockIdx.x * BN + col, total)
+    else:
+        #
+        # B K-contiguous: a warp takes COLS columns, its lanes split k (V elements each); a butterfly of shuffles
+        #
+        COLS = cfg.cols
+        n_base = blockIdx.x * (W * COLS) + warp * COLS
+        rB = dsl.make_rmem_tensor(dsl.float32, tc.make_layout((COLS, V), tc.LayoutRight))  # (COLS,V)
+        rA = dsl.make_rmem_tensor(dsl.float32, tc.make_layout((R, V), tc.LayoutRight))     # (ROWS,V)
+        rows_b = [B(imin(n_base + c, N - 1), _) for c in range(COLS)]     # (K,) past N: the last column
+
+        def step(kk: Any, last: bool) -> None:
+            """k elements k_lo + kk .. + V - 1 of each column and A row, then the FFMAs."""
+            for c in range(COLS):
+                src = tc.local_tile(rows_b[c], (V,), ((k_lo + kk) // V,))
+                if last:
+                    with dsl.if_(kk < k_len):
+                        dsl.copy(src, rB(c, _))
+                    with dsl.else_():
+                        dsl.clear(rB(c, _))
+                else:
+                    dsl.copy(src, rB(c, _))
+            for m in range(R):
+                dsl.copy(tc.local_tile(sA(m, _), (V,), (kk // V,)), rA(m, _))
+            for m in range(R):
+                for c in range(COLS):
+                    for v in range(V):
+                        acc[m, c] = acc(m, c) + rA(m, v) * rB(c, v)
+
+        span = 32 * V                                                     # k elements a warp takes per step
+        full = k_len // span
+        for s in dsl.range(full, unroll=cfg.unroll):
+            step(s * span + lane * V, False)
+        with dsl.if_(k_len % span > 0):
+            step(full * span + lane * V, True)
+
+        for m in range(R):
+            for c in range(COLS):
+                total = acc(m, c)
+                for mask in (16, 8, 4, 2, 1):
+                    total = total + dsl.shfl_xor(total, mask)
+                with dsl.if_(dsl.eq(lane, (m * COLS + c) % 32)):
+                    finish(m, n_base + c, total)
+
+    if splits > 1:
+        #
+        # The last split of this column block adds the partials up, in split order, and writes C
+        #
+        BNC = cfg.columns(n_major)
+        with dsl.if_(dsl.arrive_last(counters, blockIdx.x, splits)):
+            part = dsl.make_rmem_tensor(dsl.float32, 1)
+            for j in range(tc.ceil_div(R * BNC, threads)):
+                o = threadIdx.x + j * threads
+                m, n = o // BNC, blockIdx.x * BNC + o % BNC
+                with dsl.if_((o < R * BNC) & (m < M) & (n < N)):
+                    part[0] = dsl.load_cg(P, (0, m, n))
+                    for sp in dsl.range(1, splits):
+                        part[0] = part(0) + dsl.load_cg(P, (sp, m, n))
+                    store(m, n, part(0))
+
+
+# ----------------------------------------------------------------------------- host side
+
+def b_vectorizable(Bt: Any) -> bool:
+    """B given as (N, K) can be read 4 floats at a time along its contiguous mode: that mode's extent and the other
+    stride multiples of 4, the pointer 16-byte aligned."""
+    s, shape = Bt.stride(), Bt.shape
+    unit = 0 if s[0] == 1 else 1 if s[1] == 1 else None
+    if unit is None:
+        return False
+    other = s[1 - unit] if shape[1 - unit] > 1 else 0
+    return Bt.data_ptr() % 16 == 0 and shape[unit] % 4 == 0 and other % 4 == 0
+
+
+#: the shared-memory bytes A's slice may take (rows x k_slice floats)
+A_SLICE_BYTES = 32 * 1024
+#: CTAs per SM the split count aims for
+CTAS_PER_SM = 4
+#: the least of K a split takes (by B's major: K-contiguous, N-contiguous): a warp's step covers 128 of K
+#: (K-contiguous), a CTA's 8 warps 32 (N-contiguous); fewer would leave the steps' loads too few per warp
+MIN_SPLIT_K = {False: 512, True: 256}
+
+
+def pick_sgemv(M: int, N: int, K: int, n_major: bool, vec: int, sms: int) -> tuple[SgemvConfig, int]:
+    """(tiling, splits) for a GEMV of M <= MAX_ROWS rows: rows the next power of two of M; splits so that the
+    column blocks times the splits give about CTAS_PER_SM CTAs per SM, and at least so many that each split's
+    k-range fits A's shared-memory slice (A_SLICE_BYTES), each of at least MIN_SPLIT_K of K where it fits."""
+    rows = 1 << max(0, M - 1).bit_length()
+    base = SgemvConfig(rows=rows, k_slice=4, vec=vec)
+    blocks = -(-N // base.columns(n_major))
+    g = base.k_granule(n_major)
+    units = -(-K // g)                                                    # k granules
+    ks_max = A_SLICE_BYTES // (4 * rows)
+    splits = max(1, round(CTAS_PER_SM * sms / blocks), -(-K // ks_max))
+    splits = min(splits, max(1, units // (MIN_SPLIT_K[n_major] // g)))  # each split at least MIN_SPLIT_K
+    splits = max(splits, -(-K // ks_max))
+    per_units = -(-units // splits) if units else 0
+    splits = -(-units // per_units) if per_units else 1                   # none empty
+    per = per_units * g
+    k_slice = max(base.min_k_slice(n_major), 1 << max(0, per - 1).bit_length())
+    # unroll: an N-contiguous B's step is already 4 rows (H100, 1..8 x 4096 x 4096: 2, 4 and 8 within 3%; 4 made
+    # ptxas spill 4-8 bytes at rows 2 and 4); a K-contiguous one's 4, or 8 for scalar loads (2 spilled at rows 16).
+    # From 8 rows on (16 for an N-contiguous B) the registers would leave one CTA per SM: two, with unroll 1 (H100,
+    # x cuBLAS, the former / this: 16x4096x4096 K-contiguous 0.78 / 1.02, N-contiguous 1.51 / 1.85; 12x4096x4096
+    # 0.80 / 1.04, 0.96 / 1.17; 8x11008x4096 K-contiguous 1.04 / 1.22; 16x4096x11008 0.59 / 0.89, 1.06 / 1.27)
+    unroll, min_blocks = (2 if n_major else 4 if vec == 4 else 8), 1
+    if rows >= (16 if n_major else 8):
+        unroll, min_blocks = 1, 2
+    return SgemvConfig(rows=rows, k_slice=k_slice, vec=vec, unroll=unroll, min_blocks=min_blocks), splits
+
+
+def sgemv(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0,
+          config: SgemvConfig | None = None, splits: int | None = None) -> Any:
+    """C = alpha * A @ B + beta * C for M <= MAX_ROWS rows of A with the GEMV kernel; returns C (new when C is None).
+
+    A (M,K), B (K,N), C (M,N): float32 CUDA tensors on one device, any strides. ``config`` / ``splits`` None pick
+    (``pick_sgemv``); an explicit config must have rows >= M and a k_slice that holds each split's k-range, and its
+    vec is lowered to 1 where B cannot be read 4 floats at a time. As in BLAS, C is not read when beta is 0."""
+    import numpy as np
+    import torch
+
+    from tilecraft.gemm.simt import check_sgemm_operands
+
+    M, N, K, C, beta = check_sgemm_operands(A, B, C, beta, "sgemv")
+    if M > MAX_ROWS:
+        raise ValueError(f"sgemv: A has {M} rows; the GEMV takes at most {MAX_ROWS} (use sgemm_tuned)")
+    if splits is not None and (isinstance(splits, bool) or not isinstance(splits, int) or splits < 1):
+        raise ValueError(f"sgemv: splits must be an int >= 1, got {splits!r}")
+    if M == 0 or N == 0:
+        return C
+    Bt = B.t()                                                            # the kernel takes B as (N,K)
+    n_major = Bt.stride(0) == 1 and not (Bt.stride(1) == 1 and N == 1)
+    vec = 4 if b_vectorizable(Bt) else 1
+    if config is None:
+        from tilecraft.gemm.op import _device_facts
+        cfg, picked = pick_sgemv(M, N, K, n_major, vec, _device_facts(A.device)[0])
+        splits = picked if splits is None else splits
+    else:
+        cfg = config if vec >= config.vec else SgemvConfig(**{**config.__dict__, "vec": 1})
+        splits = splits or 1
+    cfg.validate()
+    if cfg.rows < M:
+        raise ValueError(f"sgemv: {cfg} has {cfg.rows} rows, A has {M}")
+    g = cfg.k_granule(n_major)
+    units = -(-K // g)
+    per = -(-units // splits) * g if units else 0
+    splits = -(-units // (per // g)) if per else 1                        # none empty
+    if per > cfg.k_slice:
+        raise ValueError(f"sgemv: a split of {per} of K does not fit the k_slice of {cfg} (use more splits)")
+    if cfg.k_slice < cfg.min_k_slice(n_major):
+        raise ValueError(f"sgemv: {cfg} needs a k_slice of at least {cfg.min_k_slice(n_major)} for this B")
+    blocks = -(-N // cfg.columns(n_major))
+    P = counters = None
+    if splits > 1:
+        P = torch.empty(splits, M, N, dtype=torch.float32, device=A.device)
+        counters = _counters(A.device, blocks)
+    sgemv_kernel[(blocks, splits), (cfg.threads,)](A, Bt, C, np.float32(alpha), np.float32(beta), P, counters, cfg,
+                                                   splits)
+    return C
+
+
+_COUNTERS: dict[Any, Any] = {}
+
+
+def _counters(device: Any, count: int) -> Any:
+    """At least `count` int32 split counters for the current stream on device: zeros made once (grown when a launch
+    needs more) and left at 0 by every launch. One set per stream: launches on one stream run in turn."""
+    import torch
+
+    key = (str(device), torch.cuda.current_stream(device).cuda_stream)
+    c = _COUNTERS.get(key)
+    if c is None or c.numel() < count:
+        c = _COUNTERS[key] = torch.zeros(max(count, 1024), dtype=torch.int32, device=device)
+    return c
