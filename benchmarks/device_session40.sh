@@ -5,8 +5,8 @@
 # - gv_probe: probe_sgemv.py against cuBLAS and the SGEMM's split-K pick (GV_SHAPES / GV_CONFIGS / GV_MAJORS
 #   override), into $OUT/gv_probe.md.
 source "$(dirname "$0")/device_env.sh"
-GV_SHAPES_ALL="1x4096x4096,4x4096x4096,8x4096x4096,16x4096x4096,1x14336x4096,1x4096x14336,16x4096x11008"
-GV_CONFIGS_ALL="sgemm,auto,u4,w4,w16,c2"
+GV_SHAPES_ALL="1x4096x4096,2x4096x4096,4x4096x4096,8x4096x4096,12x4096x4096,16x4096x4096,1x11008x4096,16x11008x4096,1x4096x11008,16x4096x11008,1x1000x1000,3x1000x3000,1x128x65536,5x777x2001"
+GV_CONFIGS_ALL="sgemm,auto"
 for part in ${*:-gv_tests gv_probe}; do
   case $part in
   gv_tests)
