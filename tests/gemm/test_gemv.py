@@ -69,6 +69,9 @@ def test_pick_fits_every_split_and_fills_the_sms(n_major, vec):
 
 def test_config_validation():
     SgemvConfig(rows=16, k_slice=512).validate()
+    SgemvConfig(rows=16, k_slice=512, warps=16).validate(n_major=False)   # the warps' reduction is N-contiguous B's
+    with pytest.raises(ValueError, match="N-contiguous"):
+        SgemvConfig(rows=16, k_slice=512, warps=16).validate(n_major=True)
     for bad in (dict(rows=3, k_slice=64), dict(rows=4, k_slice=48), dict(rows=4, k_slice=64, vec=2),
                 dict(rows=16, k_slice=1024), dict(rows=4, k_slice=64, warps=0), dict(rows=4, k_slice=64, cols=9)):
         with pytest.raises(ValueError):

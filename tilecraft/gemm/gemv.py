@@ -82,7 +82,8 @@ class SgemvConfig:
         red = self.warps * min(self.rows, self.rows_group) * self.columns(True) if n_major else 0
         return 4 * (self.rows * self.k_slice + red)
 
-    def validate(self) -> None:
+    def validate(self, n_major: bool | None = None) -> None:
+        """Raise ValueError for a tiling the kernel cannot run: for a B of the given major (None: either)."""
         if self.rows not in (1, 2, 4, 8, 16):
             raise ValueError(f"SgemvConfig: rows must be 1, 2, 4, 8 or 16, got {self.rows}")
         if self.vec not in (1, 4):
@@ -95,8 +96,10 @@ class SgemvConfig:
             raise ValueError(f"SgemvConfig: min_blocks must be 1..8, got {self.min_blocks}")
         if self.rows_group not in (1, 2, 4, 8, 16):
             raise ValueError(f"SgemvConfig: rows_group must be a power of two <= 16, got {self.rows_group}")
-        if max(self.smem_bytes(True), self.smem_bytes(False)) > 48 * 1024:
-            raise ValueError(f"SgemvConfig: {self} needs {self.smem_bytes(True)} bytes of shared memory (48 KB at most)")
+        for major in (True, False) if n_major is None else (n_major,):
+            if self.smem_bytes(major) > 48 * 1024:
+                raise ValueError(f"SgemvConfig: {self} needs {self.smem_bytes(major)} bytes of shared memory for a "
+                                 f"{'N' if major else 'K'}-contiguous B (48 KB at most)")
 
 
 @dsl.kernel
@@ -340,7 +343,7 @@ def sgemv(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0,
     else:
         cfg = config if vec >= config.vec else SgemvConfig(**{**config.__dict__, "vec": 1})
         splits = splits or 1
-    cfg.validate()
+    cfg.validate(n_major)
     if cfg.rows < M:
         raise ValueError(f"sgemv: {cfg} has {cfg.rows} rows, A has {M}")
     g = cfg.k_granule(n_major)
