@@ -46,24 +46,25 @@ def test_pick_fits_every_split_and_fills_the_sms(n_major, vec):
     for M in range(1, MAX_ROWS + 1):
         for N, K in ((4096, 4096), (4096, 11008), (11008, 4096), (1000, 1000), (128, 65536), (7, 5), (1, 1), (5000, 0)):
             cfg, splits = pick_sgemv(M, N, K, n_major, vec, 132)
-            cfg.validate()
+            cfg.validate(n_major)
             assert cfg.rows >= M and cfg.rows < 2 * M and cfg.vec == vec
             g = cfg.k_granule(n_major)
             units = -(-K // g)
             per = -(-units // splits) * g
             assert splits == 1 or (splits - 1) * per < K, (M, N, K, splits, per)       # the last split not empty
             assert per <= cfg.k_slice and cfg.rows * cfg.k_slice * 4 <= A_SLICE_BYTES
-            assert max(cfg.smem_bytes(True), cfg.smem_bytes(False)) <= 48 * 1024
+            assert cfg.smem_bytes(n_major) <= 48 * 1024
             blocks = -(-N // cfg.columns(n_major))
             if splits > 1 and cfg.rows * per * 4 < A_SLICE_BYTES // 2:
-                assert per >= MIN_SPLIT_K[n_major] - g or blocks * splits <= 4 * 132 * 1.5
+                assert per >= MIN_SPLIT_K[n_major] - g or blocks * splits <= 8 * 132 * 1.5
     # the memory-bound shapes the pick was made for
     cfg, splits = pick_sgemv(1, 4096, 4096, True, 4, 132)
-    assert (cfg.rows, splits, cfg.k_slice) == (1, 16, 256)         # 32 column blocks x 16 splits: 4 CTAs per SM
+    assert (cfg.rows, splits, cfg.k_slice) == (1, 8, 512)          # 32 column blocks x 8 splits: 2 CTAs per SM
     cfg, splits = pick_sgemv(16, 4096, 4096, False, 4, 132)
     assert (cfg.rows, splits) == (16, 8)                           # A's slice (16 x 512 floats) sets the splits
     assert (cfg.min_blocks, cfg.unroll) == (2, 1)                  # two CTAs per SM from 8 rows (K-contiguous B)
     assert pick_sgemv(8, 4096, 4096, True, 4, 132)[0].min_blocks == 1
+    assert pick_sgemv(8, 4096, 4096, False, 4, 132)[0].warps == 16
     assert pick_sgemv(16, 4096, 4096, True, 4, 132)[0].min_blocks == 2
 
 

@@ -279,8 +279,9 @@ def b_vectorizable(Bt: Any) -> bool:
 
 #: the shared-memory bytes A's slice may take (rows x k_slice floats)
 A_SLICE_BYTES = 32 * 1024
-#: CTAs per SM the split count aims for
-CTAS_PER_SM = 4
+#: CTAs per SM the split count aims for, by B's major (K-contiguous, N-contiguous). H100, N-contiguous B, x cuBLAS with
+#: 16 / 8 splits: 1x4096x4096 0.96 / 0.96, 1x4096x11008 0.99 / 1.01, 2x4096x4096 2.31 / 2.41
+CTAS_PER_SM = {False: 4, True: 2}
 #: the least of K a split takes (by B's major: K-contiguous, N-contiguous): a warp's step covers 128 of K
 #: (K-contiguous), a CTA's 8 warps 32 (N-contiguous); fewer would leave the steps' loads too few per warp
 MIN_SPLIT_K = {False: 512, True: 256}
@@ -288,7 +289,7 @@ MIN_SPLIT_K = {False: 512, True: 256}
 
 def pick_sgemv(M: int, N: int, K: int, n_major: bool, vec: int, sms: int) -> tuple[SgemvConfig, int]:
     """(tiling, splits) for a GEMV of M <= MAX_ROWS rows: rows the next power of two of M; splits so that the
-    column blocks times the splits give about CTAS_PER_SM CTAs per SM, and at least so many that each split's
+    column blocks times the splits give about CTAS_PER_SM CTAs per SM (the base tiling's 8 warps), and at least so many that each split's
     k-range fits A's shared-memory slice (A_SLICE_BYTES), each of at least MIN_SPLIT_K of K where it fits."""
     rows = 1 << max(0, M - 1).bit_length()
     base = SgemvConfig(rows=rows, k_slice=4, vec=vec)
@@ -296,7 +297,7 @@ def pick_sgemv(M: int, N: int, K: int, n_major: bool, vec: int, sms: int) -> tup
     g = base.k_granule(n_major)
     units = -(-K // g)                                                    # k granules
     ks_max = A_SLICE_BYTES // (4 * rows)
-    splits = max(1, round(CTAS_PER_SM * sms / blocks), -(-K // ks_max))
+    splits = max(1, round(CTAS_PER_SM[n_major] * sms / blocks), -(-K // ks_max))
     splits = min(splits, max(1, units // (MIN_SPLIT_K[n_major] // g)))  # each split at least MIN_SPLIT_K
     splits = max(splits, -(-K // ks_max))
     per_units = -(-units // splits) if units else 0
@@ -308,10 +309,13 @@ def pick_sgemv(M: int, N: int, K: int, n_major: bool, vec: int, sms: int) -> tup
     # From 8 rows on (16 for an N-contiguous B) the registers would leave one CTA per SM: two, with unroll 1 (H100,
     # x cuBLAS, the former / this: 16x4096x4096 K-contiguous 0.78 / 1.02, N-contiguous 1.51 / 1.85; 12x4096x4096
     # 0.80 / 1.04, 0.96 / 1.17; 8x11008x4096 K-contiguous 1.04 / 1.22; 16x4096x11008 0.59 / 0.89, 1.06 / 1.27)
-    unroll, min_blocks = (2 if n_major else 4 if vec == 4 else 8), 1
+    # At 8 rows of a K-contiguous B, 16 warps a CTA instead (8x4096x4096 1.26 / 1.36, 8x11008x4096 1.21 / 1.23).
+    unroll, min_blocks, warps = (2 if n_major else 4 if vec == 4 else 8), 1, 8
     if rows >= (16 if n_major else 8):
         unroll, min_blocks = 1, 2
-    return SgemvConfig(rows=rows, k_slice=k_slice, vec=vec, unroll=unroll, min_blocks=min_blocks), splits
+    if rows == 8 and not n_major:
+        min_blocks, warps = 1, 16
+    return SgemvConfig(rows=rows, k_slice=k_slice, vec=vec, unroll=unroll, min_blocks=min_blocks, warps=warps), splits
 
 
 def sgemv(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0,
