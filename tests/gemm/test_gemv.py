@@ -70,11 +70,11 @@ def test_pick_fits_every_split_and_fills_the_sms(n_major, vec):
 
 def test_config_validation():
     SgemvConfig(rows=16, k_slice=512).validate()
-    SgemvConfig(rows=16, k_slice=512, warps=16).validate(n_major=False)   # the warps' reduction is N-contiguous B's
+    SgemvConfig(rows=16, k_slice=1024, warps=32).validate(n_major=False)  # the warps' reduction is N-contiguous B's
     with pytest.raises(ValueError, match="N-contiguous"):
-        SgemvConfig(rows=16, k_slice=512, warps=16).validate(n_major=True)
+        SgemvConfig(rows=16, k_slice=1024, warps=32).validate(n_major=True)
     for bad in (dict(rows=3, k_slice=64), dict(rows=4, k_slice=48), dict(rows=4, k_slice=64, vec=2),
-                dict(rows=16, k_slice=1024), dict(rows=4, k_slice=64, warps=0), dict(rows=4, k_slice=64, cols=9)):
+                dict(rows=16, k_slice=2048), dict(rows=4, k_slice=64, warps=0), dict(rows=4, k_slice=64, cols=9)):
         with pytest.raises(ValueError):
             SgemvConfig(**bad).validate()
 
@@ -125,8 +125,9 @@ def test_picks_compile_without_spills(arch, n_major, vec):
 
 
 def test_source_structure():
-    """N-contiguous B: the warps' sums meet through shared memory; K-contiguous B: a butterfly of five shuffles per
-    output; with splits, one count per CTA and the partials read at L2 by the last."""
+    """N-contiguous B: the warps' sums meet through shared memory; K-contiguous B: a reduce-scatter of V - 1 shuffles
+    for V sums per lane (one more mask where V < 32), or (scatter off) a butterfly of five per output; with splits,
+    one count per CTA and the partials read at L2 by the last."""
     A, B = operands(4, 4096, 4096, True, torch.zeros)
     cfg = config_for(4, 4096, 4096, True, 8)
     split = (torch.zeros(8, 4, 4096), torch.zeros(32, dtype=torch.int32))
@@ -136,7 +137,10 @@ def test_source_structure():
     cfg = config_for(4, 4096, 4096, False, 2)
     split = (torch.zeros(2, 4, 4096), torch.zeros(128, dtype=torch.int32))
     src = sgemv_kernel.source(A, B.t(), torch.zeros(4, 4096), np.float32(1), np.float32(0), *split, cfg, 2)
-    assert src.count("__shfl_xor_sync") == 5 * cfg.rows * cfg.cols
+    assert cfg.rows * cfg.cols == 16 and src.count("__shfl_xor_sync") == 8 + 4 + 2 + 1 + 1   # reduce-scatter
+    butterfly = sgemv_kernel.source(A, B.t(), torch.zeros(4, 4096), np.float32(1), np.float32(0), *split,
+                                    dataclasses.replace(cfg, scatter=False), 2)
+    assert butterfly.count("__shfl_xor_sync") == 5 * cfg.rows * cfg.cols
     assert src.count("__syncthreads()") == 1                        # A's slice only
     assert src.count("tc::cta_arrive_last(") == 1 and src.count("tc::ld_cg(") == 2     # the last split sums
 
@@ -196,6 +200,22 @@ def test_emulated_epilogue(n_major, M, N, K, vec):
     C = torch.full((M, N), float("nan"))                            # beta 0 does not read C
     emulated(A, B, C, 2.0, 0.0, cfg, 1)
     check_fp32_gemm(A, B, torch.zeros(M, N), C, 2.0, 0.0)
+
+
+@needs_gxx
+@pytest.mark.parametrize("fields", [dict(scatter=False), dict(cols=3), dict(cols=8, warps=2), dict(cols=1, rows=1)],
+                         ids=["butterfly", "cols3", "cols8", "cols1"])
+def test_emulated_k_contiguous_reductions(fields):
+    """A K-contiguous B's lane sums: the butterfly (scatter off, or cols no power of two) and the reduce-scatter at
+    other column counts (V = rows x cols values per lane: 1 .. 64)."""
+    M = 1 if fields.get("rows") == 1 else 3
+    N, K = 37, 204
+    torch.manual_seed(len(fields))
+    A, B = operands(M, N, K, False)
+    cfg = config_for(M, N, K, False, 1, **fields)
+    C = torch.zeros(M, N)
+    emulated(A, B, C, 1.0, 0.0, cfg, 1)
+    check_fp32_gemm(A, B, torch.zeros(M, N), C, 1.0, 0.0)
 
 
 @needs_gxx

@@ -40,6 +40,9 @@ __all__ = ["SgemvConfig", "sgemv_kernel", "sgemv", "pick_sgemv", "MAX_ROWS", "b_
 
 #: the most rows of A (M) the GEMV takes; more go to the SGEMM
 MAX_ROWS = 16
+#: the most shared memory a tiling may take: what every sm_80+ GPU lets a CTA opt into (99 KB on sm_86 / sm_89;
+#: more than 48 KB moves the kernel's arrays to dynamic shared memory)
+SMEM_MAX = 99 * 1024
 STEP_ROWS = 4   # N-contiguous B: k-rows a warp loads per step
 
 
@@ -51,7 +54,8 @@ class SgemvConfig:
     rows x k_slice floats); warps per CTA; vec: B's elements per load along its contiguous mode (4 or 1); cols
     (K-contiguous B): columns per warp; unroll: main-loop steps unrolled; rows_group (N-contiguous B): rows
     reduced across the warps per round of the final reduction; min_blocks: CTAs per SM the launch bound asks
-    ptxas to fit (its register budget)."""
+    ptxas to fit (its register budget); scatter (K-contiguous B, cols a power of two): the lanes' sums meet in a
+    reduce-scatter of shuffles (``_scatter_reduce``) rather than a butterfly per output."""
 
     rows: int
     k_slice: int
@@ -61,6 +65,7 @@ class SgemvConfig:
     unroll: int = 4
     rows_group: int = 4
     min_blocks: int = 1
+    scatter: bool = True
 
     @property
     def threads(self) -> int:
@@ -97,9 +102,9 @@ class SgemvConfig:
         if self.rows_group not in (1, 2, 4, 8, 16):
             raise ValueError(f"SgemvConfig: rows_group must be a power of two <= 16, got {self.rows_group}")
         for major in (True, False) if n_major is None else (n_major,):
-            if self.smem_bytes(major) > 48 * 1024:
+            if self.smem_bytes(major) > SMEM_MAX:
                 raise ValueError(f"SgemvConfig: {self} needs {self.smem_bytes(major)} bytes of shared memory for a "
-                                 f"{'N' if major else 'K'}-contiguous B (48 KB at most)")
+                                 f"{'N' if major else 'K'}-contiguous B ({SMEM_MAX} at most)")
 
 
 @dsl.kernel
@@ -239,13 +244,17 @@ def sgemv_kernel(A, B, C, alpha, beta, P, counters, cfg: Constexpr, splits: Cons
         with dsl.if_(k_len % span > 0):
             step(full * span + lane * V, True)
 
-        for m in range(R):
-            for c in range(COLS):
-                total = acc(m, c)
-                for mask in (16, 8, 4, 2, 1):
-                    total = total + dsl.shfl_xor(total, mask)
-                with dsl.if_(dsl.eq(lane, (m * COLS + c) % 32)):
-                    finish(m, n_base + c, total)
+        if cfg.scatter and COLS & (COLS - 1) == 0:
+            _scatter_reduce([acc(m, c) for m in range(R) for c in range(COLS)], lane,
+                            lambda j, total: finish(j // COLS, n_base + j % COLS, total))
+        else:
+            for m in range(R):
+                for c in range(COLS):
+                    total = acc(m, c)
+                    for mask in (16, 8, 4, 2, 1):
+                        total = total + dsl.shfl_xor(total, mask)
+                    with dsl.if_(dsl.eq(lane, (m * COLS + c) % 32)):
+                        finish(m, n_base + c, total)
 
     if splits > 1:
         #
@@ -262,6 +271,43 @@ def sgemv_kernel(A, B, C, alpha, beta, P, counters, cfg: Constexpr, splits: Cons
                     for sp in dsl.range(1, splits):
                         part[0] = part(0) + dsl.load_cg(P, (sp, m, n))
                     store(m, n, part(0))
+
+
+def _scatter_reduce(values: list, lane: Any, done: Any) -> None:
+    """The warp's sums of V = len(values) (a power of two) per-lane values, each finished by exactly one lane:
+    done(j, sum over lanes of values[j]) with j a runtime index. A reduce-scatter: at each of the five lane masks
+    (16 .. 1) a lane keeps half of what it still holds (the upper half where its mask bit is set), sends the other
+    half to its partner and adds the partner's half of the same indices. After log2(V) masks each lane holds
+    max(1, V / 32) whole sums; where V < 32 the last masks add the single value butterfly-wise and the lanes with
+    those bits clear finish it. V - 1 + 5 shuffles at V <= 32 (V / 32 * 31 + ... above) instead of 5 V."""
+    count, base, dup = len(values), 0, 0
+    for mask in (16, 8, 4, 2, 1):
+        if count > 1:
+            half = count // 2
+            up = dsl.declare(dsl.ne(lane & mask, 0), "up")
+            kept = []
+            for i in range(half):
+                send = dsl.declare(dsl.where(up, values[i], values[i + half]), "send")
+                keep = dsl.where(up, values[i + half], values[i])
+                kept.append(dsl.declare(keep + dsl.shfl_xor(send, mask), "part"))
+            values, count = kept, half
+            base = dsl.declare(base + dsl.where(up, half, 0), "base")
+        else:
+            values = [dsl.declare(values[0] + dsl.shfl_xor(values[0], mask), "part")]
+            dup |= mask
+    with dsl.if_(dsl.eq(lane & dup, 0)) if dup else _nothing():
+        for i in range(count):
+            done(base + i, values[i])
+
+
+class _nothing:
+    """A ``with`` block that opens nothing (no condition to test)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
 
 
 # ----------------------------------------------------------------------------- host side
