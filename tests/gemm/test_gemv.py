@@ -203,6 +203,21 @@ def test_emulated_epilogue(n_major, M, N, K, vec):
 
 
 @needs_gxx
+@pytest.mark.parametrize("M,N,K,splits", [(1, 36, 203, 1), (3, 40, 204, 3), (16, 37, 99, 2)])
+def test_emulated_a_from_global_memory(M, N, K, splits):
+    """An N-contiguous B with A read from global memory in each step (a_smem off): ragged K (the predicated tail),
+    rows past M (clamped reads, not stored), vector and scalar loads of B, splits."""
+    torch.manual_seed(K)
+    A, B = operands(M, N, K, True)
+    cfg = config_for(M, N, K, True, splits, a_smem=False, vec=4 if b_vectorizable(B.t()) else 1)
+    assert cfg.smem_bytes(True) == 4 * cfg.warps * min(cfg.rows, cfg.rows_group) * cfg.columns(True)
+    C0 = torch.randn(M, N)
+    C = C0.clone()
+    emulated(A, B, C, 1.5, 0.5, cfg, splits)
+    check_fp32_gemm(A, B, C0, C, 1.5, 0.5)
+
+
+@needs_gxx
 @pytest.mark.parametrize("fields", [dict(scatter=False), dict(cols=3), dict(cols=8, warps=2), dict(cols=1, rows=1)],
                          ids=["butterfly", "cols3", "cols8", "cols1"])
 def test_emulated_k_contiguous_reductions(fields):

@@ -55,7 +55,9 @@ class SgemvConfig:
     (K-contiguous B): columns per warp; unroll: main-loop steps unrolled; rows_group (N-contiguous B): rows
     reduced across the warps per round of the final reduction; min_blocks: CTAs per SM the launch bound asks
     ptxas to fit (its register budget); scatter (K-contiguous B, cols a power of two): the lanes' sums meet in a
-    reduce-scatter of shuffles (``_scatter_reduce``) rather than a butterfly per output."""
+    reduce-scatter of shuffles (``_scatter_reduce``) rather than a butterfly per output; a_smem (N-contiguous B):
+    A's slice staged in shared memory, else read from global memory (L1) in each step, with no barrier before the
+    first loads of B."""
 
     rows: int
     k_slice: int
@@ -66,6 +68,7 @@ class SgemvConfig:
     rows_group: int = 4
     min_blocks: int = 1
     scatter: bool = True
+    a_smem: bool = True
 
     @property
     def threads(self) -> int:
@@ -85,7 +88,7 @@ class SgemvConfig:
 
     def smem_bytes(self, n_major: bool) -> int:
         red = self.warps * min(self.rows, self.rows_group) * self.columns(True) if n_major else 0
-        return 4 * (self.rows * self.k_slice + red)
+        return 4 * (self.rows * self.k_slice * (self.a_smem or not n_major) + red)
 
     def validate(self, n_major: bool | None = None) -> None:
         """Raise ValueError for a tiling the kernel cannot run: for a B of the given major (None: either)."""
@@ -131,12 +134,15 @@ def sgemv_kernel(A, B, C, alpha, beta, P, counters, cfg: Constexpr, splits: Cons
     k_hi = imin(K, k_lo + per) if splits > 1 else K
     k_len = k_hi - k_lo
 
-    # A's rows over the k-range -> shared memory, zeros past M and past the range
-    sA = dsl.smem_tensor(dsl.float32, tc.make_layout((R, KS), tc.LayoutRight))  # (ROWS,K_SLICE)
-    for i in dsl.range(threadIdx.x, R * KS, threads):
-        m, kk = i // KS, i % KS
-        sA[m, kk] = dsl.read_if((m < M) & (kk < k_len), A, (m, k_lo + kk), 0.0)
-    dsl.syncthreads()
+    # A's rows over the k-range -> shared memory, zeros past M and past the range (an N-contiguous B may instead
+    # read A from global memory in its steps: ``a_smem`` off)
+    a_smem = cfg.a_smem or not n_major
+    if a_smem:
+        sA = dsl.smem_tensor(dsl.float32, tc.make_layout((R, KS), tc.LayoutRight))  # (ROWS,K_SLICE)
+        for i in dsl.range(threadIdx.x, R * KS, threads):
+            m, kk = i // KS, i % KS
+            sA[m, kk] = dsl.read_if((m < M) & (kk < k_len), A, (m, k_lo + kk), 0.0)
+        dsl.syncthreads()
 
     def store(m: Any, n: Any, total: Any) -> None:
         """C(m,n) = alpha * total + beta * C(m,n) inside (M,N); C is not read when beta is 0."""
@@ -179,7 +185,16 @@ def sgemv_kernel(A, B, C, alpha, beta, P, counters, cfg: Constexpr, splits: Cons
                 else:
                     dsl.copy(src, rB(r, _))
             for m in range(R):
-                dsl.copy(tc.local_tile(sA(m, _), (STEP_ROWS,), (s,)), rA(m, _))
+                if a_smem:
+                    dsl.copy(tc.local_tile(sA(m, _), (STEP_ROWS,), (s,)), rA(m, _))
+                    continue
+                a_row = A(imin(m, M - 1), _)                              # (K,) rows past M: row M-1, not stored
+                if last:
+                    for r in range(STEP_ROWS):
+                        k = k_lo + s * STEP_ROWS + r
+                        rA[m, r] = dsl.read_if(k < k_hi, a_row, k, 0.0)
+                else:
+                    dsl.copy(tc.local_tile(a_row, (STEP_ROWS,), ((k_lo + s * STEP_ROWS) // STEP_ROWS,)), rA(m, _))
             for m in range(R):
                 for r in range(STEP_ROWS):
                     for v in range(V):
