@@ -132,7 +132,11 @@ def test_source_structure():
     cfg = config_for(4, 4096, 4096, True, 8)
     split = (torch.zeros(8, 4, 4096), torch.zeros(32, dtype=torch.int32))
     src = sgemv_kernel.source(A, B.t(), torch.zeros(4, 4096), np.float32(1), np.float32(0), *split, cfg, 8)
-    assert "__shfl_xor_sync" not in src and src.count("__syncthreads()") >= 2
+    assert not cfg.a_smem and "__shfl_xor_sync" not in src and "sA[" not in src    # 4 rows: A from global memory
+    assert src.count("__syncthreads()") == 1                                          # the warps' sums only
+    staged = sgemv_kernel.source(A, B.t(), torch.zeros(4, 4096), np.float32(1), np.float32(0), *split,
+                                 dataclasses.replace(cfg, a_smem=True), 8)
+    assert "sA[" in staged and staged.count("__syncthreads()") == 2
     A, B = operands(4, 4096, 4096, False, torch.zeros)
     cfg = config_for(4, 4096, 4096, False, 2)
     split = (torch.zeros(2, 4, 4096), torch.zeros(128, dtype=torch.int32))
