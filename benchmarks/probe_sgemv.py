@@ -55,8 +55,13 @@ def main() -> int:
     p.add_argument("--configs", default="sgemm,auto")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--reps", type=int, default=50)
+    p.add_argument("--host", action="store_true",
+                   help="also the wall time per call of 2000 back-to-back calls at each shape (host-bound where the "
+                        "kernel is shorter than the call's host path): cuBLAS, tc.gemm, sgemv")
     a = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
+    if a.host:
+        host_times(a.shapes)
     timer = Timer(warmup_ms=20.0, reps=a.reps)
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     print(f"device: {torch.cuda.get_device_name()}, L2 {l2 >> 20} MB\n")
@@ -96,6 +101,30 @@ def main() -> int:
                 print(f"| {m}x{n}x{k} | {major} | {name} | {ms * 1e3:.2f} | {4 * n * k / ms / 1e6:.0f} | {x:.3f}x "
                       f"| {spread:.1%} | {errs[name]:.1e} |", flush=True)
     return 0
+
+
+def host_times(shapes: str) -> None:
+    """Wall µs per call of back-to-back calls (synchronized at the end only): the host path's cost."""
+    import time
+
+    import tilecraft as tc
+
+    print("| shape | cuBLAS µs/call | tc.gemm µs/call | sgemv µs/call |\n|---|---:|---:|---:|")
+    for shape in shapes.split(","):
+        m, n, k = (int(x) for x in shape.split("x"))
+        x, w = torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")
+        row = []
+        for call in (lambda: x @ w, lambda: tc.gemm(x, w), lambda: sgemv(x, w)):
+            for _ in range(50):
+                call()
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(2000):
+                call()
+            torch.cuda.synchronize()
+            row.append((time.perf_counter() - t0) / 2000 * 1e6)
+        print(f"| {shape} | {row[0]:.1f} | {row[1]:.1f} | {row[2]:.1f} |", flush=True)
+    print()
 
 
 if __name__ == "__main__":
