@@ -356,3 +356,28 @@ def test_gpu_tc_gemm_takes_the_gemv_for_few_rows(monkeypatch):
         check_fp32_gemm(A.cpu(), B.cpu(), torch.zeros(M, 4096), D.cpu(), 1.0, 0.0)
         assert ("sgemv_kernel" in calls) == (M <= MAX_ROWS), (M, calls)
         calls.clear()
+
+
+@pytest.mark.gpu
+def test_gpu_plans_are_reused_per_signature():
+    """A second call of one signature reuses the plan (no new entry) with its own data, alpha, beta and C; another
+    signature (a C given, a new shape) gets its own; clear_plans forgets them."""
+    import tilecraft as tc
+    from tilecraft.gemm import gemv as gemv_module
+
+    tc.gemm.clear_plans()
+    for n_major in (True, False):
+        outs = []
+        for seed in (1, 2):
+            torch.manual_seed(seed)
+            A, B = gpu_operands(3, 2048, 4096, n_major)
+            outs.append((A, B, sgemv(A, B, alpha=float(seed))))
+        size = len(gemv_module._PLANS)
+        for A, B, D in outs:
+            check_fp32_gemm(A.cpu(), B.cpu(), torch.zeros(3, 2048), D.cpu(), float(1 + (D is outs[1][2])), 0.0)
+        C0 = torch.randn(3, 2048, device="cuda")
+        D = sgemv(outs[0][0], outs[0][1], C0.clone(), 1.0, -2.0)
+        check_fp32_gemm(outs[0][0].cpu(), outs[0][1].cpu(), C0.cpu(), D.cpu(), 1.0, -2.0)
+        assert len(gemv_module._PLANS) == size + 1
+    tc.gemm.clear_plans()
+    assert not gemv_module._PLANS

@@ -389,60 +389,93 @@ def sgemv(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0,
 
     A (M,K), B (K,N), C (M,N): float32 CUDA tensors on one device, any strides. ``config`` / ``splits`` None pick
     (``pick_sgemv``); an explicit config must have rows >= M and a k_slice that holds each split's k-range, and its
-    vec is lowered to 1 where B cannot be read 4 floats at a time. As in BLAS, C is not read when beta is 0."""
+    vec is lowered to 1 where B cannot be read 4 floats at a time. As in BLAS, C is not read when beta is 0.
+
+    The checks, the pick and the launch are resolved once per call signature (dtypes, shapes, strides, 16-byte
+    alignment and devices of A, B and C, config, splits; ``tc.gemm.clear_plans()`` forgets them): a repeated call
+    costs the allocations and the launch."""
     import numpy as np
-    import torch
 
-    from tilecraft.gemm.simt import check_sgemm_operands
+    from tilecraft.gemm.op import _memo, _signature
 
-    M, N, K, C, beta = check_sgemm_operands(A, B, C, beta, "sgemv")
-    if M > MAX_ROWS:
-        raise ValueError(f"sgemv: A has {M} rows; the GEMV takes at most {MAX_ROWS} (use sgemm_tuned)")
-    if splits is not None and (isinstance(splits, bool) or not isinstance(splits, int) or splits < 1):
-        raise ValueError(f"sgemv: splits must be an int >= 1, got {splits!r}")
-    if M == 0 or N == 0:
-        return C
-    Bt = B.t()                                                            # the kernel takes B as (N,K)
-    n_major = Bt.stride(0) == 1 and not (Bt.stride(1) == 1 and N == 1)
-    vec = 4 if b_vectorizable(Bt) else 1
-    if config is None:
-        from tilecraft.gemm.op import _device_facts
-        cfg, picked = pick_sgemv(M, N, K, n_major, vec, _device_facts(A.device)[0])
-        splits = picked if splits is None else splits
-    else:
-        cfg = config if vec >= config.vec else SgemvConfig(**{**config.__dict__, "vec": 1})
-        splits = splits or 1
-    cfg.validate(n_major)
-    if cfg.rows < M:
-        raise ValueError(f"sgemv: {cfg} has {cfg.rows} rows, A has {M}")
-    g = cfg.k_granule(n_major)
-    units = -(-K // g)
-    per = -(-units // splits) * g if units else 0
-    splits = -(-units // (per // g)) if per else 1                        # none empty
-    if per > cfg.k_slice:
-        raise ValueError(f"sgemv: a split of {per} of K does not fit the k_slice of {cfg} (use more splits)")
-    if cfg.k_slice < cfg.min_k_slice(n_major):
-        raise ValueError(f"sgemv: {cfg} needs a k_slice of at least {cfg.min_k_slice(n_major)} for this B")
-    blocks = -(-N // cfg.columns(n_major))
-    P = counters = None
-    if splits > 1:
-        P = torch.empty(splits, M, N, dtype=torch.float32, device=A.device)
-        counters = _counters(A.device, blocks)
-    sgemv_kernel[(blocks, splits), (cfg.threads,)](A, Bt, C, np.float32(alpha), np.float32(beta), P, counters, cfg,
-                                                   splits)
+    key = (_signature(A), _signature(B), _signature(C), config, splits)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _memo(_PLANS, key, lambda: _GemvPlan(A, B, C, config, splits))
+    if C is None:
+        C, beta = A.new_empty(plan.shape), 0.0
+    if plan.launch is not None:
+        P = A.new_empty(plan.partials) if plan.partials else None
+        counters = _counters(A.device, plan.blocks) if plan.partials else None
+        plan.launch(A, B.t(), C, np.float32(alpha), np.float32(beta), P, counters)
     return C
+
+
+#: sgemv's resolved calls, by signature (see sgemv)
+_PLANS: dict[Any, Any] = {}
+
+
+class _GemvPlan:
+    """One signature's call of sgemv, checked and picked once: the output's shape, the partials' shape with split-K
+    (else None), the column blocks, and the bound launch (None when M or N is 0)."""
+
+    def __init__(self, A: Any, B: Any, C: Any, config: SgemvConfig | None, splits: int | None):
+        import numpy as np
+        import torch
+
+        from tilecraft.gemm.simt import check_sgemm_operands
+
+        M, N, K, C, beta = check_sgemm_operands(A, B, C, 0.0, "sgemv")
+        if M > MAX_ROWS:
+            raise ValueError(f"sgemv: A has {M} rows; the GEMV takes at most {MAX_ROWS} (use sgemm_tuned)")
+        if splits is not None and (isinstance(splits, bool) or not isinstance(splits, int) or splits < 1):
+            raise ValueError(f"sgemv: splits must be an int >= 1, got {splits!r}")
+        self.shape, self.partials, self.blocks, self.launch = (M, N), None, 0, None
+        if M == 0 or N == 0:
+            return
+        Bt = B.t()                                                        # the kernel takes B as (N,K)
+        n_major = Bt.stride(0) == 1 and not (Bt.stride(1) == 1 and N == 1)
+        vec = 4 if b_vectorizable(Bt) else 1
+        if config is None:
+            from tilecraft.gemm.op import _device_facts
+            cfg, picked = pick_sgemv(M, N, K, n_major, vec, _device_facts(A.device)[0])
+            splits = picked if splits is None else splits
+        else:
+            cfg = config if vec >= config.vec else SgemvConfig(**{**config.__dict__, "vec": 1})
+            splits = splits or 1
+        cfg.validate(n_major)
+        if cfg.rows < M:
+            raise ValueError(f"sgemv: {cfg} has {cfg.rows} rows, A has {M}")
+        g = cfg.k_granule(n_major)
+        units = -(-K // g)
+        per = -(-units // splits) * g if units else 0
+        splits = -(-units // (per // g)) if per else 1                    # none empty
+        if per > cfg.k_slice:
+            raise ValueError(f"sgemv: a split of {per} of K does not fit the k_slice of {cfg} (use more splits)")
+        if cfg.k_slice < cfg.min_k_slice(n_major):
+            raise ValueError(f"sgemv: {cfg} needs a k_slice of at least {cfg.min_k_slice(n_major)} for this B")
+        self.cfg, self.splits = cfg, splits
+        self.blocks = -(-N // cfg.columns(n_major))
+        P = counters = None
+        if splits > 1:
+            self.partials = (splits, M, N)
+            P = torch.empty(self.partials, dtype=torch.float32, device=A.device)
+            counters = _counters(A.device, self.blocks)
+        self.launch = sgemv_kernel.bind(A, Bt, C, np.float32(1.0), np.float32(beta), P, counters, cfg, splits,
+                                        grid=(self.blocks, splits), block=(cfg.threads,))
 
 
 _COUNTERS: dict[Any, Any] = {}
 
 
 def _counters(device: Any, count: int) -> Any:
-    """At least `count` int32 split counters for the current stream on device: zeros made once (grown when a launch
-    needs more) and left at 0 by every launch. One set per stream: launches on one stream run in turn."""
+    """`count` int32 split counters for the current stream on device (the first `count` of a set made of zeros once,
+    grown when a launch needs more), left at 0 by every launch. One set per stream: launches on one stream run in
+    turn."""
     import torch
 
-    key = (str(device), torch.cuda.current_stream(device).cuda_stream)
+    key = (device, torch.cuda.current_stream(device).cuda_stream)
     c = _COUNTERS.get(key)
     if c is None or c.numel() < count:
         c = _COUNTERS[key] = torch.zeros(max(count, 1024), dtype=torch.int32, device=device)
-    return c
+    return c[:count]
