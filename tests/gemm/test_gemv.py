@@ -345,10 +345,13 @@ def test_gpu_tc_gemm_takes_the_gemv_for_few_rows(monkeypatch):
     import tilecraft as tc
     from tilecraft.gemm import gemv as gemv_module
 
+    from tilecraft.dsl.kernel import BoundLaunch, Kernel
+
     calls = []
-    real = gemv_module.sgemv_kernel.launch
-    monkeypatch.setattr(type(gemv_module.sgemv_kernel), "launch",
-                        lambda self, *a, **k: (calls.append(self.__name__), real.__func__(self, *a, **k))[1])
+    launch, bound = Kernel.launch, BoundLaunch.__call__                   # sgemm_tuned launches, sgemv binds
+    monkeypatch.setattr(Kernel, "launch", lambda self, *a, **k: (calls.append(self.__name__), launch(self, *a, **k))[1])
+    monkeypatch.setattr(BoundLaunch, "__call__",
+                        lambda self, *a, **k: (calls.append(self.owner.__name__), bound(self, *a, **k))[1])
     torch.backends.cuda.matmul.allow_tf32 = False
     for M in (1, 16, 17):
         A, B = gpu_operands(M, 4096, 4096, False)
