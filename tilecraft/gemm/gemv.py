@@ -469,13 +469,21 @@ _COUNTERS: dict[Any, Any] = {}
 
 
 def _counters(device: Any, count: int) -> Any:
-    """`count` int32 split counters for the current stream on device (the first `count` of a set made of zeros once,
-    grown when a launch needs more), left at 0 by every launch. One set per stream: launches on one stream run in
-    turn."""
+    """`count` int32 split counters for the current stream on device: zeros made once per (stream, count) and left at
+    0 by every launch. One set per stream: launches on one stream run in turn, two streams' may overlap."""
     import torch
 
-    key = (device, torch.cuda.current_stream(device).cuda_stream)
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    key = (index, _raw_stream(index), count)
     c = _COUNTERS.get(key)
-    if c is None or c.numel() < count:
-        c = _COUNTERS[key] = torch.zeros(max(count, 1024), dtype=torch.int32, device=device)
-    return c[:count]
+    if c is None:
+        c = _COUNTERS[key] = torch.zeros(count, dtype=torch.int32, device=device)
+    return c
+
+
+def _raw_stream(index: int) -> int:
+    """The current torch stream's handle on GPU `index` (torch's fast accessor where it has one, as the launcher)."""
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(index) if raw is not None else torch.cuda.current_stream(index).cuda_stream
