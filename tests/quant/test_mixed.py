@@ -481,7 +481,7 @@ def test_timeline_records_four_fields_without_costing_registers() -> None:
     src = mixed_gemm_kernel.source(*args, 2, tl)
     body = src[src.index("tc::globaltimer()"):]
     order = [body.index(s) for s in ("* timeline_stride_0 + 1] =", "* timeline_stride_0] =", "tc::griddep_wait()",
-                                     "* timeline_stride_0 + 2] =", "splitk_arrive_last", "* timeline_stride_0 + 3] =")]
+                                     "* timeline_stride_0 + 2] =", "cta_arrive_last", "* timeline_stride_0 + 3] =")]
     assert order == sorted(order), order
     assert src.count("tc::globaltimer()") == 3 and src.count("tc::smid()") == 1
     base = mixed_gemm_kernel.compile(*args, 2, arch="sm_90a").resources

@@ -41,7 +41,7 @@ __all__ = ["BoundLaunch", "Constexpr", "kernel", "Kernel", "Specialization"]
 _LAUNCH_KEYS = ("grid", "block", "stream", "arch", "cluster", "pdl", "cooperative", "max_ctas_per_sm")
 #: a kernel's shared arrays stay static up to this many bytes, one dynamic buffer past it: CUDA's 48 KB
 #: static limit less 1 KB for the ``__shared__`` variables of the headers a kernel includes, which the
-#: trace does not see (tc::mixed::splitk_arrive_last's flag: a 48 KB kernel failed ptxas with 49280 bytes)
+#: trace does not see (tc::cta_arrive_last's flag: a 48 KB kernel failed ptxas with 49280 bytes)
 _STATIC_SMEM_LIMIT = 47 * 1024
 
 

@@ -177,13 +177,7 @@ def sgemv_kernel(A, B, C, alpha, beta, P, counters, cfg: Constexpr, splits: Cons
             for r in range(STEP_ROWS):
                 k = k_lo + s * STEP_ROWS + r
                 src = tc.local_tile(B(_, k), (V,), (n_ld // V,))           # (V,) columns n_ld..
-                if last:
-                    with dsl.if_(k < k_hi):
-                        dsl.copy(src, rB(r, _))
-                    with dsl.else_():
-                        dsl.clear(rB(r, _))
-                else:
-                    dsl.copy(src, rB(r, _))
+                _load(src, rB(r, _), k < k_hi if last else None)
             for m in range(R):
                 if a_smem:
                     dsl.copy(tc.local_tile(sA(m, _), (STEP_ROWS,), (s,)), rA(m, _))
@@ -238,13 +232,7 @@ def sgemv_kernel(A, B, C, alpha, beta, P, counters, cfg: Constexpr, splits: Cons
             """k elements k_lo + kk .. + V - 1 of each column and A row, then the FFMAs."""
             for c in range(COLS):
                 src = tc.local_tile(rows_b[c], (V,), ((k_lo + kk) // V,))
-                if last:
-                    with dsl.if_(kk < k_len):
-                        dsl.copy(src, rB(c, _))
-                    with dsl.else_():
-                        dsl.clear(rB(c, _))
-                else:
-                    dsl.copy(src, rB(c, _))
+                _load(src, rB(c, _), kk < k_len if last else None)
             for m in range(R):
                 dsl.copy(tc.local_tile(sA(m, _), (V,), (kk // V,)), rA(m, _))
             for m in range(R):
@@ -286,6 +274,17 @@ def sgemv_kernel(A, B, C, alpha, beta, P, counters, cfg: Constexpr, splits: Cons
                     for sp in dsl.range(1, splits):
                         part[0] = part(0) + dsl.load_cg(P, (sp, m, n))
                     store(m, n, part(0))
+
+
+def _load(src: Any, dst: Any, inside: Any = None) -> None:
+    """dst = src; with a condition `inside` (a range's last step), src where it holds and zeros where not."""
+    if inside is None:
+        dsl.copy(src, dst)
+        return
+    with dsl.if_(inside):
+        dsl.copy(src, dst)
+    with dsl.else_():
+        dsl.clear(dst)
 
 
 def _scatter_reduce(values: list, lane: Any, done: Any) -> None:

@@ -518,10 +518,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     if not split_k:
         record(3)
         return
-    counters.engine.root.written = True                                  # the last CTA resets its counter
-    last = dsl.declare(make("raw", (f"tc::mixed::splitk_arrive_last({_addr(counters, rb)}, {render(gridDim.y)})",),
-                            "bool"), "last")
-    with dsl.if_(last):
+    with dsl.if_(dsl.arrive_last(counters, rb, gridDim.y)):                # the last CTA resets its counter
         # the last CTA of this row block: the sums are complete; write y and leave the workspace zeroed
         for n, m, _n_l in owned:
             with dsl.if_(m < M):

@@ -216,10 +216,12 @@ TC_DEVICE void semaphore_release(int* flag, int value) {
     if (threadIdx.x == 0) flag_release(flag, value);
 }
 
-// Split-K's "the last CTA finishes": every CTA of a group counts itself in at *counter once its writes are issued
-// (a barrier, then thread 0's gpu-scope acq_rel add: release for this CTA's writes, acquire for the others'); the
-// CTA whose add brings the count to `total` gets true in every thread, after a second barrier, and puts the counter
-// back to 0 for the next launch. It then reads the others' writes with ld_cg (L2; L1 is not coherent).
+// Split-K's "the last CTA finishes": every CTA of a group counts itself in at *counter once its writes are issued;
+// the CTA whose add brings the count to `total` gets true in every thread and puts the counter back to 0 for the
+// next launch. One fence per CTA, not per thread (the pattern of a grid-wide barrier): the first barrier orders
+// every thread's writes before thread 0's acq_rel atomic, whose release is cumulative, so they are visible at gpu
+// scope before the count is; in the last CTA the atomic's acquire and the second barrier order the count before
+// every thread's loads of the others' writes (ld_cg, or relaxed gpu-scope loads: L1 is not coherent).
 TC_DEVICE bool cta_arrive_last(int* counter, int total) {
     __shared__ int last;
     __syncthreads();

@@ -117,23 +117,6 @@ TC_DEVICE f32 ld_cg_f32(const f32* p) {
     asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
     return v;
 }
-// Every thread calls it after its red.adds; true in all threads of the CTA that arrived last. One fence
-// per CTA, not per thread (the pattern of a grid-wide barrier): the barrier orders every thread's red.adds
-// before thread 0's acq_rel atomic, whose release is cumulative, so they are visible at gpu scope before
-// the count is; in the last CTA the atomic's acquire and the second barrier order the count before every
-// thread's loads of the sums.
-TC_DEVICE bool splitk_arrive_last(int* counter, int splits) {
-    __shared__ int last;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        int old;
-        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
-        last = old == splits - 1;
-        if (last) *counter = 0;
-    }
-    __syncthreads();
-    return last != 0;
-}
 
 }  // namespace mixed
 }  // namespace tc

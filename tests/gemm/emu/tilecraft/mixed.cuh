@@ -48,19 +48,6 @@ inline void prefetch_l2(const void*) {}
 inline int zero_after(f32) { return 0; }
 inline void red_add_f32(f32* p, f32 v) { std::atomic_ref<f32>(*p).fetch_add(v); }
 inline f32 ld_cg_f32(const f32* p) { return std::atomic_ref<f32>(*const_cast<f32*>(p)).load(); }
-inline bool splitk_arrive_last(int* counter, int splits) {
-    static int last;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        const int old = std::atomic_ref<int>(*counter).fetch_add(1);
-        last = old == splits - 1;
-        if (last) std::atomic_ref<int>(*counter).store(0);
-    }
-    __syncthreads();
-    const bool r = last != 0;
-    __syncthreads();  // every thread has read `last` before a later block's thread 0 writes it
-    return r;
-}
 
 }  // namespace mixed
 }  // namespace tc
