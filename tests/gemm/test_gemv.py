@@ -337,6 +337,9 @@ def test_gpu_edges_and_refusals():
         sgemv(*gpu_operands(5, 8, 8, True), config=SgemvConfig(rows=4, k_slice=64))
     with pytest.raises(ValueError, match="k_slice"):
         sgemv(*gpu_operands(2, 8, 1000, True), config=SgemvConfig(rows=2, k_slice=64), splits=2)
+    A, B = torch.randn(16, 1 << 16, device="cuda"), torch.randn(1, 1 << 16, device="cuda").expand(1 << 16, -1)
+    with pytest.raises(ValueError, match="32-bit offsets"):                  # 16 x 65536 x 4096 partials
+        sgemv(A, B, config=SgemvConfig(rows=16, k_slice=16), splits=4096)
 
 
 @pytest.mark.gpu

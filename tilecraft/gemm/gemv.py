@@ -453,6 +453,9 @@ class _GemvPlan:
             raise ValueError(f"sgemv: a split of {per} of K does not fit the k_slice of {cfg} (use more splits)")
         if cfg.k_slice < cfg.min_k_slice(n_major):
             raise ValueError(f"sgemv: {cfg} needs a k_slice of at least {cfg.min_k_slice(n_major)} for this B")
+        if splits * M * N >= 2**31:
+            raise ValueError(f"sgemv: {splits} splits of a {M} x {N} output make a workspace of {splits * M * N} "
+                             "floats; 32-bit offsets allow fewer than 2**31 (use fewer splits)")
         self.cfg, self.splits = cfg, splits
         self.blocks = -(-N // cfg.columns(n_major))
         P = counters = None
