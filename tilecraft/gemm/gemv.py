@@ -5,16 +5,17 @@ the product (H100, thirty-ninth session: 0.42x cuBLAS at 1x4096x4096 and 32x4096
 is B's bytes: every element of B is read once and used M times, so the kernel must keep enough of B in flight on
 every SM to stream it at the memory's bandwidth, and everything else (A, the sums) must stay off that path.
 
-* **A in shared memory.** A CTA works on one k-range of its split (blockIdx.y) and first copies A's rows
-  (ROWS, its k-range) into shared memory, zeros past M and past the range. The main loop then reads A with
-  128-bit shared loads; only B travels from global memory.
+* **A off the path.** A CTA works on one k-range of its split (blockIdx.y) and first copies A's rows
+  (ROWS, its k-range) into shared memory, zeros past M and past the range; the main loop then reads A with
+  128-bit shared loads. (Up to 4 rows of an N-contiguous B it reads A from global memory in each step instead,
+  L1 serving the CTA's warps: no barrier before the first loads of B.)
 * **B N-contiguous** (torch's row-major (K, N) weight, ``x @ W``): a warp's lanes hold 4 adjacent columns each
   (128 columns a CTA), the CTA's warps take turns along k four rows at a time (a step: four 128-bit loads of
   B per lane, a broadcast 128-bit read of each A row), and at the end they add their sums up through shared
   memory, ROWS_GROUP rows at a time.
 * **B K-contiguous** (an nn.Linear weight (N, K), ``x @ W.T``): a warp takes COLS columns and its lanes split
   k, 4 elements each (a step: one 128-bit load per column and lane, one 128-bit read per A row); the lanes'
-  sums meet through a butterfly of warp shuffles (``dsl.shfl_xor``).
+  sums meet in a reduce-scatter of warp shuffles (``dsl.shfl_xor``, ``_scatter_reduce``).
 * **Split-K in one kernel.** Where the columns alone give too few warps to stream B on every SM, blockIdx.y
   splits K. Each split stores its partial sums into an fp32 workspace (S, M, N) and counts itself in at its
   column block's counter (``dsl.arrive_last``); the last one adds the partials up in split order (the same
