@@ -14,6 +14,7 @@ from fp32_gemm_check import check_fp32_gemm
 import emulate
 from tilecraft import dsl
 from tilecraft.dsl import TraceError
+from tilecraft.gemm.gemv import _as_nk
 from tilecraft.gemm.gemv import (A_SLICE_BYTES, MAX_ROWS, MIN_SPLIT_K, SgemvConfig, b_vectorizable, pick_sgemv,
                                   sgemv, sgemv_kernel)
 
@@ -177,13 +178,14 @@ needs_gxx = pytest.mark.skipif(not emulate.available(), reason="no host C++ comp
 def emulated(A, B, C, alpha, beta, cfg, splits, P=None):
     """sgemv_kernel in the emulator; with splits, P (the partials) is made when not given, and the counters are
     checked to be back at 0."""
-    n_major = B.stride(1) == 1 and not (B.stride(0) == 1 and B.shape[1] == 1)
+    Bt = _as_nk(B)
+    n_major = Bt.stride(0) == 1
     grid = (-(-B.shape[1] // cfg.columns(n_major)), splits)
     counters = None
     if splits > 1:
         P = torch.full((splits, *C.shape), float("nan")) if P is None else P
         counters = torch.zeros(grid[0] + 3, dtype=torch.int32)
-    emulate.launch(sgemv_kernel, grid, (cfg.threads,), A, B.t(), C, np.float32(alpha), np.float32(beta), P, counters,
+    emulate.launch(sgemv_kernel, grid, (cfg.threads,), A, Bt, C, np.float32(alpha), np.float32(beta), P, counters,
                    cfg, splits)
     assert counters is None or not counters.any()
 
@@ -262,6 +264,20 @@ def test_emulated_split_partials(n_major, M, N, K, splits, vec):
 
 
 @needs_gxx
+def test_emulated_single_column():
+    """N = 1: a column contiguous along K (B (K,1) row-major, whose unit stride along N means nothing) runs as
+    K-contiguous, with splits, as does the transposed weight."""
+    torch.manual_seed(1)
+    A = torch.randn(3, 1000)
+    for B in (torch.randn(1000, 1), torch.randn(1, 1000).t()):
+        assert _as_nk(B).stride() == (1000, 1)
+        cfg = config_for(3, 1, 1000, False, 2)
+        C = torch.zeros(3, 1)
+        emulated(A, B, C, 1.0, 0.0, cfg, 2)
+        check_fp32_gemm(A, B, torch.zeros(3, 1), C, 1.0, 0.0)
+
+
+@needs_gxx
 @pytest.mark.parametrize("n_major", [True, False], ids=["Bn", "Bk"])
 def test_emulated_inf_in_b_reaches_only_its_column(n_major):
     """An inf in B's last row (the predicated tail step) makes inf or NaN exactly where float64 does."""
@@ -326,8 +342,9 @@ def test_gpu_edges_and_refusals():
     A, B = gpu_operands(3, 5, 0, True)
     C0 = torch.randn(3, 5, device="cuda")
     assert torch.allclose(sgemv(A, B, C0.clone(), 1.0, 0.5), 0.5 * C0)            # K = 0: beta * C
-    A, B = gpu_operands(1, 1, 777, False)
-    check_fp32_gemm(A.cpu(), B.cpu(), torch.zeros(1, 1), sgemv(A, B).cpu(), 1.0, 0.0)
+    for n_major in (False, True):                                                   # N = 1, either layout
+        A, B = gpu_operands(2, 1, 4444, n_major)
+        check_fp32_gemm(A.cpu(), B.cpu(), torch.zeros(2, 1), sgemv(A, B).cpu(), 1.0, 0.0)
     assert sgemv(*gpu_operands(0, 8, 8, True)).shape == (0, 8)
     with pytest.raises(ValueError, match="at most 16"):
         sgemv(*gpu_operands(17, 8, 8, True))

@@ -407,8 +407,17 @@ def sgemv(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0,
     if plan.launch is not None:
         P = A.new_empty(plan.partials) if plan.partials else None
         counters = _counters(A.device, plan.blocks) if plan.partials else None
-        plan.launch(A, B.t(), C, np.float32(alpha), np.float32(beta), P, counters)
+        plan.launch(A, _as_nk(B), C, np.float32(alpha), np.float32(beta), P, counters)
     return C
+
+
+def _as_nk(B: Any) -> Any:
+    """B (K,N) as the kernel takes it, (N,K). A single column (N = 1) contiguous along K reads as K-contiguous: its
+    unit stride along N, which the kernel would take for an N-contiguous B, is any stride for an extent of 1."""
+    Bt = B.t()
+    if Bt.shape[0] == 1 and Bt.stride(1) == 1 and Bt.stride(0) == 1:
+        Bt = Bt.as_strided(Bt.shape, (max(Bt.shape[1], 2), 1))
+    return Bt
 
 
 #: sgemv's resolved calls, by signature (see sgemv)
@@ -433,8 +442,8 @@ class _GemvPlan:
         self.shape, self.partials, self.blocks, self.launch = (M, N), None, 0, None
         if M == 0 or N == 0:
             return
-        Bt = B.t()                                                        # the kernel takes B as (N,K)
-        n_major = Bt.stride(0) == 1 and not (Bt.stride(1) == 1 and N == 1)
+        Bt = _as_nk(B)                                                    # the kernel takes B as (N,K)
+        n_major = Bt.stride(0) == 1
         vec = 4 if b_vectorizable(Bt) else 1
         if config is None:
             from tilecraft.gemm.op import _device_facts
