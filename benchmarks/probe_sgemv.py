@@ -6,11 +6,12 @@
 
 B is torch's row-major (K, N) (``--b-major N``: ``x @ W``) or the transpose of an (N, K) nn.Linear weight
 (``--b-major K``: ``x @ W.T``). Contenders: ``cuBLAS`` (torch.matmul), ``sgemm`` (sgemm_tuned with its picks: what
-tc.gemm ran for these shapes before the GEMV), ``auto`` (sgemv's pick) and GEMV tilings ``w<warps>u<unroll>c<cols>
-g<rows_group>b<min_blocks>t<0|1: scatter>a<0|1: a_smem>`` (fields omitted keep the pick's), ``/s<splits>`` for a split count (k_slice follows it). Operands
-rotate over enough copies that B's bytes exceed twice the L2; every contender is first checked against float64
-(relative Frobenius error). One line per (shape, major, contender): µs, B's GB/s, x cuBLAS (median over rounds),
-the rounds' spread, the error.
+tc.gemm ran for these shapes before the GEMV), ``auto`` (sgemv's pick) and GEMV tilings
+``w<warps>u<unroll>c<cols>g<rows_group>b<min_blocks>t<0|1: scatter>a<0|1: a_smem>`` (fields omitted keep the
+pick's), ``/s<splits>`` for a split count (k_slice follows it). Operands rotate over enough copies that B's bytes
+exceed twice the L2; every contender is first checked against float64 (relative Frobenius error). One line per
+(shape, major, contender): µs, B's GB/s, x cuBLAS (median over rounds), the rounds' spread, the error.
+``--host`` first prints the wall time per call of back-to-back calls (the host path).
 """
 from __future__ import annotations
 
@@ -36,8 +37,8 @@ def gemv_call(spec: str, m: int, n: int, k: int, n_major: bool, Bt: torch.Tensor
         return lambda x, w: sgemv(x, w)
     name, _, split = spec.partition("/s")
     cfg, splits = pick_sgemv(m, n, k, n_major, 4 if b_vectorizable(Bt) else 1, _device_facts(Bt.device)[0])
-    fields = {"w": "warps", "u": "unroll", "c": "cols", "g": "rows_group", "v": "vec", "b": "min_blocks", "t": "scatter",
-              "a": "a_smem"}
+    fields = {"w": "warps", "u": "unroll", "c": "cols", "g": "rows_group", "v": "vec", "b": "min_blocks",
+              "t": "scatter", "a": "a_smem"}
     for key, val in re.findall(r"([wucgvbta])(\d+)", name):
         cfg = dataclasses.replace(cfg, **{fields[key]: bool(int(val)) if key in "ta" else int(val)})
     if split:

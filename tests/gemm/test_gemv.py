@@ -118,7 +118,7 @@ def test_picks_compile_without_spills(arch, n_major, vec):
             P, cnt = (torch.zeros(s, rows, N), torch.zeros(8, dtype=torch.int32)) if s > 1 else (None, None)
             args = (A, B.t(), torch.zeros(rows, N), np.float32(1), np.float32(0), P, cnt, cfg, s)
             res = sgemv_kernel.compile(*args, arch=arch).resources
-            assert res.spill_store_bytes == 0 and res.spill_load_bytes == 0 and res.stack_frame_bytes == 0, (rows, s, res)
+            assert (res.spill_store_bytes, res.spill_load_bytes, res.stack_frame_bytes) == (0, 0, 0), (rows, s, res)
             assert res.registers <= 255
             src = sgemv_kernel.source(*args)
             loads = [ln for ln in src.splitlines() if "reinterpret_cast<const uint4*>(B +" in ln]
@@ -192,7 +192,8 @@ def emulated(A, B, C, alpha, beta, cfg, splits, P=None):
 
 @needs_gxx
 @pytest.mark.parametrize("n_major", [True, False], ids=["Bn", "Bk"])
-@pytest.mark.parametrize("M,N,K,vec", [(3, 36, 204, 4), (5, 37, 203, 1), (16, 40, 332, 4), (1, 7, 5, 1), (9, 64, 64, 4), (2, 8, 12, 4)])
+@pytest.mark.parametrize("M,N,K,vec", [(3, 36, 204, 4), (5, 37, 203, 1), (16, 40, 332, 4), (1, 7, 5, 1), (9, 64, 64, 4),
+                                       (2, 8, 12, 4)])
 def test_emulated_epilogue(n_major, M, N, K, vec):
     """One split: C = alpha A B + beta C within fp32's bound, ragged M, N and K, both load widths, a C view."""
     torch.manual_seed(M * N + K)

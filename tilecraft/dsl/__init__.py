@@ -7,8 +7,8 @@ copy / gemm / axpby / clear / fill are CuTe's thread-level algorithms (algorithm
 Tracing never touches the GPU; launching goes through tilecraft.runtime.
 """
 from tilecraft.dsl.algorithms import (
-    arrive_last, atomic_add, axpby, clear, copy, copy_if, cp_async_commit, cp_async_wait, fill, flag_add_release, flag_count_reset,
-    flag_release, flag_wait, flag_wait_at_least, gemm, load_cg, read_if,
+    arrive_last, atomic_add, axpby, clear, copy, copy_if, cp_async_commit, cp_async_wait, fill, flag_add_release,
+    flag_count_reset, flag_release, flag_wait, flag_wait_at_least, gemm, load_cg, read_if,
     semaphore_release, semaphore_wait, vector_width,
 )
 from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Value, eq, ne, where
@@ -24,8 +24,9 @@ from tilecraft.dsl.trace import (
 )
 
 __all__ = [
-    "arrive_last", "atomic_add", "axpby", "clear", "copy", "copy_if", "cp_async_commit", "cp_async_wait", "fill", "flag_add_release",
-    "flag_count_reset", "flag_release", "flag_wait", "flag_wait_at_least", "gemm",
+    "arrive_last", "atomic_add", "axpby", "clear", "copy", "copy_if", "cp_async_commit", "cp_async_wait", "fill",
+    "flag_add_release",
+    "flag_count_reset", "flag_release", "flag_wait", "flag_wait_at_least", "gemm", "load_cg",
     "read_if", "semaphore_release", "semaphore_wait", "vector_width",
     "BoolExpr", "Expr", "IntExpr", "TraceError", "Value", "eq", "ne", "where",
     "Constexpr", "Kernel", "Specialization", "kernel",

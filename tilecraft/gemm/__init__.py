@@ -58,7 +58,8 @@ def sgemm_contender(config: SgemmConfig | None = None) -> Callable[[Any], Any]:
                 return sgemv(a, b)
             return sgemm_tuned(a, b, config=config)
 
-        return Kernel(fn=fn, prepare=lambda x: (x.a, x.b), label=f"tilecraft SIMT SGEMM {config.name if config else 'picked'}")
+        label = f"tilecraft SIMT SGEMM {config.name}" if config else "tilecraft fp32 picked (GEMV to 16 rows, SIMT SGEMM)"
+        return Kernel(fn=fn, prepare=lambda x: (x.a, x.b), label=label)
 
     return factory
 

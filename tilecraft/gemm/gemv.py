@@ -350,8 +350,9 @@ MIN_SPLIT_K = {False: 512, True: 256}
 
 def pick_sgemv(M: int, N: int, K: int, n_major: bool, vec: int, sms: int) -> tuple[SgemvConfig, int]:
     """(tiling, splits) for a GEMV of M <= MAX_ROWS rows: rows the next power of two of M; splits so that the
-    column blocks times the splits give about CTAS_PER_SM CTAs per SM (the base tiling's 8 warps), and at least so many that each split's
-    k-range fits A's shared-memory slice (A_SLICE_BYTES), each of at least MIN_SPLIT_K of K where it fits."""
+    column blocks times the splits give about CTAS_PER_SM CTAs per SM (counting the columns of 8-warp CTAs, also
+    where the tiling then takes 16), and at least so many that each split's k-range fits A's shared-memory slice
+    (A_SLICE_BYTES), each of at least MIN_SPLIT_K of K where it fits."""
     rows = 1 << max(0, M - 1).bit_length()
     base = SgemvConfig(rows=rows, k_slice=4, vec=vec)
     blocks = -(-N // base.columns(n_major))
