@@ -405,3 +405,27 @@ def test_gpu_plans_are_reused_per_signature():
         assert len(gemv_module._PLANS) == size + 1
     tc.gemm.clear_plans()
     assert not gemv_module._PLANS
+
+
+@pytest.mark.gpu
+def test_gpu_captured_in_a_graph():
+    """sgemv with split-K captured in a CUDA graph on a stream it has not run on (its counters made during the
+    capture, zeroed only by the graph), replayed on new inputs; an eager call on that stream before any replay gets
+    counters of its own."""
+    torch.manual_seed(0)
+    A, B = gpu_operands(4, 4096, 4096, True)
+    assert pick_sgemv(4, 4096, 4096, True, 4, 132)[1] > 1
+    sgemv(A, B)                                                          # compile and plan on the current stream
+    torch.cuda.synchronize()
+    side, graph = torch.cuda.Stream(), torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side):
+        out = sgemv(A, B)
+    with torch.cuda.stream(side):
+        D = sgemv(A, B)
+    torch.cuda.synchronize()
+    check_fp32_gemm(A.cpu(), B.cpu(), torch.zeros(4, 4096), D.cpu(), 1.0, 0.0)
+    for _ in range(2):
+        A.copy_(torch.randn_like(A))
+        graph.replay()
+        torch.cuda.synchronize()
+        check_fp32_gemm(A.cpu(), B.cpu(), torch.zeros(4, 4096), out.cpu(), 1.0, 0.0)

@@ -483,14 +483,17 @@ _COUNTERS: dict[Any, Any] = {}
 
 def _counters(device: Any, count: int) -> Any:
     """`count` int32 split counters for the current stream on device: zeros made once per (stream, count) and left at
-    0 by every launch. One set per stream: launches on one stream run in turn, two streams' may overlap."""
+    0 by every launch. One set per stream: launches on one stream run in turn, two streams' may overlap. Counters
+    first needed during a CUDA graph's capture belong to that graph alone (not kept for later calls)."""
     import torch
 
     index = device.index if device.index is not None else torch.cuda.current_device()
     key = (index, _raw_stream(index), count)
     c = _COUNTERS.get(key)
     if c is None:
-        c = _COUNTERS[key] = torch.zeros(count, dtype=torch.int32, device=device)
+        c = torch.zeros(count, dtype=torch.int32, device=device)
+        if not torch.cuda.is_current_stream_capturing():
+            _COUNTERS[key] = c          # made in a CUDA graph's capture, they are zeroed only when it replays: its own
     return c
 
 
