@@ -35,6 +35,7 @@ from typing import Any
 import tilecraft as tc
 from tilecraft import _, dsl
 from tilecraft.dsl import Constexpr, blockIdx, threadIdx
+from tilecraft.gemm.sm90 import stream_flags
 from tilecraft.layout.inttuple import imin
 
 __all__ = ["SgemvConfig", "sgemv_kernel", "sgemv", "pick_sgemv", "MAX_ROWS", "b_vectorizable"]
@@ -221,7 +222,7 @@ def sgemv_kernel(A, B, C, alpha, beta, P, counters, cfg: Constexpr, splits: Cons
                     finish(rnd * RG + mm, blockIdx.x * BN + col, total)
     else:
         #
-        # B K-contiguous: a warp takes COLS columns, its lanes split k (V elements each); a butterfly of shuffles
+        # B K-contiguous: a warp takes COLS columns, its lanes split k (V elements each); their sums meet in shuffles
         #
         COLS = cfg.cols
         n_base = blockIdx.x * (W * COLS) + warp * COLS
@@ -400,9 +401,7 @@ def sgemv(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0,
     from tilecraft.gemm.op import _memo, _signature
 
     key = (_signature(A), _signature(B), _signature(C), config, splits)
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = _memo(_PLANS, key, lambda: _GemvPlan(A, B, C, config, splits))
+    plan = _memo(_PLANS, key, lambda: _GemvPlan(A, B, C, config, splits))
     if C is None:
         C, beta = A.new_empty(plan.shape), 0.0
     if plan.launch is not None:
@@ -467,7 +466,6 @@ class _GemvPlan:
         if splits * M * N >= 2**31:
             raise ValueError(f"sgemv: {splits} splits of a {M} x {N} output make a workspace of {splits * M * N} "
                              "floats; 32-bit offsets allow fewer than 2**31 (use fewer splits)")
-        self.cfg, self.splits = cfg, splits
         self.blocks = -(-N // cfg.columns(n_major))
         P = counters = None
         if splits > 1:
@@ -478,28 +476,11 @@ class _GemvPlan:
                                         grid=(self.blocks, splits), block=(cfg.threads,))
 
 
-_COUNTERS: dict[Any, Any] = {}
+#: sgemv's split counters: count -> stream -> counters (``sm90.stream_flags``)
+_COUNTERS: dict[int, dict[int, Any]] = {}
 
 
 def _counters(device: Any, count: int) -> Any:
-    """`count` int32 split counters for the current stream on device: zeros made once per (stream, count) and left at
-    0 by every launch. One set per stream: launches on one stream run in turn, two streams' may overlap. Counters
-    first needed during a CUDA graph's capture belong to that graph alone (not kept for later calls)."""
-    import torch
-
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    key = (index, _raw_stream(index), count)
-    c = _COUNTERS.get(key)
-    if c is None:
-        c = torch.zeros(count, dtype=torch.int32, device=device)
-        if not torch.cuda.is_current_stream_capturing():
-            _COUNTERS[key] = c          # made in a CUDA graph's capture, they are zeroed only when it replays: its own
-    return c
-
-
-def _raw_stream(index: int) -> int:
-    """The current torch stream's handle on GPU `index` (torch's fast accessor where it has one, as the launcher)."""
-    import torch
-
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    return raw(index) if raw is not None else torch.cuda.current_stream(index).cuda_stream
+    """`count` int32 split counters for the current stream on device (``sm90.stream_flags``: zeros made once per
+    stream, left at 0 by every launch; a CUDA graph's capture gets its own), one set per count."""
+    return stream_flags(_COUNTERS.setdefault(count, {}), count, device)

@@ -724,7 +724,8 @@ def _workspace(x: Any, elems: int, blocks: int) -> tuple[Any, Any]:
     if ws is None or ws.numel() < elems or cnt.numel() < blocks:
         ws = torch.zeros(max(elems, ws.numel() if ws is not None else 0), dtype=torch.float32, device=x.device)
         cnt = torch.zeros(max(blocks, cnt.numel() if cnt is not None else 0), dtype=torch.int32, device=x.device)
-        _WORKSPACES[key] = (ws, cnt)
+        if not (x.is_cuda and torch.cuda.is_current_stream_capturing()):   # made in a CUDA graph's capture: zeroed
+            _WORKSPACES[key] = (ws, cnt)                         # only when it replays, so that graph's (stream_flags)
     return ws, cnt
 
 

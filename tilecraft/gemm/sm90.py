@@ -1472,14 +1472,27 @@ COOPERATIVE_TOO_LARGE = "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"
 def stream_flags(cache: dict[int, Any], count: int, device: Any) -> Any:
     """A launch's int32 flags for the current torch stream on device, from its per-stream cache (launches on
     one stream run in turn; two streams must not share flags): `count` zeros made once, left at 0 by every
-    launch."""
+    launch. Flags first needed during a CUDA graph's capture are that graph's alone: made there, they are zeroed
+    only when it replays, so they are not kept for later calls on the stream."""
     import torch
 
-    stream = torch.cuda.current_stream(device).cuda_stream
+    stream = current_stream_handle(device)
     flags = cache.get(stream)
     if flags is None:
-        flags = cache[stream] = torch.zeros(count, dtype=torch.int32, device=device)
+        flags = torch.zeros(count, dtype=torch.int32, device=device)
+        if not torch.cuda.is_current_stream_capturing():
+            cache[stream] = flags
     return flags
+
+
+def current_stream_handle(device: Any) -> int:
+    """The current torch stream's handle on `device` (torch's private getter where it has one, as the launcher
+    uses: it skips the public one's per-call checks)."""
+    import torch
+
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(index) if raw is not None else torch.cuda.current_stream(index).cuda_stream
 
 
 def fused_split_reduction(cfg: Sm90Config, units: int, sms: int) -> bool:

@@ -693,7 +693,7 @@ class SplitReduce:
 
 def reduce_splits(W: Any, D: Any, alpha: float, beta: float) -> None:
     """D (M,N) = alpha * (the sum over s of W (S,M,N)) + beta * D, through ``SplitReduce``: the second kernel of a
-    plain fp32 split-K (the SIMT SGEMM's and GEMV's; no bias or activation). D is not read when beta is 0."""
+    plain fp32 split-K (the SIMT SGEMM's; no bias or activation). D is not read when beta is 0."""
     import numpy as np
 
     W4, D3 = W.unsqueeze(1), D.unsqueeze(0)                               # (S,1,M,N), (1,M,N)
