@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Forty-first session: the fp32 GEMV at 17..32 rows (tilecraft.gemm.gemv, rows = 32).
+# Usage: bash benchmarks/device_session41.sh [g32_probe|g32_tests ...]
+# - g32_probe: probe_sgemv.py at M = 17..32 against cuBLAS (TF32 off) and the SGEMM's split-K pick, N-contiguous B
+#   with G32_CONFIGS_N, K-contiguous with G32_CONFIGS_K (G32_SHAPES overrides the shapes), into $OUT/g32_probe.md;
+# - g32_tests: the GPU tests of test_gemv.py and tc.gemm's fp32 dispatch.
+source "$(dirname "$0")/device_env.sh"
+G32_SHAPES_ALL="32x4096x4096,20x4096x4096,24x4096x11008,32x11008x4096,32x4096x11008,17x1000x1000,28x777x2001,32x128x65536"
+for part in ${*:-g32_tests g32_probe}; do
+  case $part in
+  g32_tests)
+    gpu_tests g32_tests "${GVT_S:-240}" tests/gemm/test_gemv.py ;;
+  g32_probe)
+    for major in N K; do
+      if [ $major = N ]; then configs=${G32_CONFIGS_N:-sgemm,auto,w4,u2,w4u2}; else configs=${G32_CONFIGS_K:-sgemm,auto,w4,u2,c2b2,c2,w16c2}; fi
+      timeout "${G32_S:-250}" python3 benchmarks/probe_sgemv.py --rounds "${ROUNDS:-3}" --b-major $major \
+        --shapes "${G32_SHAPES:-$G32_SHAPES_ALL}" --configs "$configs" >> "$OUT/g32_probe.md" 2>&1
+    done
+    sed 's/  */ /g' "$OUT/g32_probe.md" | grep -v "^|---" ;;
+  esac
+done
