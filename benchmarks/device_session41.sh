@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
 # Forty-first session: the fp32 GEMV at 17..32 rows (tilecraft.gemm.gemv, rows = 32).
-# Usage: bash benchmarks/device_session41.sh [g32_probe|g32_tests ...]
+# Usage: bash benchmarks/device_session41.sh [g32_probe|thin|g32_tests ...]
 # - g32_probe: probe_sgemv.py at M = 17..32 against cuBLAS (TF32 off) and the SGEMM's split-K pick, N-contiguous B
 #   with G32_CONFIGS_N, K-contiguous with G32_CONFIGS_K (G32_SHAPES overrides the shapes), into $OUT/g32_probe.md;
+# - thin: probe_sgemm.py with the SGEMM's 32-row tiles (THIN_CONFIGS) at the same shapes, both B majors, into
+#   $OUT/thin.md;
 # - g32_tests: the GPU tests of test_gemv.py and tc.gemm's fp32 dispatch.
 source "$(dirname "$0")/device_env.sh"
 G32_SHAPES_ALL="32x4096x4096,20x4096x4096,24x4096x11008,32x11008x4096,32x4096x11008,17x1000x1000,28x777x2001,32x128x65536"
 for part in ${*:-g32_tests g32_probe}; do
   case $part in
+  thin)
+    T=32x128x16_w4x8_t128_b4
+    for major in N K; do
+      timeout "${THIN_S:-200}" python3 benchmarks/probe_sgemm.py --rounds "${ROUNDS:-3}" --b-major $major \
+        --shapes "${G32_SHAPES:-$G32_SHAPES_ALL}" --configs "${THIN_CONFIGS:-auto,$T,${T}_a3,${T}_a3_O1_f,$T/s8,${T}_a3_O1_f/s8}" \
+        >> "$OUT/thin.md" 2>&1
+    done
+    sed 's/  */ /g' "$OUT/thin.md" | grep -v "^|---" ;;
   g32_tests)
     gpu_tests g32_tests "${GVT_S:-240}" tests/gemm/test_gemv.py ;;
   g32_probe)

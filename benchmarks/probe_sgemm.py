@@ -34,6 +34,8 @@ def main() -> int:
                    help="SGEMM tilings by name (CONFIGS) or auto, comma-separated; NAME/sS asks for S splits of K "
                         "(sgemm_tuned's splits: auto picks, /s1 is none)")
     p.add_argument("--shapes", default="4096,8192", help="square sizes N or MxNxK, comma-separated")
+    p.add_argument("--b-major", default="N", choices=["N", "K"],
+                   help="B torch's row-major (K, N) (N) or the transpose of an (N, K) nn.Linear weight (K)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--sustain", type=float, default=0.0, help="seconds of back-to-back calls per contender (0: none)")
@@ -47,8 +49,9 @@ def main() -> int:
     print("| shape | contender | ms | TFLOP/s | x cuBLAS | spread | rel err |\n|---|---|---:|---:|---:|---:|---:|")
     for shape in a.shapes.split(","):
         m, n, k = (int(x) for x in shape.split("x")) if "x" in shape else (int(shape),) * 3
-        label = f"{m}³" if m == n == k else f"{m}x{n}x{k}"
-        operands = [(torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")) for _ in range(2)]
+        label = (f"{m}³" if m == n == k else f"{m}x{n}x{k}") + ("" if a.b_major == "N" else " (B K-major)")
+        operands = [(torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda") if a.b_major == "N"
+                     else torch.randn(n, k, device="cuda").t()) for _ in range(2)]
         ref = operands[0][0].double() @ operands[0][1].double()
         runs = {"cuBLAS": (lambda x, w: x @ w, "")}
         for spec, cfg, splits in configs:

@@ -188,6 +188,11 @@ CONFIGS: dict[str, SgemmConfig] = {c.name: c for c in (
     SgemmConfig(warps_m=4, warps_n=1, min_blocks=2, cp_async=True, stages=3, opt_level=1, fence=True),
     SgemmConfig(lanes_m=8, lanes_n=4, warps_m=2, warps_n=2, min_blocks=2, cp_async=True, stages=3, opt_level=1,
                 fence=True),
+    # 32-row tiles for M = 17..32 (4x8 per thread): a 64-row tile computes twice the rows there
+    SgemmConfig(blk_m=32, blk_n=128, blk_k=16, warps_m=2, warps_n=2, min_blocks=4),
+    SgemmConfig(blk_m=32, blk_n=128, blk_k=16, warps_m=2, warps_n=2, min_blocks=4, cp_async=True, stages=3),
+    SgemmConfig(blk_m=32, blk_n=128, blk_k=16, warps_m=2, warps_n=2, min_blocks=4, cp_async=True, stages=3,
+                opt_level=1, fence=True),
 )}
 #: sgemm_tuned's and tc.gemm's (IEEE fp32) tiling: 128x256x8, 8x16 per thread, one CTA of 256 threads per SM,
 #: cp.async into 4 stages, ptxas -O1 with the k-step fence. 1.01x cuBLAS at 4096^3 and 1.02x at 8192^3 with the
