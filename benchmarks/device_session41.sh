@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Forty-first session: the fp32 GEMV at 17..32 rows (tilecraft.gemm.gemv, rows = 32).
 # Usage: bash benchmarks/device_session41.sh [g32_probe|thin|g32_tests ...]
-# - g32_probe: probe_sgemv.py at M = 17..32 against cuBLAS (TF32 off) and the SGEMM's split-K pick, N-contiguous B
+# - g32_probe (needs `git apply benchmarks/patches/gemv_32_rows.diff`: the GEMV with 32 rows, measured slower than the
+#   SGEMM's 32-row tile and reverted): probe_sgemv.py at M = 17..32 against cuBLAS (TF32 off) and the SGEMM's split-K pick, N-contiguous B
 #   with G32_CONFIGS_N, K-contiguous with G32_CONFIGS_K (G32_SHAPES overrides the shapes), into $OUT/g32_probe.md;
 # - thin: probe_sgemm.py with the SGEMM's 32-row tiles (THIN_CONFIGS) at the same shapes, both B majors, into
 #   $OUT/thin.md;

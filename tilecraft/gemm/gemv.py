@@ -41,7 +41,7 @@ from tilecraft.layout.inttuple import imin
 __all__ = ["SgemvConfig", "sgemv_kernel", "sgemv", "pick_sgemv", "MAX_ROWS", "b_vectorizable"]
 
 #: the most rows of A (M) the GEMV takes; more go to the SGEMM
-MAX_ROWS = 32
+MAX_ROWS = 16
 #: the most shared memory a tiling may take: what every sm_80+ GPU lets a CTA opt into (99 KB on sm_86 / sm_89;
 #: more than 48 KB moves the kernel's arrays to dynamic shared memory)
 SMEM_MAX = 99 * 1024
@@ -94,8 +94,8 @@ class SgemvConfig:
 
     def validate(self, n_major: bool | None = None) -> None:
         """Raise ValueError for a tiling the kernel cannot run: for a B of the given major (None: either)."""
-        if self.rows not in (1, 2, 4, 8, 16, 32):
-            raise ValueError(f"SgemvConfig: rows must be 1, 2, 4, 8, 16 or 32, got {self.rows}")
+        if self.rows not in (1, 2, 4, 8, 16):
+            raise ValueError(f"SgemvConfig: rows must be 1, 2, 4, 8 or 16, got {self.rows}")
         if self.vec not in (1, 4):
             raise ValueError(f"SgemvConfig: vec must be 1 or 4, got {self.vec}")
         if self.k_slice < 4 or self.k_slice & (self.k_slice - 1):
@@ -359,7 +359,7 @@ def pick_sgemv(M: int, N: int, K: int, n_major: bool, vec: int, sms: int) -> tup
     blocks = -(-N // base.columns(n_major))
     g = base.k_granule(n_major)
     units = -(-K // g)                                                    # k granules
-    ks_max = A_SLICE_BYTES * (2 if rows == 32 else 1) // (4 * rows)
+    ks_max = A_SLICE_BYTES // (4 * rows)
     splits = max(1, round(CTAS_PER_SM[n_major] * sms / blocks), -(-K // ks_max))
     splits = min(splits, max(1, units // (MIN_SPLIT_K[n_major] // g)))  # each split at least MIN_SPLIT_K
     splits = max(splits, -(-K // ks_max))
@@ -378,8 +378,6 @@ def pick_sgemv(M: int, N: int, K: int, n_major: bool, vec: int, sms: int) -> tup
         unroll, min_blocks = 1, 2
     if rows == 8 and not n_major:
         min_blocks, warps = 1, 16
-    if rows == 32:
-        min_blocks = 1
     # Up to 4 rows of an N-contiguous B, A from global memory in each step (no barrier before B's first loads; more
     # rows take too many registers): 1x4096x4096 0.965 / 0.987, 4x4096x4096 2.34 / 2.39, 1x1000x1000 1.66 / 1.79.
     a_smem = not (n_major and rows <= 4)
