@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Forty-first session: the fp32 GEMV at 17..32 rows (tilecraft.gemm.gemv, rows = 32).
-# Usage: bash benchmarks/device_session41.sh [g32_probe|thin|g32_tests ...]
+# Usage: bash benchmarks/device_session41.sh [g32_probe|thin|thin_splits|g32_tests ...]
 # - g32_probe (needs `git apply benchmarks/patches/gemv_32_rows.diff`: the GEMV with 32 rows, measured slower than the
 #   SGEMM's 32-row tile and reverted): probe_sgemv.py at M = 17..32 against cuBLAS (TF32 off) and the SGEMM's split-K pick, N-contiguous B
 #   with G32_CONFIGS_N, K-contiguous with G32_CONFIGS_K (G32_SHAPES overrides the shapes), into $OUT/g32_probe.md;
 # - thin: probe_sgemm.py with the SGEMM's 32-row tiles (THIN_CONFIGS) at the same shapes, both B majors, into
 #   $OUT/thin.md;
-# - g32_tests: the GPU tests of test_gemv.py and tc.gemm's fp32 dispatch.
+# - thin_splits: the 32-row tile with more splits than the pick's at few tiles (TS_SHAPES / TS_CONFIGS), into
+#   $OUT/thin_splits.md;
+# - g32_tests: the GPU tests of the 32-row SGEMM tiles, split-K and small shapes, and tc.gemm's fp32 dispatch.
 source "$(dirname "$0")/device_env.sh"
 G32_SHAPES_ALL="32x4096x4096,20x4096x4096,24x4096x11008,32x11008x4096,32x4096x11008,17x1000x1000,28x777x2001,32x128x65536"
 for part in ${*:-g32_tests g32_probe}; do
@@ -19,8 +21,17 @@ for part in ${*:-g32_tests g32_probe}; do
         >> "$OUT/thin.md" 2>&1
     done
     sed 's/  */ /g' "$OUT/thin.md" | grep -v "^|---" ;;
+  thin_splits)
+    T=32x128x16_w4x8_t128_b4
+    for major in N K; do
+      timeout "${THIN_S:-200}" python3 benchmarks/probe_sgemm.py --rounds "${ROUNDS:-3}" --b-major $major \
+        --shapes "${TS_SHAPES:-32x128x65536,24x256x32768,20x4096x4096,32x4096x4096,24x1024x8192}" \
+        --configs "${TS_CONFIGS:-$T,$T/s32,$T/s64,${T}_a3,${T}_a3/s32,${T}_a3/s64}" >> "$OUT/thin_splits.md" 2>&1
+    done
+    sed 's/  */ /g' "$OUT/thin_splits.md" | grep -v "^|---" ;;
   g32_tests)
-    gpu_tests g32_tests "${GVT_S:-240}" tests/gemm/test_gemv.py ;;
+    gpu_tests sg_tests "${SGT_S:-300}" tests/gemm/test_sgemm_tuned.py -k "32x128 or thin or split or small"
+    gpu_tests gv_dispatch 120 tests/gemm/test_gemv.py -k tc_gemm ;;
   g32_probe)
     for major in N K; do
       if [ $major = N ]; then configs=${G32_CONFIGS_N:-sgemm,auto,w4,u2,w4u2}; else configs=${G32_CONFIGS_K:-sgemm,auto,w4,u2,c2b2,c2,w16c2}; fi

@@ -14,7 +14,7 @@ from fp32_gemm_check import check_fp32_gemm
 import emulate
 import sass
 from tilecraft import runtime as rt
-from tilecraft.gemm import (CONFIGS, DEFAULT, FALLBACK, SMALL, SgemmConfig, pick_sgemm_config, sgemm_tuned,
+from tilecraft.gemm import (CONFIGS, DEFAULT, FALLBACK, SMALL, THIN, SgemmConfig, pick_sgemm_config, sgemm_tuned,
                             sgemm_tuned_args, sgemm_tuned_kernel)
 from tilecraft.gemm.simt_tuned import MAX_SPLITS, SPLIT_MIN_K, is_full, pick_sgemm_splits, whole_splits
 
@@ -83,7 +83,9 @@ def test_sass_main_loop_is_ffma_fed_by_128_bit_loads(compiled, name):
     ffma_per_tile = vals_m * vals_n * cfg.blk_k
     n, ffma = sass.hottest_loop(text)
     assert ffma == ffma_per_tile  # the k-tile loop: every FFMA of the tile, unrolled, once
-    assert ffma / n > 0.85  # ... and little else (LDS.128, 8 STS, 2 LDG.128, one barrier, addresses)
+    # ... and little else (LDS.128, 8 STS, 2 LDG.128, one barrier, addresses); a 4x8 thread tile (THIN) reads
+    # 3 LDS.128 per 32 FFMA, an 8x8 one 4 per 64
+    assert ffma / n > (0.85 if vals_m * vals_n >= 64 else 0.8)
     # operand fragments: one LDS.128 per 4 values per k-step; no scalar smem loads (ptxas puts never
     # executed `@!PT LDS RZ, [RZ]` before cp.async copies), no local memory
     assert sass.count(text, "LDS.128") >= (vals_m + vals_n) // 4 * cfg.blk_k
@@ -225,6 +227,15 @@ def test_pick_sgemm_config_takes_the_small_tile_where_the_ctas_miss_the_sms(m, n
     assert pick_sgemm_config(A, B, C) is pick                             # (132 SMs off a GPU)
 
 
+@pytest.mark.parametrize("m,n,k", [(32, 4096, 4096), (17, 1000, 1000), (1, 8, 8), (20, 65536, 64)])
+def test_pick_sgemm_config_takes_the_thin_tile_up_to_32_rows(m, n, k):
+    """THIN (32x128) for M <= 32 whatever N, K and the layouts; 33 rows take the other rules."""
+    A, B, C = operands(m, n, k, ("k", "n", "n"))
+    assert pick_sgemm_config(A, B, C, sms=132) is THIN
+    A, B, C = operands(33, n, k, ("k", "n", "n"))
+    assert pick_sgemm_config(A, B, C, sms=132) in (SMALL, FALLBACK, DEFAULT)
+
+
 def test_whole_splits_leave_no_split_empty():
     assert whole_splits(10, 4) == 4                                       # 3, 3, 3, 1
     assert whole_splits(9, 4) == 3                                        # 3, 3, 3 (a fourth would be empty)
@@ -268,7 +279,7 @@ def test_split_args_check_the_workspace():
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-@pytest.mark.parametrize("name", sorted({SMALL.name, DEFAULT.name, FALLBACK.name}))
+@pytest.mark.parametrize("name", sorted({SMALL.name, DEFAULT.name, FALLBACK.name, THIN.name}))
 def test_split_k_compiles_without_spills(name, arch):
     cfg = CONFIGS[name]
     for full in (True, False):
@@ -329,7 +340,7 @@ def test_emulated_every_tiling(name):
 
 
 @pytest.mark.skipif(not emulate.available(), reason="no host C++ compiler")
-@pytest.mark.parametrize("name", sorted({SMALL.name, DEFAULT.name, FALLBACK.name}))
+@pytest.mark.parametrize("name", sorted({SMALL.name, DEFAULT.name, FALLBACK.name, THIN.name}))
 def test_emulated_split_k_partials(name):
     """Each split sums exactly its k-tiles (ceil(k-tiles / splits) each) into its slice of the workspace: the
     unpredicated trace (10 k-tiles in 4 splits: 3, 3, 3, 1) and the predicated one (a ragged K in 3)."""
@@ -406,6 +417,21 @@ def test_gpu_small_shapes_take_the_small_tile():
         C0 = C.clone()
         assert sgemm_tuned(A, B, C, 1.5, -0.5) is C
         check_fp32_gemm(A, B, C0, C, 1.5, -0.5)
+
+
+@pytest.mark.gpu
+def test_gpu_thin_tile_for_few_rows():
+    """sgemm_tuned's pick at M = 17..32 (THIN with its splits; tc.gemm's IEEE fp32 path from 17 rows): whole tiles
+    and ragged ones, both B majors, alpha / beta, against float64."""
+    torch.manual_seed(6)
+    for i, (M, N, K) in enumerate([(32, 4096, 4096), (17, 1000, 1000), (20, 777, 2001), (32, 128, 20000)]):
+        majors = ("k", "n" if i % 2 else "k", "n")
+        A, B, C = operands(M, N, K, majors, "cuda", torch.randn)
+        assert pick_sgemm_config(A, B, C) is THIN
+        alpha, beta = (1.5, -0.5) if i % 2 else (1.0, 0.0)
+        C0 = C.clone() if beta else torch.zeros_like(C)
+        assert sgemm_tuned(A, B, C, alpha, beta) is C
+        check_fp32_gemm(A, B, C0, C, alpha, beta)
 
 
 @pytest.mark.gpu

@@ -24,7 +24,7 @@ from tilecraft.gemm.op import (HEURISTIC_TABLE, SM90_TABLE, GemmOp, Plan, clear_
 from tilecraft.gemm.sm90 import Sm90Config
 from tilecraft.gemm.simt import SimtTiling, check_sgemm_operands, gemm_device, gemm_device_args, sgemm
 from tilecraft.gemm.simt_tuned import (
-    CONFIGS, DEFAULT, FALLBACK, SMALL, SgemmConfig, pick_sgemm_config, sgemm_tuned, sgemm_tuned_args,
+    CONFIGS, DEFAULT, FALLBACK, SMALL, THIN, SgemmConfig, pick_sgemm_config, sgemm_tuned, sgemm_tuned_args,
     sgemm_tuned_kernel,
 )
 from tilecraft.gemm.gemv import MAX_ROWS, SgemvConfig, sgemv, sgemv_kernel
@@ -34,7 +34,7 @@ __all__ = ["gemm", "GemmOp", "Plan", "HEURISTIC_TABLE", "pick_config", "TensorOp
            "SM90_TABLE", "Sm90Config", "pick_sm90_config", "clear_plans",
            "tensorop_gemm_kernel", "splitk_reduce_kernel",
            "SimtTiling", "check_sgemm_operands", "gemm_device", "gemm_device_args", "sgemm",
-           "CONFIGS", "DEFAULT", "FALLBACK", "SMALL", "SgemmConfig", "pick_sgemm_config", "sgemm_tuned",
+           "CONFIGS", "DEFAULT", "FALLBACK", "SMALL", "THIN", "SgemmConfig", "pick_sgemm_config", "sgemm_tuned",
            "sgemm_tuned_args", "sgemm_tuned_kernel", "SgemvConfig", "sgemv", "sgemv_kernel",
            "sgemm_contender", "tensorop_contender"]
 

@@ -71,7 +71,7 @@ from tilecraft.gemm.tensorop import whole_splits
 from tilecraft.layout.inttuple import imin
 from tilecraft.tensor import Tensor
 
-__all__ = ["SgemmConfig", "CONFIGS", "DEFAULT", "FALLBACK", "SMALL", "sgemm_tuned_kernel", "sgemm_tuned_args",
+__all__ = ["SgemmConfig", "CONFIGS", "DEFAULT", "FALLBACK", "SMALL", "THIN", "sgemm_tuned_kernel", "sgemm_tuned_args",
            "sgemm_tuned", "is_full", "pick_sgemm_config", "pick_sgemm_splits", "whole_splits", "MAX_SPLITS",
            "SPLIT_MIN_K"]
 
@@ -188,11 +188,10 @@ CONFIGS: dict[str, SgemmConfig] = {c.name: c for c in (
     SgemmConfig(warps_m=4, warps_n=1, min_blocks=2, cp_async=True, stages=3, opt_level=1, fence=True),
     SgemmConfig(lanes_m=8, lanes_n=4, warps_m=2, warps_n=2, min_blocks=2, cp_async=True, stages=3, opt_level=1,
                 fence=True),
-    # 32-row tiles for M = 17..32 (4x8 per thread): a 64-row tile computes twice the rows there
+    # 32-row tiles for M <= 32 (4x8 per thread; THIN): a 64-row tile computes twice the rows there. 32 x 16 is the
+    # least A tile whose 128-bit vectors give each of 128 threads one
     SgemmConfig(blk_m=32, blk_n=128, blk_k=16, warps_m=2, warps_n=2, min_blocks=4),
     SgemmConfig(blk_m=32, blk_n=128, blk_k=16, warps_m=2, warps_n=2, min_blocks=4, cp_async=True, stages=3),
-    SgemmConfig(blk_m=32, blk_n=128, blk_k=16, warps_m=2, warps_n=2, min_blocks=4, cp_async=True, stages=3,
-                opt_level=1, fence=True),
 )}
 #: sgemm_tuned's and tc.gemm's (IEEE fp32) tiling: 128x256x8, 8x16 per thread, one CTA of 256 threads per SM,
 #: cp.async into 4 stages, ptxas -O1 with the k-step fence. 1.01x cuBLAS at 4096^3 and 1.02x at 8192^3 with the
@@ -470,10 +469,21 @@ def is_full(A: Any, Bt: Any, C: Any, cfg: SgemmConfig) -> bool:
 SMALL = CONFIGS["64x128x8_w4x8_t128_b4"]
 
 
+#: sgemm_tuned's tiling for M <= 32: 32x128x16, 4x8 per thread, 128 threads, 4 CTAs per SM. SMALL's 64-row tiles
+#: compute twice the rows there. H100, x cuBLAS (forty-first session, probe_sgemm.py, B N- / K-contiguous, both with
+#: the picked splits): 32x4096x4096 1.16 / 1.03 against SMALL's 0.64 / 0.56, 32x11008x4096 1.50 / 1.29 against 0.54 /
+#: 0.54, 32x4096x11008 1.01 / 1.08 against 0.55 / 0.58, 20x4096x4096 0.91 / 0.81 against 0.68 / 0.58, 24x4096x11008
+#: 0.76 / 0.84 against 0.55 / 0.58, 17x1000x1000 0.92 / 1.10 against 0.82 / 1.01, 28x777x2001 1.08 / 1.01 against
+#: 0.91 / 0.89.
+THIN = CONFIGS["32x128x16_w4x8_t128_b4"]
+
+
 def pick_sgemm_config(A: Any, B: Any, C: Any, sms: int | None = None) -> SgemmConfig:
     """The tiling sgemm_tuned uses for C = A @ B (A (M,K), B (K,N), C (M,N)) on a GPU of `sms` SMs (None: A's
-    device, 132 off a GPU): DEFAULT when its unpredicated kernel applies, else FALLBACK; SMALL where that
-    tiling's CTAs would not reach 3/4 of the SMs."""
+    device, 132 off a GPU): THIN for M <= 32 rows; else DEFAULT when its unpredicated kernel applies, else
+    FALLBACK; SMALL where that tiling's CTAs would not reach 3/4 of the SMs."""
+    if C.shape[0] <= THIN.blk_m:
+        return THIN
     cfg = DEFAULT if is_full(A, B.t(), C, DEFAULT) else FALLBACK
     if sms is None:
         from tilecraft.gemm.op import _device_facts
@@ -541,7 +551,7 @@ def sgemm_tuned(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float =
     A (M,K), B (K,N) and C (M,N) are float32 CUDA tensors on one device with any strides. Shapes that
     are multiples of the CTA tile with 128-bit-ready layouts run the unpredicated kernel, all others
     its predicated trace (see the module docstring). ``config`` None picks the tiling (pick_sgemm_config:
-    DEFAULT, FALLBACK or SMALL). ``splits`` > 1 is split-K: each split sums its share of K into an fp32
+    DEFAULT, FALLBACK, SMALL or THIN). ``splits`` > 1 is split-K: each split sums its share of K into an fp32
     workspace and a second kernel (tensorop's ``reduce_splits``) adds the shares up into C; None
     picks (``pick_sgemm_splits``: where the tiles leave SMs idle and K is long), 1 is none. As in BLAS, C is
     not read when beta is 0. Raises TypeError/ValueError on wrong dtypes, devices, ranks, shapes, overlapping
