@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Forty-first session: the fp32 GEMV at 17..32 rows (tilecraft.gemm.gemv, rows = 32).
+# Forty-first session: fp32 (IEEE) GEMMs of 17..32 rows: the GEMV at 32 rows (reverted) against the SGEMM's
+# 32-row tile (THIN, tc.gemm's pick there).
 # Usage: bash benchmarks/device_session41.sh [g32_probe|thin|thin_splits|g32_tests ...]
 # - g32_probe (needs `git apply benchmarks/patches/gemv_32_rows.diff`: the GEMV with 32 rows, measured slower than the
-#   SGEMM's 32-row tile and reverted): probe_sgemv.py at M = 17..32 against cuBLAS (TF32 off) and the SGEMM's split-K pick, N-contiguous B
-#   with G32_CONFIGS_N, K-contiguous with G32_CONFIGS_K (G32_SHAPES overrides the shapes), into $OUT/g32_probe.md;
+#   SGEMM's 32-row tile and reverted): probe_sgemv.py at M = 17..32 against cuBLAS (TF32 off) and the SGEMM's
+#   split-K pick, N-contiguous B with G32_CONFIGS_N, K-contiguous with G32_CONFIGS_K (G32_SHAPES overrides the
+#   shapes), into $OUT/g32_probe.md;
 # - thin: probe_sgemm.py with the SGEMM's 32-row tiles (THIN_CONFIGS) at the same shapes, both B majors, into
-#   $OUT/thin.md;
+#   $OUT/thin.md (run 2 also timed a 32x128x16_w4x8_t128_b4_a3_O1_f tiling, since dropped from CONFIGS);
 # - thin_splits: the 32-row tile with more splits than the pick's at few tiles (TS_SHAPES / TS_CONFIGS), into
 #   $OUT/thin_splits.md;
 # - g32_tests: the GPU tests of the 32-row SGEMM tiles, split-K and small shapes, and tc.gemm's fp32 dispatch.
@@ -17,7 +19,7 @@ for part in ${*:-g32_tests g32_probe}; do
     T=32x128x16_w4x8_t128_b4
     for major in N K; do
       timeout "${THIN_S:-200}" python3 benchmarks/probe_sgemm.py --rounds "${ROUNDS:-3}" --b-major $major \
-        --shapes "${G32_SHAPES:-$G32_SHAPES_ALL}" --configs "${THIN_CONFIGS:-auto,$T,${T}_a3,${T}_a3_O1_f,$T/s8,${T}_a3_O1_f/s8}" \
+        --shapes "${G32_SHAPES:-$G32_SHAPES_ALL}" --configs "${THIN_CONFIGS:-auto,$T,${T}_a3,$T/s8}" \
         >> "$OUT/thin.md" 2>&1
     done
     sed 's/  */ /g' "$OUT/thin.md" | grep -v "^|---" ;;
