@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Forty-first session: fp32 (IEEE) GEMMs of 17..32 rows: the GEMV at 32 rows (reverted) against the SGEMM's
 # 32-row tile (THIN, tc.gemm's pick there).
-# Usage: bash benchmarks/device_session41.sh [g32_probe|thin|thin_splits|g32_tests ...]
+# Usage: bash benchmarks/device_session41.sh [g32_probe|thin|thin_splits|split_cap|g32_tests ...]
 # - g32_probe (needs `git apply benchmarks/patches/gemv_32_rows.diff`: the GEMV with 32 rows, measured slower than the
 #   SGEMM's 32-row tile and reverted): probe_sgemv.py at M = 17..32 against cuBLAS (TF32 off) and the SGEMM's
 #   split-K pick, N-contiguous B with G32_CONFIGS_N, K-contiguous with G32_CONFIGS_K (G32_SHAPES overrides the
@@ -10,6 +10,8 @@
 #   $OUT/thin.md (run 2 also timed a 32x128x16_w4x8_t128_b4_a3_O1_f tiling, since dropped from CONFIGS);
 # - thin_splits: the 32-row tile with more splits than the pick's at few tiles (TS_SHAPES / TS_CONFIGS), into
 #   $OUT/thin_splits.md;
+# - split_cap: sgemm_tuned's picks with 16 (MAX_SPLITS) against 32, 64 and 128 splits where the tiles are few
+#   (SC_SHAPES / SC_CONFIGS), into $OUT/split_cap.md;
 # - g32_tests: the GPU tests of the 32-row SGEMM tiles, split-K and small shapes, and tc.gemm's fp32 dispatch.
 source "$(dirname "$0")/device_env.sh"
 G32_SHAPES_ALL="32x4096x4096,20x4096x4096,24x4096x11008,32x11008x4096,32x4096x11008,17x1000x1000,28x777x2001,32x128x65536"
@@ -31,6 +33,13 @@ for part in ${*:-g32_tests g32_probe}; do
         --configs "${TS_CONFIGS:-$T,$T/s32,$T/s64,${T}_a3,${T}_a3/s32,${T}_a3/s64}" >> "$OUT/thin_splits.md" 2>&1
     done
     sed 's/  */ /g' "$OUT/thin_splits.md" | grep -v "^|---" ;;
+  split_cap)
+    for major in N K; do
+      timeout "${THIN_S:-200}" python3 benchmarks/probe_sgemm.py --rounds "${ROUNDS:-3}" --b-major $major \
+        --shapes "${SC_SHAPES:-256x512x8192,128x1024x16384,512x512x65536,64x1024x32768,64x256x65536,128x128x100000,24x1024x8192,32x128x65536,24x256x32768,17x512x16384}" \
+        --configs "${SC_CONFIGS:-auto,auto/s32,auto/s64,auto/s128}" >> "$OUT/split_cap.md" 2>&1
+    done
+    sed 's/  */ /g' "$OUT/split_cap.md" | grep -v "^|---" ;;
   g32_tests)
     gpu_tests sg_tests "${SGT_S:-300}" tests/gemm/test_sgemm_tuned.py -k "32x128 or thin or split or small"
     gpu_tests gv_dispatch 120 tests/gemm/test_gemv.py -k tc_gemm ;;
