@@ -250,7 +250,8 @@ def test_whole_splits_leave_no_split_empty():
 @pytest.mark.parametrize("m,n,k,splits", [(64, 8192, 8192, 8), (1, 4096, 4096, 12), (512, 512, 512, 8),
                                           (1024, 1024, 1024, 4), (1000, 1000, 1000, 3), (1536, 1536, 1536, 2),
                                           (2048, 2048, 2048, 1), (64, 8192, 64, 1), (16, 16, 100000, MAX_SPLITS),
-                                          (256, 256, 256, 4)])
+                                          (256, 256, 256, 4), (64, 1024, 32768, 66), (32, 128, 65536, 128),
+                                          (256, 512, 8192, 32)])
 def test_pick_sgemm_splits_fills_the_idle_slots(m, n, k, splits):
     """Split-K where the pick's tiles leave CTA slots empty (4 per SM for SMALL's unpredicated trace, 3 for its
     predicated one): about as many CTAs as slots, each split of at least SPLIT_MIN_K, at most MAX_SPLITS; none for
@@ -258,7 +259,7 @@ def test_pick_sgemm_splits_fills_the_idle_slots(m, n, k, splits):
     A, B, C = operands(m, n, k, ("k", "n", "n"))
     cfg = pick_sgemm_config(A, B, C, sms=132)
     full = is_full(A, B.t(), C, cfg)
-    assert full is (m % 64 == 0 and n % 128 == 0)
+    assert full is (m % cfg.blk_m == 0 and n % cfg.blk_n == 0)
     assert pick_sgemm_splits(m, n, k, cfg, 132, full) == splits
     assert splits == 1 or k // splits >= SPLIT_MIN_K
     tiles, slots = -(-m // cfg.blk_m) * -(-n // cfg.blk_n), 132 * (cfg.min_blocks if full else cfg.min_blocks - 1)

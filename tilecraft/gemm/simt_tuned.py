@@ -492,8 +492,9 @@ def pick_sgemm_config(A: Any, B: Any, C: Any, sms: int | None = None) -> SgemmCo
     return SMALL if 4 * -(-M // cfg.blk_m) * -(-N // cfg.blk_n) < 3 * sms else cfg
 
 
-#: split-K (sgemm_tuned's ``splits``): at most this many splits, each of at least SPLIT_MIN_K elements of K
-MAX_SPLITS = 16
+#: split-K (sgemm_tuned's ``splits``): at most this many splits (the most measured), each of at least SPLIT_MIN_K
+#: elements of K
+MAX_SPLITS = 128
 SPLIT_MIN_K = 64
 
 
@@ -507,7 +508,12 @@ def pick_sgemm_splits(M: int, N: int, K: int, cfg: SgemmConfig, sms: int, full: 
     (8), 768³ 0.74 / 1.12 (7), 1000³ 0.53 / 0.63 (3), 1024³ 0.86 / 0.96 (4), 1280³ 0.98 / 1.08 (3), 1536³ 0.90 /
     0.96 (2), 2000x500x3000 0.49 / 0.74 (3). Best of the fixed counts tried, where the pick missed it: 256³ 1.06
     (8), 1536³ 1.06 (4). More splits than slots lose: their partial sums cost more than the K they cut (1024³
-    0.62 in 16 splits)."""
+    0.62 in 16 splits). Where the tiles are few, the cap was 16 splits until the forty-first session; x cuBLAS with
+    16 / 32 / 64 / 128 splits (B N- or K-contiguous): 64x1024x32768 0.52 / 0.88 / 1.01 / 0.91, 64x256x65536
+    0.16 / 0.31 / 0.56 / 0.87, 128x128x100000 (K) 0.20 / 0.41 / 0.75 / 1.12, 32x128x65536 0.22 / 0.42 / 0.75
+    / 1.18, 24x1024x8192 0.75 / 0.90 / 0.91 / 0.73, 17x512x16384 (K) 0.56 / 0.93 / 1.10 / 1.14,
+    256x512x8192 0.92 / 0.96 / 0.82 / 0.61, 128x1024x16384 0.82 / 0.92 / 0.84 / 0.70: the best is the
+    count nearest round(slots / tiles) every time."""
     tiles = -(-M // cfg.blk_m) * -(-N // cfg.blk_n)
     slots = sms * (cfg.min_blocks if full else max(1, cfg.min_blocks - 1))
     want = min(round(slots / tiles), K // SPLIT_MIN_K, MAX_SPLITS)
