@@ -263,7 +263,8 @@ def test_pick_sgemm_splits_fills_the_idle_slots(m, n, k, splits):
     assert pick_sgemm_splits(m, n, k, cfg, 132, full) == splits
     assert splits == 1 or k // splits >= SPLIT_MIN_K
     tiles, slots = -(-m // cfg.blk_m) * -(-n // cfg.blk_n), 132 * (cfg.min_blocks if full else cfg.min_blocks - 1)
-    assert splits in (1, MAX_SPLITS, k // SPLIT_MIN_K) or abs(tiles * splits - slots) <= tiles / 2
+    # (whole_splits may take a few fewer, so that none is empty: 1024 k-tiles make 32 splits of 32, not 33)
+    assert splits in (1, MAX_SPLITS, k // SPLIT_MIN_K) or abs(tiles * splits - slots) <= max(tiles / 2, slots / 10)
 
 
 def test_split_args_check_the_workspace():
