@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Forty-first session: fp32 (IEEE) GEMMs of 17..32 rows: the GEMV at 32 rows (reverted) against the SGEMM's
 # 32-row tile (THIN, tc.gemm's pick there).
-# Usage: bash benchmarks/device_session41.sh [g32_probe|thin|thin_splits|split_cap|g32_tests ...]
+# Usage: bash benchmarks/device_session41.sh [g32_probe|thin|thin_splits|split_cap|final|g32_tests ...]
 # - g32_probe (needs `git apply benchmarks/patches/gemv_32_rows.diff`: the GEMV with 32 rows, measured slower than the
 #   SGEMM's 32-row tile and reverted): probe_sgemv.py at M = 17..32 against cuBLAS (TF32 off) and the SGEMM's
 #   split-K pick, N-contiguous B with G32_CONFIGS_N, K-contiguous with G32_CONFIGS_K (G32_SHAPES overrides the
@@ -12,7 +12,9 @@
 #   $OUT/thin_splits.md;
 # - split_cap: sgemm_tuned's picks with 16 (MAX_SPLITS) against 32, 64 and 128 splits where the tiles are few
 #   (SC_SHAPES / SC_CONFIGS), into $OUT/split_cap.md;
-# - g32_tests: the GPU tests of the 32-row SGEMM tiles, split-K and small shapes, and tc.gemm's fp32 dispatch.
+# - final: sgemm_tuned's picks (tc.gemm's IEEE fp32 path from 17 rows) against cuBLAS, both B majors, into
+#   $OUT/final.md;
+# - g32_tests: the GPU tests of the SGEMM and tc.gemm's fp32 dispatch.
 source "$(dirname "$0")/device_env.sh"
 G32_SHAPES_ALL="32x4096x4096,20x4096x4096,24x4096x11008,32x11008x4096,32x4096x11008,17x1000x1000,28x777x2001,32x128x65536"
 for part in ${*:-g32_tests g32_probe}; do
@@ -40,8 +42,15 @@ for part in ${*:-g32_tests g32_probe}; do
         --configs "${SC_CONFIGS:-auto,auto/s32,auto/s64,auto/s128}" >> "$OUT/split_cap.md" 2>&1
     done
     sed 's/  */ /g' "$OUT/split_cap.md" | grep -v "^|---" ;;
+  final)
+    for major in N K; do
+      timeout "${FINAL_S:-240}" python3 benchmarks/probe_sgemm.py --rounds "${ROUNDS:-3}" --b-major $major \
+        --shapes "${FINAL_SHAPES:-$G32_SHAPES_ALL,64x1024x32768,64x256x65536,128x128x100000,24x1024x8192,17x512x16384,256x512x8192,128x1024x16384,64x8192x8192,128x4096x4096,512x512x65536,256,512,1024,96x6144x2048,2000x500x3000}" \
+        --configs auto >> "$OUT/final.md" 2>&1
+    done
+    sed 's/  */ /g' "$OUT/final.md" | grep -v "^|---" ;;
   g32_tests)
-    gpu_tests sg_tests "${SGT_S:-300}" tests/gemm/test_sgemm_tuned.py -k "32x128 or thin or split or small"
+    gpu_tests sg_tests "${SGT_S:-300}" tests/gemm/test_sgemm_tuned.py
     gpu_tests gv_dispatch 120 tests/gemm/test_gemv.py -k tc_gemm ;;
   g32_probe)
     for major in N K; do
