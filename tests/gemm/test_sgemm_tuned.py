@@ -236,6 +236,15 @@ def test_pick_sgemm_config_takes_the_thin_tile_up_to_32_rows(m, n, k):
     assert pick_sgemm_config(A, B, C, sms=132) in (SMALL, FALLBACK, DEFAULT)
 
 
+@pytest.mark.parametrize("m,n,pick", [(80, 4096, THIN), (96, 6144, THIN), (160, 4096, THIN), (48, 4096, SMALL),
+                                      (64, 4096, SMALL), (40, 11008, SMALL), (96, 65536, FALLBACK)])
+def test_pick_sgemm_config_takes_the_thin_tile_where_it_computes_fewer_rows(m, n, pick):
+    """Where the small grids take SMALL, THIN instead where 32-row tiles compute fewer rows (M = 96: 96 against
+    128); not where both compute the same (M = 48, 64), nor where the grid is large enough for FALLBACK."""
+    A, B, C = operands(m, n, 64, ("k", "n", "n"))
+    assert pick_sgemm_config(A, B, C, sms=132) is pick
+
+
 def test_whole_splits_leave_no_split_empty():
     assert whole_splits(10, 4) == 4                                       # 3, 3, 3, 1
     assert whole_splits(9, 4) == 3                                        # 3, 3, 3 (a fourth would be empty)
@@ -423,10 +432,11 @@ def test_gpu_small_shapes_take_the_small_tile():
 
 @pytest.mark.gpu
 def test_gpu_thin_tile_for_few_rows():
-    """sgemm_tuned's pick at M = 17..32 (THIN with its splits; tc.gemm's IEEE fp32 path from 17 rows): whole tiles
-    and ragged ones, both B majors, alpha / beta, against float64."""
+    """sgemm_tuned's pick at M = 17..32 (THIN with its splits; tc.gemm's IEEE fp32 path from 17 rows) and at 96
+    rows of a small grid: whole tiles and ragged ones, both B majors, alpha / beta, against float64."""
     torch.manual_seed(6)
-    for i, (M, N, K) in enumerate([(32, 4096, 4096), (17, 1000, 1000), (20, 777, 2001), (32, 128, 20000)]):
+    for i, (M, N, K) in enumerate([(32, 4096, 4096), (17, 1000, 1000), (20, 777, 2001), (32, 128, 20000),
+                                   (96, 700, 3001)]):
         majors = ("k", "n" if i % 2 else "k", "n")
         A, B, C = operands(M, N, K, majors, "cuda", torch.randn)
         assert pick_sgemm_config(A, B, C) is THIN

@@ -469,27 +469,34 @@ def is_full(A: Any, Bt: Any, C: Any, cfg: SgemmConfig) -> bool:
 SMALL = CONFIGS["64x128x8_w4x8_t128_b4"]
 
 
-#: sgemm_tuned's tiling for M <= 32: 32x128x16, 4x8 per thread, 128 threads, 4 CTAs per SM. SMALL's 64-row tiles
-#: compute twice the rows there. H100, x cuBLAS (forty-first session, probe_sgemm.py, B N- / K-contiguous, both with
-#: the picked splits): 32x4096x4096 1.16 / 1.03 against SMALL's 0.64 / 0.56, 32x11008x4096 1.50 / 1.29 against 0.54 /
-#: 0.54, 32x4096x11008 1.01 / 1.08 against 0.55 / 0.58, 20x4096x4096 0.91 / 0.81 against 0.68 / 0.58, 24x4096x11008
-#: 0.76 / 0.84 against 0.55 / 0.58, 17x1000x1000 0.92 / 1.10 against 0.82 / 1.01, 28x777x2001 1.08 / 1.01 against
-#: 0.91 / 0.89.
+#: sgemm_tuned's tiling for M <= 32, and where SMALL's 64-row tiles would compute more rows than 32-row ones
+#: (M = 65..96, 129..160, ...): 32x128x16, 4x8 per thread, 128 threads, 4 CTAs per SM. H100, x cuBLAS (forty-first
+#: session, probe_sgemm.py, B N- / K-contiguous, both with the picked splits): 32x4096x4096 1.16 / 1.03 against
+#: SMALL's 0.64 / 0.56, 32x11008x4096 1.50 / 1.29 against 0.54 / 0.54, 32x4096x11008 1.01 / 1.08 against 0.55 / 0.58,
+#: 20x4096x4096 0.91 / 0.81 against 0.68 / 0.58, 24x4096x11008 0.76 / 0.84 against 0.55 / 0.58, 17x1000x1000 0.92 /
+#: 1.10 against 0.82 / 1.01, 28x777x2001 1.08 / 1.01 against 0.91 / 0.89; 80x4096x4096 0.76 / 0.68 against 0.69 /
+#: 0.58, 96x6144x2048 0.91 / 0.94 against 0.75 / 0.66, 160x4096x4096 0.98 / 0.88 against 0.79 / 0.61. Where both
+#: compute the same rows SMALL's 8x8 per thread is faster: 48x4096x4096 0.68 / 0.65 against 0.77 / 0.71, 64x4096x4096
+#: 0.90 / 0.93 against 1.01 / 1.07, 40x11008x4096 0.57 / 0.49 against 0.53 / 0.52.
 THIN = CONFIGS["32x128x16_w4x8_t128_b4"]
 
 
 def pick_sgemm_config(A: Any, B: Any, C: Any, sms: int | None = None) -> SgemmConfig:
     """The tiling sgemm_tuned uses for C = A @ B (A (M,K), B (K,N), C (M,N)) on a GPU of `sms` SMs (None: A's
     device, 132 off a GPU): THIN for M <= 32 rows; else DEFAULT when its unpredicated kernel applies, else
-    FALLBACK; SMALL where that tiling's CTAs would not reach 3/4 of the SMs."""
-    if C.shape[0] <= THIN.blk_m:
+    FALLBACK; where that tiling's CTAs would not reach 3/4 of the SMs, SMALL, or THIN where its 32-row tiles
+    compute fewer rows than SMALL's 64-row ones."""
+    M, N = C.shape
+    if M <= THIN.blk_m:
         return THIN
     cfg = DEFAULT if is_full(A, B.t(), C, DEFAULT) else FALLBACK
     if sms is None:
         from tilecraft.gemm.op import _device_facts
         sms = _device_facts(A.device)[0] if A.is_cuda else 132
-    M, N = C.shape
-    return SMALL if 4 * -(-M // cfg.blk_m) * -(-N // cfg.blk_n) < 3 * sms else cfg
+    if 4 * -(-M // cfg.blk_m) * -(-N // cfg.blk_n) >= 3 * sms:
+        return cfg
+    rows = {t: -(-M // t.blk_m) * t.blk_m for t in (SMALL, THIN)}
+    return THIN if rows[THIN] < rows[SMALL] else SMALL
 
 
 #: split-K (sgemm_tuned's ``splits``): at most this many splits (the most measured), each of at least SPLIT_MIN_K
