@@ -470,9 +470,42 @@ def test_gpu_split_k():
 
 
 @pytest.mark.gpu
+def test_gpu_plans_are_reused_per_signature():
+    """A second call of one signature reuses the plan (no new entry) with its own data, alpha, beta and C, split or
+    not; alpha 1 or beta 0 and a C given make other signatures; clear_plans forgets them."""
+    import tilecraft as tc
+    from tilecraft.gemm import simt_tuned
+
+    tc.gemm.clear_plans()
+    torch.manual_seed(8)
+    for M, N, K in ((32, 1024, 4096), (256, 512, 64)):                   # THIN in splits; SMALL unsplit
+        A, B, C = operands(M, N, K, ("k", "n", "n"), "cuda", torch.randn)
+        cfg = pick_sgemm_config(A, B, C)
+        sms = torch.cuda.get_device_properties(A.device).multi_processor_count
+        split = pick_sgemm_splits(M, N, K, cfg, sms, is_full(A, B.t(), C, cfg)) > 1
+        assert split == (M == 32)
+        size = len(simt_tuned._PLANS)
+        outs = []
+        for alpha in (2.0, -0.5):                                         # one signature (alpha not 1)
+            A, B = torch.randn_like(A), torch.randn_like(B)
+            outs.append((A, B, alpha, sgemm_tuned(A, B, alpha=alpha)))
+        assert len(simt_tuned._PLANS) == size + 1
+        for A, B, alpha, D in outs:
+            check_fp32_gemm(A, B, torch.zeros_like(D), D, alpha, 0.0)
+        for alpha, beta in ((1.0, 0.5), (1.5, -1.0)):                    # C read: one more signature each
+            C0 = torch.randn_like(C)
+            D = C0.clone()
+            assert sgemm_tuned(A, B, D, alpha, beta) is D
+            check_fp32_gemm(A, B, C0, D, alpha, beta)
+        assert len(simt_tuned._PLANS) == size + 3
+    tc.gemm.clear_plans()
+    assert not simt_tuned._PLANS
+
+
+@pytest.mark.gpu
 def test_gpu_split_k_rejects_bad_counts():
     A, B = torch.randn(64, 512, device="cuda"), torch.randn(512, 128, device="cuda")
-    for bad in (0, -2, 2.0):
+    for bad in (0, -2, 2.0, True):
         with pytest.raises(ValueError, match="splits"):
             sgemm_tuned(A, B, splits=bad)
     C = sgemm_tuned(A, B, splits=1000)                                    # more than the 64 k-tiles: 64 splits

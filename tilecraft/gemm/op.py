@@ -649,13 +649,14 @@ def _signature(x: Any) -> Any:
 
 
 def clear_plans() -> None:
-    """Forget the picks and resolved launches of earlier calls (tc.gemm, GemmOp, the mixed-input GEMM, the GEMV), so
-    that the next call of each signature is prepared again (tests that watch which kernel a call picks)."""
-    from tilecraft.gemm import gemv, mixed
+    """Forget the picks and resolved launches of earlier calls (tc.gemm, GemmOp, the mixed-input GEMM, the GEMV, the
+    SGEMM), so that the next call of each signature is prepared again (tests that watch which kernel a call picks)."""
+    from tilecraft.gemm import gemv, mixed, simt_tuned
     _RUNS.clear()
     _PICKS.clear()
     mixed._RUNS.clear()
     gemv._PLANS.clear()
+    simt_tuned._PLANS.clear()
 
 
 def _torch_epilogue(acc: Any, C: Any, bias: Any, alpha: float, beta: float, op: GemmOp) -> Any:

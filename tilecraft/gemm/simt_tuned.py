@@ -565,33 +565,75 @@ def sgemm_tuned(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float =
     are multiples of the CTA tile with 128-bit-ready layouts run the unpredicated kernel, all others
     its predicated trace (see the module docstring). ``config`` None picks the tiling (pick_sgemm_config:
     DEFAULT, FALLBACK, SMALL or THIN). ``splits`` > 1 is split-K: each split sums its share of K into an fp32
-    workspace and a second kernel (tensorop's ``reduce_splits``) adds the shares up into C; None
+    workspace and a second kernel (tensorop's ``SplitReduce``) adds the shares up into C; None
     picks (``pick_sgemm_splits``: where the tiles leave SMs idle and K is long), 1 is none. As in BLAS, C is
     not read when beta is 0. Raises TypeError/ValueError on wrong dtypes, devices, ranks, shapes, overlapping
     outputs or a split count below 1.
+
+    The checks, the pick and the launches are resolved once per call signature (dtypes, shapes, strides, 16-byte
+    alignment and devices of A, B and C, config, splits, whether alpha is 1 and beta 0; ``tc.gemm.clear_plans()``
+    forgets them): a repeated call costs the allocations and the launches.
     """
-    import torch
+    import numpy as np
 
-    from tilecraft.gemm.simt import check_sgemm_operands
+    from tilecraft.gemm.op import _memo, _signature
 
-    M, N, K, C, beta = check_sgemm_operands(A, B, C, beta, "sgemm_tuned")
-    if M == 0 or N == 0:
+    key = (_signature(A), _signature(B), _signature(C), config, splits, alpha == 1, beta == 0)
+    plan = _memo(_PLANS, key, lambda: _SgemmPlan(A, B, C, alpha, beta, config, splits))
+    if C is None:
+        C, beta = A.new_empty(plan.shape), 0.0
+    if plan.launch is None:
         return C
-    if splits is not None and (not isinstance(splits, int) or splits < 1):
-        raise ValueError(f"sgemm_tuned: splits must be an int >= 1, got {splits!r}")
-    cfg = config or pick_sgemm_config(A, B, C)
-    if splits is None:
-        from tilecraft.gemm.op import _device_facts
-        splits = pick_sgemm_splits(M, N, K, cfg, _device_facts(A.device)[0], is_full(A, B.t(), C, cfg))
-    splits = whole_splits(-(-K // cfg.blk_k), splits)
-    if splits == 1:
-        args, grid, block = sgemm_tuned_args(A, B, C, alpha, beta, cfg)
-        sgemm_tuned_kernel[grid, block](*args)
+    a, b = np.float32(alpha), np.float32(beta)
+    Bt = B.t()                                                            # the kernel takes B as (N,K)
+    if plan.reduce is None:
+        plan.launch(A, Bt, C, a, b, *plan.constants)
         return C
-    from tilecraft.gemm.tensorop import reduce_splits
-
-    W = torch.empty(splits, M, N, dtype=torch.float32, device=A.device)
-    args, grid, block = sgemm_tuned_args(A, B, W, 1.0, 0.0, cfg, splits)
-    sgemm_tuned_kernel[grid, block](*args)
-    reduce_splits(W, C, alpha, beta)
+    W = A.new_empty(plan.partials)
+    plan.launch(A, Bt, W, np.float32(1.0), np.float32(0.0), *plan.constants)
+    W4, D3 = W.unsqueeze(1), C.unsqueeze(0)                               # (S,1,M,N), (1,M,N)
+    plan.reduce(W4, D3 if plan.read_c else None, D3, None, a, b)
     return C
+
+
+#: sgemm_tuned's resolved calls, by signature (see sgemm_tuned)
+_PLANS: dict[Any, Any] = {}
+
+
+class _SgemmPlan:
+    """One signature's call of sgemm_tuned, checked and picked once: the output's shape, the main kernel's bound
+    launch and its Constexpr arguments (None when M or N is 0), with split-K the partials' shape and the bound
+    reduction (``SplitReduce``; else None), and whether the reduction reads C (beta not 0)."""
+
+    def __init__(self, A: Any, B: Any, C: Any, alpha: float, beta: float, config: SgemmConfig | None,
+                 splits: int | None):
+        import numpy as np
+        import torch
+
+        from tilecraft.gemm.simt import check_sgemm_operands
+
+        M, N, K, C, beta = check_sgemm_operands(A, B, C, beta, "sgemm_tuned")
+        if splits is not None and (isinstance(splits, bool) or not isinstance(splits, int) or splits < 1):
+            raise ValueError(f"sgemm_tuned: splits must be an int >= 1, got {splits!r}")
+        self.shape, self.launch, self.reduce, self.partials, self.read_c = (M, N), None, None, None, beta != 0
+        if M == 0 or N == 0:
+            return
+        cfg = config or pick_sgemm_config(A, B, C)
+        if splits is None:
+            from tilecraft.gemm.op import _device_facts
+            splits = pick_sgemm_splits(M, N, K, cfg, _device_facts(A.device)[0], is_full(A, B.t(), C, cfg))
+        splits = whole_splits(-(-K // cfg.blk_k), splits)
+        if splits == 1:
+            args, grid, block = sgemm_tuned_args(A, B, C, alpha, beta, cfg)
+        else:
+            from tilecraft.gemm.tensorop import EpilogueSpec, SplitReduce
+
+            self.partials = (splits, M, N)
+            W = torch.empty(self.partials, dtype=torch.float32, device=A.device)
+            args, grid, block = sgemm_tuned_args(A, B, W, 1.0, 0.0, cfg, splits)
+            W4, D3 = W.unsqueeze(1), C.unsqueeze(0)
+            C3 = D3 if self.read_c else None
+            a, b = np.float32(alpha), np.float32(beta)
+            self.reduce = SplitReduce(W4, C3, D3, None, a, b, EpilogueSpec(read_c=self.read_c, unit_alpha=alpha == 1))
+        self.constants = args[5:]                                         # cfg, full (, splits)
+        self.launch = sgemm_tuned_kernel.bind(*args, grid=grid, block=block)

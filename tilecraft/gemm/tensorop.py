@@ -689,14 +689,3 @@ class SplitReduce:
 
     def __call__(self, W: Any, C3: Any, D3: Any, bias: Any, alpha: Any = 1.0, beta: Any = 0.0) -> None:
         self.kernel(W, C3, D3, bias, alpha, beta, self.ep, self.threads, self.pdl, self.vec)
-
-
-def reduce_splits(W: Any, D: Any, alpha: float, beta: float) -> None:
-    """D (M,N) = alpha * (the sum over s of W (S,M,N)) + beta * D, through ``SplitReduce``: the second kernel of a
-    plain fp32 split-K (the SIMT SGEMM's; no bias or activation). D is not read when beta is 0."""
-    import numpy as np
-
-    W4, D3 = W.unsqueeze(1), D.unsqueeze(0)                               # (S,1,M,N), (1,M,N)
-    C3 = D3 if beta != 0 else None
-    a, b = np.float32(alpha), np.float32(beta)
-    SplitReduce(W4, C3, D3, None, a, b, EpilogueSpec(read_c=beta != 0, unit_alpha=alpha == 1))(W4, C3, D3, None, a, b)
