@@ -65,6 +65,10 @@ def main() -> int:
     for M in (1, 256):
         x = torch.randn(M, 8192, device="cuda").to(dt)
         cases.append((f"W4A16 {M}x8192x8192", lambda x=x: tc.gemm(x, w4), lambda x=x: x @ wd))
+    torch.backends.cuda.matmul.allow_tf32 = False                          # fp32: the IEEE kernels (torch's default)
+    for M, N, K in ((1, 4096, 4096), (32, 256, 256), (32, 4096, 4096)):
+        x, w = torch.randn(M, K, device="cuda"), torch.randn(K, N, device="cuda")
+        cases.append((f"{M}x{N}x{K} fp32", lambda x=x, w=w: tc.gemm(x, w), lambda x=x, w=w: x @ w))
     print("| call | tc.gemm host µs | tc.gemm wall µs | torch host µs | torch wall µs |\n|---|---:|---:|---:|---:|")
     for name, ours, theirs in cases:
         h, w_ = host_us(ours)
