@@ -166,6 +166,36 @@ def test_emulated_epilogues_and_batch(emulated: None) -> None:
     _check(30, 20, 24, L=2, C=True, alpha=0.5, beta=-1.25, act="silu")
 
 
+def test_emulated_batch_times_a_shared_b_runs_as_one_gemm(emulated: None) -> None:
+    """x (L, M, K) @ W (K, N), W 2-D or broadcast over the batch (stride 0): one GEMM of L * M rows (the plan's A is
+    (L * M, K)), with C (L, M, N) read, a bias along N and an activation; a bias along M, a C broadcast over the batch
+    or an A whose batch and rows do not merge keep the batched kernel. All against float64."""
+    from tilecraft.gemm import op
+
+    g = torch.Generator().manual_seed(3)
+    L, M, N, K = 3, 20, 24, 40
+    x = torch.randn(L, M, K, generator=g).half()
+    w = torch.randn(K, N, generator=g).half()
+    C = torch.randn(L, M, N, generator=g).half()
+    b = torch.randn(N, generator=g).half()
+    ref = 0.5 * (x.double() @ w.double()) - C.double() + b.double()
+    tc.gemm.clear_plans()
+    for W in (w, w.expand(L, K, N)):
+        D = tc.gemm(x, W, C, alpha=0.5, beta=-1.0, bias=b, activation="relu", config=SMALL)
+        assert D.shape == (L, M, N) and D.dtype == torch.float16
+        assert float((D.double() - torch.relu(ref)).norm() / torch.relu(ref).norm()) < 2e-3
+    assert {key[1][1] for key in op._RUNS} == {(L * M, K)}                # one plan, of the folded A
+    bm = torch.randn(M, generator=g).half()
+    x_cols = x.transpose(0, 1).contiguous().transpose(0, 1)                 # (L, M) do not merge
+    for A, Cb, bias, along in ((x, None, bm, "m"), (x, C[0], None, "n"), (x_cols, None, None, "n")):
+        D = tc.gemm(A, w, Cb, beta=1.0 if Cb is not None else 0.0, bias=bias, bias_along=along, config=SMALL)
+        want = A.double() @ w.double() + (Cb.double() if Cb is not None else 0)
+        want = want + (bias.double()[:, None] if bias is not None else 0)
+        assert float((D.double() - want).norm() / want.norm()) < 2e-3
+    assert {key[1][1] for key in op._RUNS} == {(L * M, K), (L, M, K)}
+    tc.gemm.clear_plans()
+
+
 @pytest.mark.parametrize("config", [SMALL, T(64, 64, 32, 2, 2, stages=3, splits=3, split_mode="parallel"),
                                     T(64, 64, 32, 2, 2, stages=3, splits=3, split_mode="serial")],
                          ids=["plain", "parallel", "serial"])
@@ -479,6 +509,31 @@ def test_gpu_fuzz() -> None:
         ref = _reference_gpu(A, B, C, b, bias, act)
         err = float((D.double() - ref).norm() / ref.norm().clamp_min(1e-30))
         assert err < tols[out or dt], (i, M, N, K, majors, L, act, bias, out, cfg, err)
+
+
+@pytest.mark.gpu
+def test_gpu_batch_times_a_shared_b() -> None:
+    """tc.gemm's own pick for x (L, M, K) @ W (K, N), folded into one GEMM of L * M rows: bf16 and fp16 with W
+    row-major or an nn.Linear weight's transpose, broadcast over the batch or 2-D, with C, bias and activation;
+    fp32 with TF32 off (the IEEE kernels: the GEMV at L * M <= 16 rows, else the SGEMM) and on. Against float64."""
+    torch.manual_seed(11)
+    cases = [(torch.bfloat16, None, 8, 64, 512, 256), (torch.float16, None, 4, 100, 384, 320),
+             (torch.float32, False, 4, 4, 1000, 500), (torch.float32, False, 6, 20, 512, 256),
+             (torch.float32, True, 3, 50, 256, 512)]
+    for i, (dt, tf32, L, M, N, K) in enumerate(cases):
+        x = torch.randn(L, M, K, device="cuda").to(dt)
+        w = torch.randn(K, N, device="cuda").to(dt) if i % 2 else torch.randn(N, K, device="cuda").to(dt).t()
+        W = w.expand(L, K, N) if i % 3 == 0 else w
+        C = torch.randn(L, M, N, device="cuda").to(dt)
+        ieee = dt == torch.float32 and not tf32                           # the IEEE kernels take no bias / activation
+        b = None if ieee else torch.randn(N, device="cuda").to(dt)
+        act = "none" if ieee else "gelu"
+        D = tc.gemm(x, W, C, alpha=0.5, beta=1.0, bias=b, activation=act, allow_tf32=tf32)
+        ref = 0.5 * (x.double() @ w.double()) + C.double() + (0 if ieee else b.double())
+        ref = ref if ieee else torch.nn.functional.gelu(ref)
+        assert D.shape == (L, M, N) and D.dtype == dt
+        tol = 1e-5 if dt == torch.float32 and not tf32 else 5e-3
+        assert float((D.double() - ref).norm() / ref.norm()) < tol, (i, dt)
 
 
 @pytest.mark.gpu

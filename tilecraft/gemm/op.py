@@ -687,9 +687,10 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     read them and the shape suits it, the sm80 tensor-op kernel otherwise (tf32 and fp8 wgmma read K-major
     operands only: fp8 operands are copied K-major, tf32 ones when the problem is large enough to amortize
     the copy). Returns a new tensor of ``out_dtype`` (default: A's dtype). Unaligned operands are padded (a
-    copy), never refused. The pick, the checks and the launch are resolved once per call signature (dtypes,
-    shapes, strides, 16-byte alignment and devices of the tensors, the options): repeated calls of a shape
-    cost an allocation, TMA-map lookups and the launch (``clear_plans()`` forgets them)."""
+    copy), never refused. A batched A (L, M, K) whose batch and rows merge, times a B shared by the batch (2-D,
+    or batch stride 0), runs as one GEMM of L * M rows. The pick, the checks and the launch are resolved once per
+    call signature (dtypes, shapes, strides, 16-byte alignment and devices of the tensors, the options): repeated
+    calls of a shape cost an allocation, TMA-map lookups and the launch (``clear_plans()`` forgets them)."""
     import torch
 
     if type(B).__name__ == "PackedWeight":  # quantized weights (tilecraft.quant.pack): the mixed-input GEMM
@@ -699,6 +700,13 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
         return mixed_gemm(A, B, bias)
     if config is not None and not isinstance(config, (TensorOpConfig, Sm90Config)):
         raise TypeError(f"config must be a TensorOpConfig or an Sm90Config, got {type(config).__name__}")
+    folded = _fold_batch(A, B, C, bias, bias_along)
+    if folded is not None:                   # x (L, M, K) @ W (K, N): one GEMM of L * M rows
+        A2, B2, C2, (L, M) = folded
+        D = gemm(A2, B2, C2, alpha=alpha, beta=beta, bias=bias, activation=activation, out_dtype=out_dtype,
+                 bias_along=bias_along, config=config, allow_tf32=allow_tf32, scale_a=scale_a, scale_b=scale_b,
+                 fast_accum=fast_accum)
+        return D.view(L, M, D.shape[-1])
     sa, sb = _signature(A), _signature(B)
     tf32 = torch.backends.cuda.matmul.allow_tf32 if allow_tf32 is None else allow_tf32
     unit_scales = scale_a == 1.0 and scale_b == 1.0
@@ -719,6 +727,31 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
 
 # (operand signatures, the call's options, TF32 allowed) -> (GemmOp, operand copy or None), or None for IEEE fp32
 _PICKS: dict[Any, Any] = {}
+
+
+def _fold_batch(A: Any, B: Any, C: Any, bias: Any, bias_along: str) -> tuple[Any, Any, Any, tuple[int, int]] | None:
+    """(A2, B2, C2, (L, M)) for a batched A (L, M, K) times one B shared by the batch ((K, N), or (L or 1, K, N)
+    with batch stride 0 or extent 1) whose batch and row modes merge into one of L * M rows without a copy, as do
+    C's (L, M, N) where C is given: the product is one GEMM of L * M rows (``x @ W`` with x (batch, tokens,
+    features), as torch.matmul runs it). Else None: a bias along M (one per row of each batch), a C broadcast over
+    the batch, or operands that do not merge keep the batched kernel."""
+    import torch
+
+    if not (isinstance(A, torch.Tensor) and isinstance(B, torch.Tensor)) or A.dim() != 3 or A.shape[0] < 2:
+        return None
+    if B.dim() == 3 and B.shape[0] != 1 and B.stride(0) != 0 or B.dim() not in (2, 3) or B.shape[-2] != A.shape[2]:
+        return None
+    if bias is not None and bias_along != "n" or A.numel() == 0:
+        return None
+    L, M, K = A.shape
+    if C is not None and not (isinstance(C, torch.Tensor) and tuple(C.shape) == (L, M, B.shape[-1])):
+        return None                                                     # the batched path's checks say why
+    try:
+        A2 = A.view(L * M, K)
+        C2 = None if C is None else C.view(L * M, C.shape[-1])
+    except RuntimeError:                                                # no view without a copy
+        return None
+    return A2, (B if B.dim() == 2 else B[0]), C2, (L, M)
 
 
 def _fp8_k_major(A: Any, B: Any) -> tuple[Any, Any]:
