@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Forty-first session: fp32 (IEEE) GEMMs of 17..32 rows: the GEMV at 32 rows (reverted) against the SGEMM's
 # 32-row tile (THIN, tc.gemm's pick there).
-# Usage: bash benchmarks/device_session41.sh [g32_probe|thin|thin_splits|split_cap|final|g32_tests ...]
+# Usage: bash benchmarks/device_session41.sh [g32_probe|thin|thin_splits|split_cap|final|h16|h16_tests|g32_tests ...]
 # - g32_probe (needs `git apply benchmarks/patches/gemv_32_rows.diff`: the GEMV with 32 rows, measured slower than the
 #   SGEMM's 32-row tile and reverted): probe_sgemv.py at M = 17..32 against cuBLAS (TF32 off) and the SGEMM's
 #   split-K pick, N-contiguous B with G32_CONFIGS_N, K-contiguous with G32_CONFIGS_K (G32_SHAPES overrides the
@@ -14,6 +14,8 @@
 #   (SC_SHAPES / SC_CONFIGS), into $OUT/split_cap.md;
 # - final: sgemm_tuned's picks (tc.gemm's IEEE fp32 path from 17 rows) against cuBLAS, both B majors, into
 #   $OUT/final.md;
+# - h16: the GEMV with 16-bit operands (H16_DTYPE, default bf16) against cuBLAS and the Hopper kernel's pick, both B
+#   majors (H16_SHAPES / H16_CONFIGS), into $OUT/h16.md; h16_tests: its GPU tests and tc.gemm's dispatch;
 # - g32_tests: the GPU tests of the SGEMM and tc.gemm's fp32 dispatch.
 source "$(dirname "$0")/device_env.sh"
 G32_SHAPES_ALL="32x4096x4096,20x4096x4096,24x4096x11008,32x11008x4096,32x4096x11008,17x1000x1000,28x777x2001,32x128x65536"
@@ -49,6 +51,15 @@ for part in ${*:-g32_tests g32_probe}; do
         --configs auto >> "$OUT/final.md" 2>&1
     done
     sed 's/  */ /g' "$OUT/final.md" | grep -v "^|---" ;;
+  h16)
+    for major in N K; do
+      timeout "${H16_S:-220}" python3 benchmarks/probe_sgemv.py --dtype "${H16_DTYPE:-bf16}" --rounds "${ROUNDS:-3}" \
+        --b-major $major --shapes "${H16_SHAPES:-1x4096x4096,4x4096x4096,8x4096x4096,16x4096x4096,1x8192x8192,8x8192x8192,16x8192x8192,1x14336x4096,1x4096x14336}" \
+        --configs "${H16_CONFIGS:-hopper,auto,u2,u8,v4,w16}" >> "$OUT/h16.md" 2>&1
+    done
+    sed 's/  */ /g' "$OUT/h16.md" | grep -v "^|---" ;;
+  h16_tests)
+    gpu_tests h16_tests "${GVT_S:-240}" tests/gemm/test_gemv.py tests/gemm/test_tensorop.py -k "gemv or 16_bit or shared_b or tc_gemm" ;;
   g32_tests)
     gpu_tests sg_tests "${SGT_S:-300}" tests/gemm/test_sgemm_tuned.py
     gpu_tests gv_dispatch 120 tests/gemm/test_gemv.py -k tc_gemm ;;

@@ -1,12 +1,14 @@
 #!/usr/bin/env python
-"""fp32 GEMV (M <= 16) against cuBLAS (TF32 off), the SIMT SGEMM's split-K pick, and GEMV tilings, timed in turn.
+"""The GEMV (M <= 16; fp32, or --dtype bf16 / fp16) against cuBLAS (TF32 off), the SIMT SGEMM's split-K pick (fp32) or
+the Hopper kernel's (16-bit), and GEMV tilings, timed in turn.
 
     PYTHONPATH=$PWD python3 benchmarks/probe_sgemv.py --shapes 1x4096x4096,8x4096x11008 --b-major N,K \
         --configs auto,sgemm,w8u2/s8 --rounds 3
 
 B is torch's row-major (K, N) (``--b-major N``: ``x @ W``) or the transpose of an (N, K) nn.Linear weight
 (``--b-major K``: ``x @ W.T``). Contenders: ``cuBLAS`` (torch.matmul), ``sgemm`` (sgemm_tuned with its picks: what
-tc.gemm ran for these shapes before the GEMV), ``auto`` (sgemv's pick) and GEMV tilings
+tc.gemm ran for these fp32 shapes before the GEMV), ``hopper`` (tc.gemm with the Hopper kernel's pick: what it ran
+for 16-bit ones), ``auto`` (sgemv's pick) and GEMV tilings
 ``w<warps>u<unroll>c<cols>g<rows_group>b<min_blocks>t<0|1: scatter>a<0|1: a_smem>`` (fields omitted keep the
 pick's), ``/s<splits>`` for a split count (k_slice follows it). Operands rotate over enough copies that B's bytes
 exceed twice the L2; every contender is first checked against float64 (relative Frobenius error). One line per
@@ -26,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from tilecraft.bench.timing import Timer, against, in_turn  # noqa: E402
-from tilecraft.gemm.op import _device_facts  # noqa: E402
+import tilecraft as tc  # noqa: E402
+from tilecraft.gemm.op import _device_facts, pick_sm90_config  # noqa: E402
 from tilecraft.gemm.gemv import MAX_ROWS, pick_sgemv, sgemv, b_vectorizable  # noqa: E402
 from tilecraft.gemm.simt_tuned import sgemm_tuned  # noqa: E402
 
@@ -36,7 +39,8 @@ def gemv_call(spec: str, m: int, n: int, k: int, n_major: bool, Bt: torch.Tensor
     if spec == "auto":
         return lambda x, w: sgemv(x, w)
     name, _, split = spec.partition("/s")
-    cfg, splits = pick_sgemv(m, n, k, n_major, 4 if b_vectorizable(Bt) else 1, _device_facts(Bt.device)[0])
+    cfg, splits = pick_sgemv(m, n, k, n_major, 16 // Bt.element_size() if b_vectorizable(Bt) else 1,
+                             _device_facts(Bt.device)[0])
     fields = {"w": "warps", "u": "unroll", "c": "cols", "g": "rows_group", "v": "vec", "b": "min_blocks",
               "t": "scatter", "a": "a_smem"}
     for key, val in re.findall(r"([wucgvbta])(\d+)", name):
@@ -54,6 +58,8 @@ def main() -> int:
     p.add_argument("--shapes", default="1x4096x4096,4x4096x4096,16x4096x4096", help="MxNxK, comma-separated")
     p.add_argument("--b-major", default="N,K", help="N (x @ W, W (K,N) row-major) and/or K (x @ W.T)")
     p.add_argument("--configs", default="sgemm,auto")
+    p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"],
+                   help="operands' type; for 16-bit the contender 'hopper' is tc.gemm's Hopper kernel (its pick)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--reps", type=int, default=50)
     p.add_argument("--host", action="store_true",
@@ -68,21 +74,26 @@ def main() -> int:
     print(f"device: {torch.cuda.get_device_name()}, L2 {l2 >> 20} MB\n")
     print("| shape | B major | contender | µs | B GB/s | x cuBLAS | spread | rel err |\n"
           "|---|---|---|---:|---:|---:|---:|---:|")
+    dt = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[a.dtype]
+    es = dt.itemsize
     for shape in a.shapes.split(","):
         m, n, k = (int(x) for x in shape.split("x"))
         for major in a.b_major.split(","):
             n_major = major == "N"
-            copies = max(2, -(-2 * l2 // (4 * n * k)) + 1)
+            copies = max(2, -(-2 * l2 // (es * n * k)) + 1)
             ops = []
             for _ in range(copies):
-                x = torch.randn(m, k, device="cuda")
-                w = torch.randn(k, n, device="cuda") if n_major else torch.randn(n, k, device="cuda").t()
+                x = torch.randn(m, k, device="cuda").to(dt)
+                w = torch.randn(k, n, device="cuda").to(dt) if n_major else torch.randn(n, k, device="cuda").to(dt).t()
                 ops.append((x, w))
             ref = ops[0][0].double() @ ops[0][1].double()
             runs = {"cuBLAS": lambda x, w: x @ w}
             for spec in (s for s in a.configs.split(",") if s):
                 if spec == "sgemm":
                     runs[spec] = lambda x, w: sgemm_tuned(x, w)
+                elif spec == "hopper":
+                    hop = pick_sm90_config(m, n, k, 1, _device_facts(ops[0][0].device)[0])
+                    runs[spec] = lambda x, w, hop=hop: tc.gemm(x, w, config=hop)
                 else:
                     runs[spec] = gemv_call(spec, m, n, k, n_major, ops[0][1].t())
             errs = {}
@@ -99,7 +110,7 @@ def main() -> int:
             stats = against(times, "cuBLAS")
             for name in runs:
                 ms, x, spread = stats[name]
-                print(f"| {m}x{n}x{k} | {major} | {name} | {ms * 1e3:.2f} | {4 * n * k / ms / 1e6:.0f} | {x:.3f}x "
+                print(f"| {m}x{n}x{k} | {major} | {name} | {ms * 1e3:.2f} | {es * n * k / ms / 1e6:.0f} | {x:.3f}x "
                       f"| {spread:.1%} | {errs[name]:.1e} |", flush=True)
     return 0
 
@@ -107,8 +118,6 @@ def main() -> int:
 def host_times(shapes: str) -> None:
     """Wall µs per call of back-to-back calls (synchronized at the end only): the host path's cost."""
     import time
-
-    import tilecraft as tc
 
     print("| shape | cuBLAS µs/call | tc.gemm µs/call | sgemv µs/call |\n|---|---:|---:|---:|")
     for shape in shapes.split(","):

@@ -71,10 +71,13 @@ def test_pick_fits_every_split_and_fills_the_sms(n_major, vec):
 
 def test_config_validation():
     SgemvConfig(rows=16, k_slice=512).validate()
+    SgemvConfig(rows=4, k_slice=512, vec=8).validate(elem_bytes=2)          # 16 bytes of a 16-bit B
+    with pytest.raises(ValueError, match="16 bytes"):
+        SgemvConfig(rows=4, k_slice=512, vec=8).validate()                  # 32 bytes of fp32
     SgemvConfig(rows=16, k_slice=1024, warps=32).validate(n_major=False)  # the warps' reduction is N-contiguous B's
     with pytest.raises(ValueError, match="N-contiguous"):
         SgemvConfig(rows=16, k_slice=1024, warps=32).validate(n_major=True)
-    for bad in (dict(rows=3, k_slice=64), dict(rows=4, k_slice=48), dict(rows=4, k_slice=64, vec=2),
+    for bad in (dict(rows=3, k_slice=64), dict(rows=4, k_slice=48), dict(rows=4, k_slice=64, vec=3),
                 dict(rows=16, k_slice=2048), dict(rows=4, k_slice=64, warps=0), dict(rows=4, k_slice=64, cols=9)):
         with pytest.raises(ValueError):
             SgemvConfig(**bad).validate()
@@ -83,6 +86,9 @@ def test_config_validation():
 def test_b_vectorizable():
     B = torch.zeros(64, 32)
     assert b_vectorizable(B) and b_vectorizable(B.t())
+    H = torch.zeros(64, 32, dtype=torch.bfloat16)                          # 8 16-bit elements a load
+    assert b_vectorizable(H) and not b_vectorizable(H[:, 4:28]) and b_vectorizable(H[:, 4:28], 4)
+    assert not b_vectorizable(torch.zeros(64, 36, dtype=torch.float16)) and b_vectorizable(torch.zeros(64, 36), 4)
     assert not b_vectorizable(torch.zeros(64, 30))                 # the contiguous extent
     assert not b_vectorizable(torch.zeros(64, 34)[:, :32])         # the other stride
     assert not b_vectorizable(torch.zeros(64 * 32 + 1)[1:].view(64, 32))  # a pointer off 16 bytes
@@ -94,7 +100,7 @@ def test_sgemv_checks_its_inputs():
     with pytest.raises(ValueError, match="CUDA"):
         sgemv(A, B)
     with pytest.raises(TypeError, match="float32"):
-        sgemv(A.half(), B)
+        sgemv(A.double(), B)
 
 
 # ----------------------------------------------------------------------------- compiled
@@ -123,6 +129,29 @@ def test_picks_compile_without_spills(arch, n_major, vec):
             src = sgemv_kernel.source(*args)
             loads = [ln for ln in src.splitlines() if "reinterpret_cast<const uint4*>(B +" in ln]
             assert bool(loads) == (vec == 4), (rows, s)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("n_major", [True, False], ids=["Bn", "Bk"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+def test_16_bit_picks_compile_without_spills(arch, n_major, dtype):
+    """16-bit operands: the pick's tiling at every row count with split-K, no spills; B read 128 bits (8 elements)
+    at a time, 64 bits where an N-contiguous B's lanes take fewer columns (16 rows: 4 columns of 16 sums each)."""
+    N, K = 4096, 4096
+    for rows in ROW_COUNTS:
+        A, B = operands(rows, N, K, n_major, torch.zeros)
+        A, B = A.to(dtype), B.to(dtype)
+        assert b_vectorizable(B.t())
+        cfg, splits = pick_sgemv(rows, N, K, n_major, 8, 132)
+        cfg.validate(n_major, 2)
+        assert cfg.vec == (8 if not n_major or rows <= 8 else 4) and splits > 1
+        P, cnt = torch.zeros(splits, rows, N), torch.zeros(64, dtype=torch.int32)
+        args = (A, B.t(), torch.zeros(rows, N, dtype=dtype), np.float32(1), np.float32(0), P, cnt, cfg, splits)
+        res = sgemv_kernel.compile(*args, arch=arch).resources
+        assert (res.spill_store_bytes, res.spill_load_bytes, res.stack_frame_bytes) == (0, 0, 0), (rows, res)
+        src = sgemv_kernel.source(*args)
+        vector = "uint4" if cfg.vec == 8 else "uint2"
+        assert any(f"reinterpret_cast<const {vector}*>(B +" in ln for ln in src.splitlines()), rows
 
 
 def test_source_structure():
@@ -207,6 +236,27 @@ def test_emulated_epilogue(n_major, M, N, K, vec):
     C = torch.full((M, N), float("nan"))                            # beta 0 does not read C
     emulated(A, B, C, 2.0, 0.0, cfg, 1)
     check_fp32_gemm(A, B, torch.zeros(M, N), C, 2.0, 0.0)
+
+
+@needs_gxx
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("n_major,M,N,K,splits,vec", [(True, 3, 64, 256, 1, 8), (False, 5, 72, 520, 2, 8),
+                                                      (True, 16, 40, 200, 3, 4), (False, 2, 37, 203, 1, 1),
+                                                      (True, 1, 304, 1000, 4, 8), (True, 9, 33, 777, 2, 1)])
+def test_emulated_16_bit(dtype, n_major, M, N, K, splits, vec):
+    """float16 / bfloat16 A, B and C: B read vec elements at a time (8: 128 bits), products summed in fp32 (A's
+    slice in shared memory as fp32, the split partials fp32), C = alpha A B + beta C rounded once; A from global
+    memory at up to 4 rows of an N-contiguous B."""
+    torch.manual_seed(M + N + K)
+    A, B = operands(M, N, K, n_major)
+    A, B = A.to(dtype), B.to(dtype)
+    assert b_vectorizable(B.t(), vec)
+    cfg = config_for(M, N, K, n_major, splits, vec=vec)
+    C0 = torch.randn(M, N).to(dtype)
+    C = C0.clone()
+    emulated(A, B, C, 0.5, -1.5, cfg, splits)
+    ref = 0.5 * (A.double() @ B.double()) - 1.5 * C0.double()
+    assert float((C.double() - ref).norm() / ref.norm()) < (4e-3 if dtype == torch.bfloat16 else 5e-4)
 
 
 @needs_gxx
@@ -380,6 +430,46 @@ def test_gpu_tc_gemm_takes_the_gemv_for_few_rows(monkeypatch):
         check_fp32_gemm(A.cpu(), B.cpu(), torch.zeros(M, 4096), D.cpu(), 1.0, 0.0)
         assert ("sgemv_kernel" in calls) == (M <= MAX_ROWS), (M, calls)
         calls.clear()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+def test_gpu_16_bit_random_shapes(dtype):
+    """16-bit operands at random M 1..16, odd and 8-multiple N and K, both B majors, alpha and beta, the picks'
+    splits, against float64 (the output's rounding bounds the error); and tc.gemm's dispatch: the GEMV for such
+    calls without a bias or activation, the tensor cores with one."""
+    import tilecraft as tc
+    from tilecraft.dsl.kernel import BoundLaunch
+
+    rng = random.Random(16)
+    tol = 4e-3 if dtype == torch.bfloat16 else 5e-4
+    for i in range(16):
+        M, N, K = rng.randint(1, 16), rng.choice([rng.randint(1, 3000), 8 * rng.randint(1, 800)]), \
+            rng.choice([rng.randint(1, 5000), 8 * rng.randint(1, 1000)])
+        n_major = i % 2 == 0
+        A, B = (x.to(dtype) for x in gpu_operands(M, N, K, n_major))
+        C0 = torch.randn(M, N, device="cuda").to(dtype)
+        alpha, beta = rng.choice([(1.0, 0.0), (0.5, 2.0), (-1.0, 1.0)])
+        C = sgemv(A, B, C0.clone(), alpha, beta)
+        ref = alpha * (A.double() @ B.double()) + beta * C0.double()
+        assert float((C.double() - ref).norm() / ref.norm()) < tol, (M, N, K, n_major)
+    A, B = gpu_operands(2, 64, 64, True)
+    with pytest.raises(TypeError, match=str(dtype).replace("torch.", "")):
+        sgemv(A.to(dtype), B)                                         # B's dtype differs from A's
+    calls = []
+    bound = BoundLaunch.__call__
+    try:
+        BoundLaunch.__call__ = lambda self, *a, **k: (calls.append(self.owner.__name__), bound(self, *a, **k))[1]
+        A, B = (x.to(dtype) for x in gpu_operands(4, 4096, 4096, False))
+        for kwargs, gemv in ((dict(), True), (dict(alpha=2.0), True), (dict(bias=torch.ones(4096, device="cuda",
+                                                                                           dtype=dtype)), False)):
+            D = tc.gemm(A, B, **kwargs)
+            ref = kwargs.get("alpha", 1.0) * (A.double() @ B.double()) + (1.0 if "bias" in kwargs else 0.0)
+            assert D.dtype == dtype and float((D.double() - ref).norm() / ref.norm()) < tol
+            assert ("sgemv_kernel" in calls) == gemv, (kwargs, calls)
+            calls.clear()
+    finally:
+        BoundLaunch.__call__ = bound
 
 
 @pytest.mark.gpu

@@ -53,7 +53,8 @@ class SgemvConfig:
     """One tiling of sgemv_kernel.
 
     rows: accumulator rows (M <= rows); k_slice: the longest k-range a CTA takes (A's slice in shared memory is
-    rows x k_slice floats); warps per CTA; vec: B's elements per load along its contiguous mode (4 or 1); cols
+    rows x k_slice floats); warps per CTA; vec: B's elements per load along its contiguous mode (1, 2, 4 or 8, at
+    most 16 bytes: 4 for fp32, 8 for a 16-bit B's 128-bit loads); cols
     (K-contiguous B): columns per warp; unroll: main-loop steps unrolled; rows_group (N-contiguous B): rows
     reduced across the warps per round of the final reduction; min_blocks: CTAs per SM the launch bound asks
     ptxas to fit (its register budget); scatter (K-contiguous B, cols a power of two): the lanes' sums meet in a
@@ -92,12 +93,14 @@ class SgemvConfig:
         red = self.warps * min(self.rows, self.rows_group) * self.columns(True) if n_major else 0
         return 4 * (self.rows * self.k_slice * (self.a_smem or not n_major) + red)
 
-    def validate(self, n_major: bool | None = None) -> None:
-        """Raise ValueError for a tiling the kernel cannot run: for a B of the given major (None: either)."""
+    def validate(self, n_major: bool | None = None, elem_bytes: int = 4) -> None:
+        """Raise ValueError for a tiling the kernel cannot run: for a B of the given major (None: either) and
+        element size."""
         if self.rows not in (1, 2, 4, 8, 16):
             raise ValueError(f"SgemvConfig: rows must be 1, 2, 4, 8 or 16, got {self.rows}")
-        if self.vec not in (1, 4):
-            raise ValueError(f"SgemvConfig: vec must be 1 or 4, got {self.vec}")
+        if self.vec not in (1, 2, 4, 8) or self.vec * elem_bytes > 16:
+            raise ValueError(f"SgemvConfig: vec must be 1, 2, 4 or 8 elements of at most 16 bytes, got {self.vec} of "
+                             f"{elem_bytes} bytes")
         if self.k_slice < 4 or self.k_slice & (self.k_slice - 1):
             raise ValueError(f"SgemvConfig: k_slice must be a power of two >= 4, got {self.k_slice}")
         if not 1 <= self.warps <= 32 or not 1 <= self.cols <= 8 or not 1 <= self.unroll <= 16:
@@ -122,6 +125,7 @@ def sgemv_kernel(A, B, C, alpha, beta, P, counters, cfg: Constexpr, splits: Cons
     at every run) and writes C. P and counters are None without splits."""
     W, R, KS, V = cfg.warps, cfg.rows, cfg.k_slice, cfg.vec
     threads = 32 * W
+    b_type, a_type = B.engine.dtype, A.engine.dtype                       # fp32, or 16-bit (summed in fp32)
     dsl.launch_bounds(threads, cfg.min_blocks)
     M, K = A.shape
     N = B.shape[0]
@@ -171,8 +175,8 @@ def sgemv_kernel(A, B, C, alpha, beta, P, counters, cfg: Constexpr, splits: Cons
         BN = 32 * V
         n0 = blockIdx.x * BN + lane * V
         n_ld = imin(n0, N - V)                                            # past N: the last columns, not stored
-        rB = dsl.make_rmem_tensor(dsl.float32, tc.make_layout((STEP_ROWS, V), tc.LayoutRight))  # (STEP,V)
-        rA = dsl.make_rmem_tensor(dsl.float32, tc.make_layout((R, STEP_ROWS), tc.LayoutRight))  # (ROWS,STEP)
+        rB = dsl.make_rmem_tensor(b_type, tc.make_layout((STEP_ROWS, V), tc.LayoutRight))      # (STEP,V)
+        rA = dsl.make_rmem_tensor(dsl.float32 if a_smem else a_type, tc.make_layout((R, STEP_ROWS), tc.LayoutRight))
 
         def step(s: Any, last: bool) -> None:
             """k-rows k_lo + 4s .. +3: B's (STEP, V) and A's (ROWS, STEP), then the FFMAs."""
@@ -226,7 +230,7 @@ def sgemv_kernel(A, B, C, alpha, beta, P, counters, cfg: Constexpr, splits: Cons
         #
         COLS = cfg.cols
         n_base = blockIdx.x * (W * COLS) + warp * COLS
-        rB = dsl.make_rmem_tensor(dsl.float32, tc.make_layout((COLS, V), tc.LayoutRight))  # (COLS,V)
+        rB = dsl.make_rmem_tensor(b_type, tc.make_layout((COLS, V), tc.LayoutRight))       # (COLS,V)
         rA = dsl.make_rmem_tensor(dsl.float32, tc.make_layout((R, V), tc.LayoutRight))     # (ROWS,V)
         rows_b = [B(imin(n_base + c, N - 1), _) for c in range(COLS)]     # (K,) past N: the last column
 
@@ -328,15 +332,17 @@ class _nothing:
 
 # ----------------------------------------------------------------------------- host side
 
-def b_vectorizable(Bt: Any) -> bool:
-    """B given as (N, K) can be read 4 floats at a time along its contiguous mode: that mode's extent and the other
-    stride multiples of 4, the pointer 16-byte aligned."""
+def b_vectorizable(Bt: Any, vec: int | None = None) -> bool:
+    """B given as (N, K) can be read `vec` elements at a time (None: 16 bytes' worth, 4 floats or 8 16-bit ones)
+    along its contiguous mode: that mode's extent and the other stride multiples of vec, the pointer aligned to vec
+    elements."""
+    vec = 16 // Bt.element_size() if vec is None else vec
     s, shape = Bt.stride(), Bt.shape
     unit = 0 if s[0] == 1 else 1 if s[1] == 1 else None
     if unit is None:
         return False
     other = s[1 - unit] if shape[1 - unit] > 1 else 0
-    return Bt.data_ptr() % 16 == 0 and shape[unit] % 4 == 0 and other % 4 == 0
+    return Bt.data_ptr() % (vec * Bt.element_size()) == 0 and shape[unit] % vec == 0 and other % vec == 0
 
 
 #: the shared-memory bytes A's slice may take (rows x k_slice floats)
@@ -350,11 +356,14 @@ MIN_SPLIT_K = {False: 512, True: 256}
 
 
 def pick_sgemv(M: int, N: int, K: int, n_major: bool, vec: int, sms: int) -> tuple[SgemvConfig, int]:
-    """(tiling, splits) for a GEMV of M <= MAX_ROWS rows: rows the next power of two of M; splits so that the
+    """(tiling, splits) for a GEMV of M <= MAX_ROWS rows whose B can be read `vec` elements at a time (4 or 1 for
+    fp32, 8 or 1 for a 16-bit B; an N-contiguous B's lanes then take at most 64 // rows columns, whose sums each
+    lane holds for every row): rows the next power of two of M; splits so that the
     column blocks times the splits give about CTAS_PER_SM CTAs per SM (counting the columns of 8-warp CTAs, also
     where the tiling then takes 16), and at least so many that each split's k-range fits A's shared-memory slice
     (A_SLICE_BYTES), each of at least MIN_SPLIT_K of K where it fits."""
     rows = 1 << max(0, M - 1).bit_length()
+    vec = min(vec, 64 // rows) if n_major else vec
     base = SgemvConfig(rows=rows, k_slice=4, vec=vec)
     blocks = -(-N // base.columns(n_major))
     g = base.k_granule(n_major)
@@ -373,7 +382,7 @@ def pick_sgemv(M: int, N: int, K: int, n_major: bool, vec: int, sms: int) -> tup
     # x cuBLAS, the former / this: 16x4096x4096 K-contiguous 0.78 / 1.02, N-contiguous 1.51 / 1.85; 12x4096x4096
     # 0.80 / 1.04, 0.96 / 1.17; 8x11008x4096 K-contiguous 1.04 / 1.22; 16x4096x11008 0.59 / 0.89, 1.06 / 1.27)
     # At 8 rows of a K-contiguous B, 16 warps a CTA instead (8x4096x4096 1.26 / 1.36, 8x11008x4096 1.21 / 1.23).
-    unroll, min_blocks, warps = (2 if n_major else 4 if vec == 4 else 8), 1, 8
+    unroll, min_blocks, warps = (2 if n_major else 4 if vec >= 4 else 8), 1, 8
     if rows >= (16 if n_major else 8):
         unroll, min_blocks = 1, 2
     if rows == 8 and not n_major:
@@ -389,9 +398,10 @@ def sgemv(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0,
           config: SgemvConfig | None = None, splits: int | None = None) -> Any:
     """C = alpha * A @ B + beta * C for M <= MAX_ROWS rows of A with the GEMV kernel; returns C (new when C is None).
 
-    A (M,K), B (K,N), C (M,N): float32 CUDA tensors on one device, any strides. ``config`` / ``splits`` None pick
-    (``pick_sgemv``); an explicit config must have rows >= M and a k_slice that holds each split's k-range, and its
-    vec is lowered to 1 where B cannot be read 4 floats at a time. As in BLAS, C is not read when beta is 0.
+    A (M,K), B (K,N), C (M,N): CUDA tensors of one dtype on one device, any strides: float32, or float16 / bfloat16
+    (products summed in fp32, C rounded once). ``config`` / ``splits`` None pick (``pick_sgemv``); an explicit config
+    must have rows >= M and a k_slice that holds each split's k-range, and its vec is lowered to 1 where B cannot be
+    read vec elements at a time. As in BLAS, C is not read when beta is 0.
 
     The checks, the pick and the launch are resolved once per call signature (dtypes, shapes, strides, 16-byte
     alignment and devices of A, B and C, config, splits; ``tc.gemm.clear_plans()`` forgets them): a repeated call
@@ -405,7 +415,7 @@ def sgemv(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0,
     if C is None:
         C, beta = A.new_empty(plan.shape), 0.0
     if plan.launch is not None:
-        P = A.new_empty(plan.partials) if plan.partials else None
+        P = A.new_empty(plan.partials, dtype=plan.f32) if plan.partials else None
         counters = _counters(A.device, plan.blocks) if plan.partials else None
         plan.launch(A, _as_nk(B), C, np.float32(alpha), np.float32(beta), P, counters)
     return C
@@ -434,25 +444,26 @@ class _GemvPlan:
 
         from tilecraft.gemm.simt import check_sgemm_operands
 
-        M, N, K, C, beta = check_sgemm_operands(A, B, C, 0.0, "sgemv")
+        half = isinstance(A, torch.Tensor) and A.dtype in (torch.float16, torch.bfloat16)
+        M, N, K, C, beta = check_sgemm_operands(A, B, C, 0.0, "sgemv", A.dtype if half else None)
         if M > MAX_ROWS:
             raise ValueError(f"sgemv: A has {M} rows; the GEMV takes at most {MAX_ROWS} (use sgemm_tuned)")
         if splits is not None and (isinstance(splits, bool) or not isinstance(splits, int) or splits < 1):
             raise ValueError(f"sgemv: splits must be an int >= 1, got {splits!r}")
-        self.shape, self.partials, self.blocks, self.launch = (M, N), None, 0, None
+        self.shape, self.partials, self.blocks, self.launch, self.f32 = (M, N), None, 0, None, torch.float32
         if M == 0 or N == 0:
             return
         Bt = _as_nk(B)                                                    # the kernel takes B as (N,K)
         n_major = Bt.stride(0) == 1
-        vec = 4 if b_vectorizable(Bt) else 1
         if config is None:
             from tilecraft.gemm.op import _device_facts
+            vec = 16 // Bt.element_size() if b_vectorizable(Bt) else 1
             cfg, picked = pick_sgemv(M, N, K, n_major, vec, _device_facts(A.device)[0])
             splits = picked if splits is None else splits
         else:
-            cfg = config if vec >= config.vec else SgemvConfig(**{**config.__dict__, "vec": 1})
+            cfg = config if b_vectorizable(Bt, config.vec) else SgemvConfig(**{**config.__dict__, "vec": 1})
             splits = splits or 1
-        cfg.validate(n_major)
+        cfg.validate(n_major, Bt.element_size())
         if cfg.rows < M:
             raise ValueError(f"sgemv: {cfg} has {cfg.rows} rows, A has {M}")
         g = cfg.k_granule(n_major)

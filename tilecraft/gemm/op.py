@@ -707,6 +707,10 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
                  bias_along=bias_along, config=config, allow_tf32=allow_tf32, scale_a=scale_a, scale_b=scale_b,
                  fast_accum=fast_accum)
         return D.view(L, M, D.shape[-1])
+    if config is None and _gemv_16(A, B, C, bias, activation, out_dtype, scale_a, scale_b, fast_accum):
+        from tilecraft.gemm.gemv import sgemv
+        Cout = C.clone() if (C is not None and beta != 0) else None
+        return sgemv(A, B, Cout, alpha, beta if Cout is not None else 0.0)
     sa, sb = _signature(A), _signature(B)
     tf32 = torch.backends.cuda.matmul.allow_tf32 if allow_tf32 is None else allow_tf32
     unit_scales = scale_a == 1.0 and scale_b == 1.0
@@ -727,6 +731,27 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
 
 # (operand signatures, the call's options, TF32 allowed) -> (GemmOp, operand copy or None), or None for IEEE fp32
 _PICKS: dict[Any, Any] = {}
+
+
+#: the most rows of 16-bit operands tc.gemm gives the GEMV (tilecraft.gemm.gemv) rather than the tensor cores
+GEMV_16_ROWS = 16
+
+
+def _gemv_16(A: Any, B: Any, C: Any, bias: Any, activation: str | None, out_dtype: Any, scale_a: float,
+             scale_b: float, fast_accum: bool | None) -> bool:
+    """tc.gemm runs the GEMV for this call: 2-D float16 / bfloat16 CUDA operands of one dtype and at most GEMV_16_ROWS
+    rows of A, no bias, activation or fp8 option, the output (and a C, if given) in A's dtype."""
+    import torch
+
+    if not (isinstance(A, torch.Tensor) and isinstance(B, torch.Tensor)) or A.dim() != 2 or B.dim() != 2:
+        return False
+    if A.dtype not in (torch.float16, torch.bfloat16) or B.dtype != A.dtype or not A.is_cuda:
+        return False
+    if A.shape[0] > GEMV_16_ROWS or bias is not None or activation not in (None, "none"):
+        return False
+    if out_dtype not in (None, A.dtype) or scale_a != 1.0 or scale_b != 1.0 or fast_accum is not None:
+        return False
+    return C is None or isinstance(C, torch.Tensor) and C.dtype == A.dtype and C.dim() == 2
 
 
 def _fold_batch(A: Any, B: Any, C: Any, bias: Any, bias_along: str) -> tuple[Any, Any, Any, tuple[int, int]] | None:

@@ -186,29 +186,31 @@ def gemm_device_args(A: Any, B: Any, C: Any, alpha: float, beta: float,
     return args, grid, (tiling.threads,)
 
 
-def check_f32_matrix(x: Any, name: str, who: str) -> None:
-    """Raise TypeError / ValueError unless x is a 2-D float32 CUDA torch tensor (messages name `who`'s
-    argument `name`)."""
+def check_f32_matrix(x: Any, name: str, who: str, dtype: Any = None) -> None:
+    """Raise TypeError / ValueError unless x is a 2-D CUDA torch tensor of `dtype` (None: float32; messages name
+    `who`'s argument `name`)."""
     import torch
 
+    dtype = torch.float32 if dtype is None else dtype
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{who}: {name} must be a torch tensor, got {type(x).__name__}")
-    if x.dtype != torch.float32:
-        raise TypeError(f"{who}: {name} must be float32, got {x.dtype}")
+    if x.dtype != dtype:
+        raise TypeError(f"{who}: {name} must be {str(dtype).replace('torch.', '')}, got {x.dtype}")
     if not x.is_cuda:
         raise ValueError(f"{who}: {name} must be on a CUDA device, got {x.device}")
     if x.dim() != 2:
         raise ValueError(f"{who}: {name} must be 2-D, got shape {tuple(x.shape)}")
 
 
-def check_sgemm_operands(A: Any, B: Any, C: Any, beta: float, who: str = "sgemm") -> tuple[int, int, int, Any, float]:
-    """(M, N, K, C, beta) for C = alpha * A @ B + beta * C after checking the operands: float32 CUDA
-    tensors on one device, 2-D, matching shapes, C without overlapping elements, 32-bit offsets. A new C
+def check_sgemm_operands(A: Any, B: Any, C: Any, beta: float, who: str = "sgemm",
+                         dtype: Any = None) -> tuple[int, int, int, Any, float]:
+    """(M, N, K, C, beta) for C = alpha * A @ B + beta * C after checking the operands: CUDA tensors of `dtype`
+    (None: float32) on one device, 2-D, matching shapes, C without overlapping elements, 32-bit offsets. A new C
     (and beta 0) when C is None. Raises TypeError/ValueError saying what is wrong."""
     import torch
 
     for name, x in (("A", A), ("B", B)) + ((("C", C),) if C is not None else ()):
-        check_f32_matrix(x, name, who)
+        check_f32_matrix(x, name, who, dtype)
     if A.device != B.device:
         raise ValueError(f"{who}: A is on {A.device} but B on {B.device}")
     M, K = A.shape
@@ -216,7 +218,7 @@ def check_sgemm_operands(A: Any, B: Any, C: Any, beta: float, who: str = "sgemm"
         raise ValueError(f"{who}: A is {tuple(A.shape)} and B is {tuple(B.shape)}: inner dimensions differ")
     N = B.shape[1]
     if C is None:
-        C = torch.empty((M, N), dtype=torch.float32, device=A.device)
+        C = torch.empty((M, N), dtype=A.dtype, device=A.device)
         beta = 0.0
     else:
         if tuple(C.shape) != (M, N):
