@@ -7,7 +7,7 @@
 * ``GemmOp``: a configured operation with ``can_implement`` (op.py); ``TensorOpConfig``: its tiling.
 * Kernels: ``tensorop_gemm_kernel`` (the sm80+ multistage tensor-op GEMM, tensorop.py), ``sgemm`` (the
   CuTe tutorial's SIMT ``gemm_device``, simt.py), ``sgemm_tuned`` (the tuned SIMT SGEMM, simt_tuned.py),
-  ``sgemv`` (fp32 for at most 16 rows of A, gemv.py).
+  ``sgemv`` (the GEMV for at most 16 rows of A, fp32 or 16-bit, gemv.py).
 
 Importing this package registers the benchmark's ``tilecraft`` contender: the tensor-op GEMM for fp16,
 bf16 and tf32, the tuned SIMT SGEMM for IEEE fp32; ``sgemm_contender(config)`` and

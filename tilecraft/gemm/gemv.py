@@ -1,4 +1,6 @@
-"""fp32 GEMV in the kernel language: C = alpha * A @ B + beta * C for a few rows of A (M <= 16), IEEE fp32 FFMA.
+"""The GEMV in the kernel language: C = alpha * A @ B + beta * C for a few rows of A (M <= 16), IEEE fp32 FFMA.
+Operands are fp32, or float16 / bfloat16 (tc.gemm's path for up to 4 rows: decoding without quantized weights),
+whose products are summed in fp32 like fp32's and whose C is rounded once.
 
 At M = 1..16 the SIMT SGEMM's 64-row tiles waste most of their FFMAs and its K-split partial sums cost as much as
 the product (H100, thirty-ninth session: 0.42x cuBLAS at 1x4096x4096 and 32x4096x11008). What such a call costs
@@ -9,6 +11,9 @@ every SM to stream it at the memory's bandwidth, and everything else (A, the sum
   (ROWS, its k-range) into shared memory, zeros past M and past the range; the main loop then reads A with
   128-bit shared loads. (Up to 4 rows of an N-contiguous B it reads A from global memory in each step instead,
   L1 serving the CTA's warps: no barrier before the first loads of B.)
+Widths below are fp32's; a 16-bit B's 128-bit loads hold 8 elements (``vec``), and an N-contiguous one's lanes then
+take 8 columns (4 at 16 rows, whose 16 sums per column would take too many registers).
+
 * **B N-contiguous** (torch's row-major (K, N) weight, ``x @ W``): a warp's lanes hold 4 adjacent columns each
   (128 columns a CTA), the CTA's warps take turns along k four rows at a time (a step: four 128-bit loads of
   B per lane, a broadcast 128-bit read of each A row), and at the end they add their sums up through shared
@@ -383,6 +388,10 @@ def pick_sgemv(M: int, N: int, K: int, n_major: bool, vec: int, sms: int) -> tup
     # 0.80 / 1.04, 0.96 / 1.17; 8x11008x4096 K-contiguous 1.04 / 1.22; 16x4096x11008 0.59 / 0.89, 1.06 / 1.27)
     # At 8 rows of a K-contiguous B, 16 warps a CTA instead (8x4096x4096 1.26 / 1.36, 8x11008x4096 1.21 / 1.23).
     unroll, min_blocks, warps = (2 if n_major else 4 if vec >= 4 else 8), 1, 8
+    if vec == 8 and not n_major and rows >= 2:
+        # a 16-bit K-contiguous B's 128-bit loads hold twice the k of fp32's: unroll 2 from 2 rows (H100, bf16, x cuBLAS,
+        # unroll 4 / 2: 4x4096x4096 0.70 / 0.84; at 1 row, 4 stays: 1x14336x4096 0.97 / 0.92, 1x4096x14336 0.97 / 0.95)
+        unroll = 2
     if rows >= (16 if n_major else 8):
         unroll, min_blocks = 1, 2
     if rows == 8 and not n_major:

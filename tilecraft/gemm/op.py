@@ -688,7 +688,8 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     operands only: fp8 operands are copied K-major, tf32 ones when the problem is large enough to amortize
     the copy). Returns a new tensor of ``out_dtype`` (default: A's dtype). Unaligned operands are padded (a
     copy), never refused. A batched A (L, M, K) whose batch and rows merge, times a B shared by the batch (2-D,
-    or batch stride 0), runs as one GEMM of L * M rows. The pick, the checks and the launch are resolved once per
+    or batch stride 0), runs as one GEMM of L * M rows; 2-D float16 / bfloat16 calls of at most GEMV_16_ROWS rows
+    without a bias or activation run the GEMV (gemv.py). The pick, the checks and the launch are resolved once per
     call signature (dtypes, shapes, strides, 16-byte alignment and devices of the tensors, the options): repeated
     calls of a shape cost an allocation, TMA-map lookups and the launch (``clear_plans()`` forgets them)."""
     import torch
@@ -733,8 +734,12 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
 _PICKS: dict[Any, Any] = {}
 
 
-#: the most rows of 16-bit operands tc.gemm gives the GEMV (tilecraft.gemm.gemv) rather than the tensor cores
-GEMV_16_ROWS = 16
+#: the most rows of 16-bit operands tc.gemm gives the GEMV (tilecraft.gemm.gemv) rather than the tensor cores. H100,
+#: bf16, x cuBLAS (forty-first session, probe_sgemv.py --dtype bf16; B N- / K-contiguous), the GEMV / the Hopper
+#: kernel's pick: 1x4096x4096 0.99 / 0.69 and 1.01 / 0.76, 1x8192x8192 0.99 / 0.87 and 0.93 / 0.85, 1x4096x14336
+#: 1.04 / 0.94 and 0.97 / 0.94, 4x4096x4096 0.89 / 0.70 and 0.84 / 0.75; but 8x4096x4096 0.54 / 0.74 and 0.75 / 0.85,
+#: 16x8192x8192 0.48 / 0.91 and 0.34 / 0.89: past 4 rows its FFMAs, 8 warps per SM, leave too few loads in flight
+GEMV_16_ROWS = 4
 
 
 def _gemv_16(A: Any, B: Any, C: Any, bias: Any, activation: str | None, out_dtype: Any, scale_a: float,
