@@ -18,57 +18,52 @@
 #   majors (H16_SHAPES / H16_CONFIGS), into $OUT/h16.md; h16_tests: its GPU tests and tc.gemm's dispatch;
 # - g32_tests: the GPU tests of the SGEMM and tc.gemm's fp32 dispatch.
 source "$(dirname "$0")/device_env.sh"
-G32_SHAPES_ALL="32x4096x4096,20x4096x4096,24x4096x11008,32x11008x4096,32x4096x11008,17x1000x1000,28x777x2001,32x128x65536"
+G32_SHAPES_ALL=32x4096x4096,20x4096x4096,24x4096x11008,32x11008x4096,32x4096x11008,17x1000x1000,28x777x2001
+G32_SHAPES_ALL=$G32_SHAPES_ALL,32x128x65536
+H16_SHAPES_ALL=1x4096x4096,4x4096x4096,8x4096x4096,16x4096x4096,1x8192x8192,8x8192x8192,16x8192x8192,1x14336x4096
+H16_SHAPES_ALL=$H16_SHAPES_ALL,1x4096x14336
+T=32x128x16_w4x8_t128_b4
+
+# both PROBE NAME SECONDS SHAPES CONFIGS_N CONFIGS_K [ARGS...]: benchmarks/PROBE.py with B N- then K-contiguous (its
+# --configs CONFIGS_N / CONFIGS_K), ROUNDS rounds, ARGS passed on, appended to $OUT/NAME.md; prints the table.
+both() {
+  local probe=$1 name=$2 seconds=$3 shapes=$4 configs_n=$5 configs_k=$6 major
+  shift 6
+  for major in N K; do
+    timeout "$seconds" python3 "benchmarks/$probe.py" --rounds "${ROUNDS:-3}" --b-major $major --shapes "$shapes" \
+      --configs "$([ $major = N ] && echo "$configs_n" || echo "$configs_k")" "$@" >> "$OUT/$name.md" 2>&1
+  done
+  sed 's/  */ /g' "$OUT/$name.md" | grep -v "^|---"
+}
+
 for part in ${*:-g32_tests g32_probe}; do
   case $part in
   thin)
-    T=32x128x16_w4x8_t128_b4
-    for major in N K; do
-      timeout "${THIN_S:-200}" python3 benchmarks/probe_sgemm.py --rounds "${ROUNDS:-3}" --b-major $major \
-        --shapes "${G32_SHAPES:-$G32_SHAPES_ALL}" --configs "${THIN_CONFIGS:-auto,$T,${T}_a3,$T/s8}" \
-        >> "$OUT/thin.md" 2>&1
-    done
-    sed 's/  */ /g' "$OUT/thin.md" | grep -v "^|---" ;;
+    c=${THIN_CONFIGS:-auto,$T,${T}_a3,$T/s8}
+    both probe_sgemm thin "${THIN_S:-200}" "${G32_SHAPES:-$G32_SHAPES_ALL}" "$c" "$c" ;;
   thin_splits)
-    T=32x128x16_w4x8_t128_b4
-    for major in N K; do
-      timeout "${THIN_S:-200}" python3 benchmarks/probe_sgemm.py --rounds "${ROUNDS:-3}" --b-major $major \
-        --shapes "${TS_SHAPES:-32x128x65536,24x256x32768,20x4096x4096,32x4096x4096,24x1024x8192}" \
-        --configs "${TS_CONFIGS:-$T,$T/s32,$T/s64,${T}_a3,${T}_a3/s32,${T}_a3/s64}" >> "$OUT/thin_splits.md" 2>&1
-    done
-    sed 's/  */ /g' "$OUT/thin_splits.md" | grep -v "^|---" ;;
+    c=${TS_CONFIGS:-$T,$T/s32,$T/s64,${T}_a3,${T}_a3/s32,${T}_a3/s64}
+    both probe_sgemm thin_splits "${THIN_S:-200}" \
+      "${TS_SHAPES:-32x128x65536,24x256x32768,20x4096x4096,32x4096x4096,24x1024x8192}" "$c" "$c" ;;
   split_cap)
-    for major in N K; do
-      timeout "${THIN_S:-200}" python3 benchmarks/probe_sgemm.py --rounds "${ROUNDS:-3}" --b-major $major \
-        --shapes "${SC_SHAPES:-256x512x8192,128x1024x16384,512x512x65536,64x1024x32768,64x256x65536,128x128x100000,24x1024x8192,32x128x65536,24x256x32768,17x512x16384}" \
-        --configs "${SC_CONFIGS:-auto,auto/s32,auto/s64,auto/s128}" >> "$OUT/split_cap.md" 2>&1
-    done
-    sed 's/  */ /g' "$OUT/split_cap.md" | grep -v "^|---" ;;
+    c=${SC_CONFIGS:-auto,auto/s32,auto/s64,auto/s128}
+    both probe_sgemm split_cap "${THIN_S:-200}" "${SC_SHAPES:-256x512x8192,128x1024x16384,512x512x65536,\
+64x1024x32768,64x256x65536,128x128x100000,24x1024x8192,32x128x65536,24x256x32768,17x512x16384}" "$c" "$c" ;;
   final)
-    for major in N K; do
-      timeout "${FINAL_S:-240}" python3 benchmarks/probe_sgemm.py --rounds "${ROUNDS:-3}" --b-major $major \
-        --shapes "${FINAL_SHAPES:-$G32_SHAPES_ALL,64x1024x32768,64x256x65536,128x128x100000,24x1024x8192,17x512x16384,256x512x8192,128x1024x16384,64x8192x8192,128x4096x4096,512x512x65536,256,512,1024,96x6144x2048,2000x500x3000}" \
-        --configs auto >> "$OUT/final.md" 2>&1
-    done
-    sed 's/  */ /g' "$OUT/final.md" | grep -v "^|---" ;;
+    both probe_sgemm final "${FINAL_S:-240}" "${FINAL_SHAPES:-$G32_SHAPES_ALL,64x1024x32768,64x256x65536,\
+128x128x100000,24x1024x8192,17x512x16384,256x512x8192,128x1024x16384,64x8192x8192,128x4096x4096,512x512x65536,256,512,\
+1024,96x6144x2048,2000x500x3000}" auto auto ;;
   h16)
-    for major in N K; do
-      timeout "${H16_S:-220}" python3 benchmarks/probe_sgemv.py --dtype "${H16_DTYPE:-bf16}" --rounds "${ROUNDS:-3}" \
-        --b-major $major --shapes "${H16_SHAPES:-1x4096x4096,4x4096x4096,8x4096x4096,16x4096x4096,1x8192x8192,8x8192x8192,16x8192x8192,1x14336x4096,1x4096x14336}" \
-        --configs "${H16_CONFIGS:-hopper,auto,u2,u8,v4,w16}" >> "$OUT/h16.md" 2>&1
-    done
-    sed 's/  */ /g' "$OUT/h16.md" | grep -v "^|---" ;;
+    c=${H16_CONFIGS:-hopper,auto,u2,u8,v4,w16}
+    both probe_sgemv h16 "${H16_S:-220}" "${H16_SHAPES:-$H16_SHAPES_ALL}" "$c" "$c" --dtype "${H16_DTYPE:-bf16}" ;;
   h16_tests)
-    gpu_tests h16_tests "${GVT_S:-240}" tests/gemm/test_gemv.py tests/gemm/test_tensorop.py -k "gemv or 16_bit or shared_b or tc_gemm" ;;
+    gpu_tests h16_tests "${GVT_S:-240}" tests/gemm/test_gemv.py tests/gemm/test_tensorop.py \
+      -k "gemv or 16_bit or shared_b or tc_gemm" ;;
   g32_tests)
     gpu_tests sg_tests "${SGT_S:-300}" tests/gemm/test_sgemm_tuned.py
     gpu_tests gv_dispatch 120 tests/gemm/test_gemv.py -k tc_gemm ;;
   g32_probe)
-    for major in N K; do
-      if [ $major = N ]; then configs=${G32_CONFIGS_N:-sgemm,auto,w4,u2,w4u2}; else configs=${G32_CONFIGS_K:-sgemm,auto,w4,u2,c2b2,c2,w16c2}; fi
-      timeout "${G32_S:-250}" python3 benchmarks/probe_sgemv.py --rounds "${ROUNDS:-3}" --b-major $major \
-        --shapes "${G32_SHAPES:-$G32_SHAPES_ALL}" --configs "$configs" >> "$OUT/g32_probe.md" 2>&1
-    done
-    sed 's/  */ /g' "$OUT/g32_probe.md" | grep -v "^|---" ;;
+    both probe_sgemv g32_probe "${G32_S:-250}" "${G32_SHAPES:-$G32_SHAPES_ALL}" \
+      "${G32_CONFIGS_N:-sgemm,auto,w4,u2,w4u2}" "${G32_CONFIGS_K:-sgemm,auto,w4,u2,c2b2,c2,w16c2}" ;;
   esac
 done
