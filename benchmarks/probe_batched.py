@@ -41,7 +41,8 @@ def main() -> int:
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     print(f"device: {torch.cuda.get_device_name()}, {a.dtype}, B {a.b_major}-contiguous"
           f"{', shared' if a.shared_b else ''}\n")
-    print("| shape LxMxNxK | contender | µs | TFLOP/s | x torch | spread | rel err |\n|---|---|---:|---:|---:|---:|---:|")
+    print("| shape LxMxNxK | contender | µs | TFLOP/s | x torch | spread | rel err |\n"
+          "|---|---|---:|---:|---:|---:|---:|")
     for shape in a.shapes.split(","):
         L, m, n, k = (int(x) for x in shape.split("x"))
         lb = 1 if a.shared_b else L

@@ -193,6 +193,8 @@ def test_emulated_batch_times_a_shared_b_runs_as_one_gemm(emulated: None) -> Non
         want = want + (bias.double()[:, None] if bias is not None else 0)
         assert float((D.double() - want).norm() / want.norm()) < 2e-3
     assert {key[1][1] for key in op._RUNS} == {(L * M, K), (L, M, K)}
+    with pytest.raises(ValueError, match="do not broadcast"):             # a shared B of another batch size
+        tc.gemm(x, w.expand(2, K, N), config=SMALL)
     tc.gemm.clear_plans()
 
 

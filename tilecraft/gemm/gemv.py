@@ -389,8 +389,9 @@ def pick_sgemv(M: int, N: int, K: int, n_major: bool, vec: int, sms: int) -> tup
     # At 8 rows of a K-contiguous B, 16 warps a CTA instead (8x4096x4096 1.26 / 1.36, 8x11008x4096 1.21 / 1.23).
     unroll, min_blocks, warps = (2 if n_major else 4 if vec >= 4 else 8), 1, 8
     if vec == 8 and not n_major and rows >= 2:
-        # a 16-bit K-contiguous B's 128-bit loads hold twice the k of fp32's: unroll 2 from 2 rows (H100, bf16, x cuBLAS,
-        # unroll 4 / 2: 4x4096x4096 0.70 / 0.84; at 1 row, 4 stays: 1x14336x4096 0.97 / 0.92, 1x4096x14336 0.97 / 0.95)
+        # a 16-bit K-contiguous B's 128-bit loads hold twice the k of fp32's: unroll 2 from 2 rows (H100, bf16,
+        # x cuBLAS, unroll 4 / 2: 4x4096x4096 0.70 / 0.84; at 1 row 4 stays: 1x14336x4096 0.97 / 0.92, 1x4096x14336
+        # 0.97 / 0.95)
         unroll = 2
     if rows >= (16 if n_major else 8):
         unroll, min_blocks = 1, 2

@@ -756,7 +756,8 @@ def _gemv_16(A: Any, B: Any, C: Any, bias: Any, activation: str | None, out_dtyp
         return False
     if out_dtype not in (None, A.dtype) or scale_a != 1.0 or scale_b != 1.0 or fast_accum is not None:
         return False
-    return C is None or isinstance(C, torch.Tensor) and C.dtype == A.dtype and C.dim() == 2
+    return C is None or (isinstance(C, torch.Tensor) and C.dtype == A.dtype
+                         and tuple(C.shape) == (A.shape[0], B.shape[1]))
 
 
 def _fold_batch(A: Any, B: Any, C: Any, bias: Any, bias_along: str) -> tuple[Any, Any, Any, tuple[int, int]] | None:
@@ -769,7 +770,9 @@ def _fold_batch(A: Any, B: Any, C: Any, bias: Any, bias_along: str) -> tuple[Any
 
     if not (isinstance(A, torch.Tensor) and isinstance(B, torch.Tensor)) or A.dim() != 3 or A.shape[0] < 2:
         return None
-    if B.dim() == 3 and B.shape[0] != 1 and B.stride(0) != 0 or B.dim() not in (2, 3) or B.shape[-2] != A.shape[2]:
+    if B.dim() == 3 and (B.shape[0] not in (1, A.shape[0]) or B.shape[0] != 1 and B.stride(0) != 0):
+        return None                                                     # batch sizes that do not broadcast: refused
+    if B.dim() not in (2, 3) or B.shape[-2] != A.shape[2]:              # by the batched path's checks
         return None
     if bias is not None and bias_along != "n" or A.numel() == 0:
         return None
