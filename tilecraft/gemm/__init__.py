@@ -19,8 +19,8 @@ import sys
 import types
 from typing import Any, Callable
 
-from tilecraft.gemm.op import (HEURISTIC_TABLE, SM90_TABLE, GemmOp, Plan, clear_plans, gemm, pick_config,
-                               pick_sm90_config)
+from tilecraft.gemm.op import (GEMV_16_ROWS, HEURISTIC_TABLE, SM90_TABLE, GemmOp, Plan, clear_plans, gemm,
+                               pick_config, pick_sm90_config)
 from tilecraft.gemm.sm90 import Sm90Config
 from tilecraft.gemm.simt import SimtTiling, check_sgemm_operands, gemm_device, gemm_device_args, sgemm
 from tilecraft.gemm.simt_tuned import (
@@ -66,7 +66,7 @@ def sgemm_contender(config: SgemmConfig | None = None) -> Callable[[Any], Any]:
 
 def tensorop_contender(config: TensorOpConfig | None = None) -> Callable[[Any], Any]:
     """A bench contender factory running the tensor-op GEMM for fp16/bf16/tf32 problems with `config`
-    (None: the heuristic's pick per shape)."""
+    (None: what tc.gemm picks per shape, the GEMV for 16-bit problems of at most op.GEMV_16_ROWS rows)."""
     from tilecraft.bench.contenders import Kernel, Missing
 
     def factory(problem: Any) -> Any:
@@ -79,7 +79,8 @@ def tensorop_contender(config: TensorOpConfig | None = None) -> Callable[[Any], 
         def fn(a: Any, b: Any) -> Any:
             return gemm(a, b, config=config, allow_tf32=tf32 or None)
 
-        label = f"tilecraft tensor-op {config.name if config else 'heuristic'}"
+        label = (f"tilecraft tensor-op {config.name}" if config
+                 else f"tilecraft picked (16-bit GEMV to {GEMV_16_ROWS} rows, tensor-op)")
         return Kernel(fn=fn, prepare=lambda x: (x.a, x.b), label=label)
 
     return factory
