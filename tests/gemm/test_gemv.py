@@ -204,7 +204,7 @@ def test_shfl_xor_traces_and_refuses_bad_masks():
 needs_gxx = pytest.mark.skipif(not emulate.available(), reason="no host C++ compiler")
 
 
-def emulated(A, B, C, alpha, beta, cfg, splits, P=None):
+def emulated(A, B, C, alpha, beta, cfg, splits, P=None, bias=None, bias_along="none", act="none"):
     """sgemv_kernel in the emulator; with splits, P (the partials) is made when not given, and the counters are
     checked to be back at 0."""
     Bt = _as_nk(B)
@@ -215,7 +215,7 @@ def emulated(A, B, C, alpha, beta, cfg, splits, P=None):
         P = torch.full((splits, *C.shape), float("nan")) if P is None else P
         counters = torch.zeros(grid[0] + 3, dtype=torch.int32)
     emulate.launch(sgemv_kernel, grid, (cfg.threads,), A, Bt, C, np.float32(alpha), np.float32(beta), P, counters,
-                   cfg, splits)
+                   cfg, splits, bias, bias_along, act)
     assert counters is None or not counters.any()
 
 
@@ -236,6 +236,30 @@ def test_emulated_epilogue(n_major, M, N, K, vec):
     C = torch.full((M, N), float("nan"))                            # beta 0 does not read C
     emulated(A, B, C, 2.0, 0.0, cfg, 1)
     check_fp32_gemm(A, B, torch.zeros(M, N), C, 2.0, 0.0)
+
+
+@needs_gxx
+@pytest.mark.parametrize("dtype,along,act,splits", [(torch.float32, "n", "gelu", 1), (torch.float32, "m", "relu", 3),
+                                                    (torch.bfloat16, "n", "silu", 2), (torch.float16, "m", "gelu", 1)])
+def test_emulated_bias_and_activation(dtype, along, act, splits):
+    """C = act(alpha A B + beta C + bias) with a bias per column or per row (float32 beside 16-bit operands too), in
+    fp32 before C is rounded, through the last split's sum too; both B majors."""
+    import torch.nn.functional as F
+
+    for n_major in (True, False):
+        M, N, K = 5, 40, 300
+        torch.manual_seed(M + splits)
+        A, B = (x.to(dtype) for x in operands(M, N, K, n_major))
+        bias = torch.randn(N if along == "n" else M).to(torch.float32 if along == "m" else dtype)
+        cfg = config_for(M, N, K, n_major, splits, vec=16 // A.element_size() if n_major else 1)
+        C0 = torch.randn(M, N).to(dtype)
+        C = C0.clone()
+        emulated(A, B, C, 0.5, 2.0, cfg, splits, bias=bias, bias_along=along, act=act)
+        ref = 0.5 * (A.double() @ B.double()) + 2.0 * C0.double() + (bias.double() if along == "n"
+                                                                    else bias.double()[:, None])
+        ref = {"relu": torch.relu, "gelu": F.gelu, "silu": F.silu}[act](ref)
+        tol = 1e-5 if dtype == torch.float32 else 4e-3
+        assert float((C.double() - ref).norm() / ref.norm()) < tol, (n_major, along, act)
 
 
 @needs_gxx
@@ -412,7 +436,8 @@ def test_gpu_edges_and_refusals():
 
 @pytest.mark.gpu
 def test_gpu_tc_gemm_takes_the_gemv_for_few_rows(monkeypatch):
-    """tc.gemm in IEEE fp32 (TF32 off) runs the GEMV for M <= 16 and the SGEMM above, both against float64."""
+    """tc.gemm in IEEE fp32 (TF32 off) runs the GEMV for M <= 16 (with a bias and activation too) and the SGEMM
+    above (torch with them), against float64."""
     import tilecraft as tc
     from tilecraft.gemm import gemv as gemv_module
 
@@ -430,6 +455,12 @@ def test_gpu_tc_gemm_takes_the_gemv_for_few_rows(monkeypatch):
         check_fp32_gemm(A.cpu(), B.cpu(), torch.zeros(M, 4096), D.cpu(), 1.0, 0.0)
         assert ("sgemv_kernel" in calls) == (M <= MAX_ROWS), (M, calls)
         calls.clear()
+        bias = torch.randn(4096, device="cuda")                           # the GEMV's epilogue; the SGEMM has none
+        D = tc.gemm(A, B, bias=bias, activation="silu")
+        ref = torch.nn.functional.silu(A.double() @ B.double() + bias.double())
+        assert float((D.double() - ref).norm() / ref.norm()) < 1e-5
+        assert ("sgemv_kernel" in calls) == (M <= MAX_ROWS) and "sgemm_tuned_kernel" not in calls, (M, calls)
+        calls.clear()
 
 
 @pytest.mark.gpu
@@ -437,7 +468,7 @@ def test_gpu_tc_gemm_takes_the_gemv_for_few_rows(monkeypatch):
 def test_gpu_16_bit_random_shapes(dtype):
     """16-bit operands at random M 1..16, odd and 8-multiple N and K, both B majors, alpha and beta, the picks'
     splits, against float64 (the output's rounding bounds the error); and tc.gemm's dispatch: the GEMV for such
-    calls without a bias or activation, the tensor cores with one."""
+    calls, with a bias along N or M and an activation too, the tensor cores for an output of another dtype."""
     import tilecraft as tc
     from tilecraft.dsl.kernel import BoundLaunch
 
@@ -461,11 +492,17 @@ def test_gpu_16_bit_random_shapes(dtype):
     try:
         BoundLaunch.__call__ = lambda self, *a, **k: (calls.append(self.owner.__name__), bound(self, *a, **k))[1]
         A, B = (x.to(dtype) for x in gpu_operands(4, 4096, 4096, False))
-        for kwargs, gemv in ((dict(), True), (dict(alpha=2.0), True), (dict(bias=torch.ones(4096, device="cuda",
-                                                                                           dtype=dtype)), False)):
+        bn, bm = torch.randn(4096, device="cuda").to(dtype), torch.randn(4, device="cuda")
+        for kwargs, gemv in ((dict(), True), (dict(alpha=2.0), True), (dict(bias=bn, activation="gelu"), True),
+                             (dict(bias=bm, bias_along="m", activation="relu"), True),
+                             (dict(out_dtype=torch.float32), False)):
             D = tc.gemm(A, B, **kwargs)
-            ref = kwargs.get("alpha", 1.0) * (A.double() @ B.double()) + (1.0 if "bias" in kwargs else 0.0)
-            assert D.dtype == dtype and float((D.double() - ref).norm() / ref.norm()) < tol
+            ref = kwargs.get("alpha", 1.0) * (A.double() @ B.double())
+            ref = ref + (bn.double() if "bias" in kwargs and "bias_along" not in kwargs else 0.0)
+            ref = ref + (bm.double()[:, None] if "bias_along" in kwargs else 0.0)
+            ref = {"gelu": torch.nn.functional.gelu, "relu": torch.relu}.get(kwargs.get("activation"), lambda v: v)(ref)
+            assert D.dtype == kwargs.get("out_dtype", dtype)
+            assert float((D.double() - ref).norm() / ref.norm()) < tol, kwargs
             assert ("sgemv_kernel" in calls) == gemv, (kwargs, calls)
             calls.clear()
     finally:

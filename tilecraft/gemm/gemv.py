@@ -40,6 +40,7 @@ from typing import Any
 import tilecraft as tc
 from tilecraft import _, dsl
 from tilecraft.dsl import Constexpr, blockIdx, threadIdx
+from tilecraft.dsl.expr import make
 from tilecraft.gemm.sm90 import stream_flags
 from tilecraft.layout.inttuple import imin
 
@@ -121,8 +122,11 @@ class SgemvConfig:
 
 
 @dsl.kernel
-def sgemv_kernel(A, B, C, alpha, beta, P, counters, cfg: Constexpr, splits: Constexpr = 1):
-    """C (M,N) = alpha * A (M,K) @ B^T + beta * C with B given as (N,K) and M <= cfg.rows; see the module docstring.
+def sgemv_kernel(A, B, C, alpha, beta, P, counters, cfg: Constexpr, splits: Constexpr = 1, bias=None,
+                 bias_along: Constexpr = "none", act: Constexpr = "none"):
+    """C (M,N) = act(alpha * A (M,K) @ B^T + beta * C + bias) with B given as (N,K) and M <= cfg.rows; see the module
+    docstring. ``bias_along`` "n" adds bias(n) to column n, "m" bias(m) to row m ("none": no bias); ``act`` is one of
+    tensorop's ACTIVATIONS, in fp32 before C is rounded.
 
     ``splits`` > 1: blockIdx.y is the split (the host makes sure none is empty); each stores its partial sums into
     P(split) of the fp32 workspace P (SPLITS,M,N) and counts itself in at counters(blockIdx.x) (int32, zero before
@@ -155,13 +159,19 @@ def sgemv_kernel(A, B, C, alpha, beta, P, counters, cfg: Constexpr, splits: Cons
             sA[m, kk] = dsl.read_if((m < M) & (kk < k_len), A, (m, k_lo + kk), 0.0)
         dsl.syncthreads()
 
+    def epilogue(x: Any, m: Any, n: Any) -> Any:
+        """act(x + the bias of (m,n)) in fp32."""
+        if bias_along != "none":
+            x = x + bias(n if bias_along == "n" else m)
+        return x if act == "none" else make("call", (f"tc::{act}", x), "float")
+
     def store(m: Any, n: Any, total: Any) -> None:
-        """C(m,n) = alpha * total + beta * C(m,n) inside (M,N); C is not read when beta is 0."""
+        """C(m,n) = act(alpha * total + beta * C(m,n) + bias) inside (M,N); C is not read when beta is 0."""
         with dsl.if_((m < M) & (n < N)):
             with dsl.if_(dsl.eq(beta, 0.0)):
-                C[m, n] = alpha * total
+                C[m, n] = epilogue(alpha * total, m, n)
             with dsl.else_():
-                C[m, n] = alpha * total + beta * C(m, n)
+                C[m, n] = epilogue(alpha * total + beta * C(m, n), m, n)
 
     def finish(m: Any, n: Any, total: Any) -> None:
         """This CTA's sum for C(m,n): stored, or with splits its split's partial into P."""
@@ -405,29 +415,34 @@ def pick_sgemv(M: int, N: int, K: int, n_major: bool, vec: int, sms: int) -> tup
 
 
 def sgemv(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0,
-          config: SgemvConfig | None = None, splits: int | None = None) -> Any:
-    """C = alpha * A @ B + beta * C for M <= MAX_ROWS rows of A with the GEMV kernel; returns C (new when C is None).
+          config: SgemvConfig | None = None, splits: int | None = None, bias: Any = None,
+          activation: str | None = None, bias_along: str = "n") -> Any:
+    """C = act(alpha * A @ B + beta * C + bias) for M <= MAX_ROWS rows of A with the GEMV kernel; returns C (new when
+    C is None).
 
     A (M,K), B (K,N), C (M,N): CUDA tensors of one dtype on one device, any strides: float32, or float16 / bfloat16
-    (products summed in fp32, C rounded once). ``config`` / ``splits`` None pick (``pick_sgemv``); an explicit config
-    must have rows >= M and a k_slice that holds each split's k-range, and its vec is lowered to 1 where B cannot be
-    read vec elements at a time. As in BLAS, C is not read when beta is 0.
+    (products summed in fp32, C rounded once). ``bias``: a 1-D float32 / float16 / bfloat16 tensor of N values (one
+    per column, ``bias_along`` "n") or M (one per row, "m"); ``activation``: None or one of "relu", "gelu", "silu"
+    (tensorop's ACTIVATIONS), in fp32. ``config`` / ``splits`` None pick (``pick_sgemv``); an explicit config must
+    have rows >= M and a k_slice that holds each split's k-range, and its vec is lowered to 1 where B cannot be read
+    vec elements at a time. As in BLAS, C is not read when beta is 0.
 
     The checks, the pick and the launch are resolved once per call signature (dtypes, shapes, strides, 16-byte
-    alignment and devices of A, B and C, config, splits; ``tc.gemm.clear_plans()`` forgets them): a repeated call
-    costs the allocations and the launch."""
+    alignment and devices of A, B, C and the bias, config, splits, activation; ``tc.gemm.clear_plans()`` forgets
+    them): a repeated call costs the allocations and the launch."""
     import numpy as np
 
     from tilecraft.gemm.op import _memo, _signature
 
-    key = (_signature(A), _signature(B), _signature(C), config, splits)
-    plan = _memo(_PLANS, key, lambda: _GemvPlan(A, B, C, config, splits))
+    key = (_signature(A), _signature(B), _signature(C), config, splits, _signature(bias), activation,
+           bias_along if bias is not None else None)
+    plan = _memo(_PLANS, key, lambda: _GemvPlan(A, B, C, config, splits, bias, activation, bias_along))
     if C is None:
         C, beta = A.new_empty(plan.shape), 0.0
     if plan.launch is not None:
         P = A.new_empty(plan.partials, dtype=plan.f32) if plan.partials else None
         counters = _counters(A.device, plan.blocks) if plan.partials else None
-        plan.launch(A, _as_nk(B), C, np.float32(alpha), np.float32(beta), P, counters)
+        plan.launch(A, _as_nk(B), C, np.float32(alpha), np.float32(beta), P, counters, *plan.constants, bias)
     return C
 
 
@@ -446,13 +461,16 @@ _PLANS: dict[Any, Any] = {}
 
 class _GemvPlan:
     """One signature's call of sgemv, checked and picked once: the output's shape, the partials' shape with split-K
-    (else None), the column blocks, and the bound launch (None when M or N is 0)."""
+    (else None), the column blocks, the bound launch (None when M or N is 0) and the Constexpr arguments it is called
+    with before the bias."""
 
-    def __init__(self, A: Any, B: Any, C: Any, config: SgemvConfig | None, splits: int | None):
+    def __init__(self, A: Any, B: Any, C: Any, config: SgemvConfig | None, splits: int | None, bias: Any = None,
+                 activation: str | None = None, bias_along: str = "n"):
         import numpy as np
         import torch
 
         from tilecraft.gemm.simt import check_sgemm_operands
+        from tilecraft.gemm.tensorop import ACTIVATIONS
 
         half = isinstance(A, torch.Tensor) and A.dtype in (torch.float16, torch.bfloat16)
         M, N, K, C, beta = check_sgemm_operands(A, B, C, 0.0, "sgemv", A.dtype if half else None)
@@ -460,7 +478,21 @@ class _GemvPlan:
             raise ValueError(f"sgemv: A has {M} rows; the GEMV takes at most {MAX_ROWS} (use sgemm_tuned)")
         if splits is not None and (isinstance(splits, bool) or not isinstance(splits, int) or splits < 1):
             raise ValueError(f"sgemv: splits must be an int >= 1, got {splits!r}")
+        act = activation or "none"
+        if act not in ACTIVATIONS:
+            raise ValueError(f"sgemv: activation must be None or one of {ACTIVATIONS[1:]}, got {activation!r}")
+        along = "none" if bias is None else bias_along
+        if bias is not None:
+            if bias_along not in ("n", "m"):
+                raise ValueError(f"sgemv: bias_along must be 'n' or 'm', got {bias_along!r}")
+            n = N if bias_along == "n" else M
+            if not isinstance(bias, torch.Tensor) or bias.dim() != 1 or bias.shape[0] != n \
+                    or bias.dtype not in (torch.float32, torch.float16, torch.bfloat16) or bias.device != A.device:
+                raise ValueError(f"sgemv: bias must be a 1-D float32 / float16 / bfloat16 tensor of {n} values on "
+                                 f"{A.device} (bias_along={bias_along!r}), got "
+                                 f"{tuple(bias.shape) if isinstance(bias, torch.Tensor) else type(bias).__name__}")
         self.shape, self.partials, self.blocks, self.launch, self.f32 = (M, N), None, 0, None, torch.float32
+        self.constants: tuple[Any, ...] = ()
         if M == 0 or N == 0:
             return
         Bt = _as_nk(B)                                                    # the kernel takes B as (N,K)
@@ -493,8 +525,9 @@ class _GemvPlan:
             self.partials = (splits, M, N)
             P = torch.empty(self.partials, dtype=torch.float32, device=A.device)
             counters = _counters(A.device, self.blocks)
-        self.launch = sgemv_kernel.bind(A, Bt, C, np.float32(1.0), np.float32(beta), P, counters, cfg, splits,
-                                        grid=(self.blocks, splits), block=(cfg.threads,))
+        self.constants = (cfg, splits)
+        self.launch = sgemv_kernel.bind(A, Bt, C, np.float32(1.0), np.float32(beta), P, counters, cfg, splits, bias,
+                                        along, act, grid=(self.blocks, splits), block=(cfg.threads,))
 
 
 #: sgemv's split counters: count -> stream -> counters (``sm90.stream_flags``)

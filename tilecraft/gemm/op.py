@@ -689,7 +689,7 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     the copy). Returns a new tensor of ``out_dtype`` (default: A's dtype). Unaligned operands are padded (a
     copy), never refused. A batched A (L, M, K) whose batch and rows merge, times a B shared by the batch (2-D,
     or batch stride 0), runs as one GEMM of L * M rows; 2-D float16 / bfloat16 calls of at most GEMV_16_ROWS rows
-    without a bias or activation run the GEMV (gemv.py). The pick, the checks and the launch are resolved once per
+    (fp32 ones of at most gemv.MAX_ROWS) run the GEMV (gemv.py), with their bias and activation. The pick, the checks and the launch are resolved once per
     call signature (dtypes, shapes, strides, 16-byte alignment and devices of the tensors, the options): repeated
     calls of a shape cost an allocation, TMA-map lookups and the launch (``clear_plans()`` forgets them)."""
     import torch
@@ -708,10 +708,11 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
                  bias_along=bias_along, config=config, allow_tf32=allow_tf32, scale_a=scale_a, scale_b=scale_b,
                  fast_accum=fast_accum)
         return D.view(L, M, D.shape[-1])
-    if config is None and _gemv_16(A, B, C, bias, activation, out_dtype, scale_a, scale_b, fast_accum):
+    if config is None and _gemv_16(A, B, C, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum):
         from tilecraft.gemm.gemv import sgemv
         Cout = C.clone() if (C is not None and beta != 0) else None
-        return sgemv(A, B, Cout, alpha, beta if Cout is not None else 0.0)
+        return sgemv(A, B, Cout, alpha, beta if Cout is not None else 0.0, bias=bias, activation=activation,
+                     bias_along=bias_along)
     sa, sb = _signature(A), _signature(B)
     tf32 = torch.backends.cuda.matmul.allow_tf32 if allow_tf32 is None else allow_tf32
     unit_scales = scale_a == 1.0 and scale_b == 1.0
@@ -742,22 +743,35 @@ _PICKS: dict[Any, Any] = {}
 GEMV_16_ROWS = 4
 
 
-def _gemv_16(A: Any, B: Any, C: Any, bias: Any, activation: str | None, out_dtype: Any, scale_a: float,
-             scale_b: float, fast_accum: bool | None) -> bool:
+def _gemv_16(A: Any, B: Any, C: Any, bias: Any, bias_along: str, activation: str | None, out_dtype: Any,
+             scale_a: float, scale_b: float, fast_accum: bool | None) -> bool:
     """tc.gemm runs the GEMV for this call: 2-D float16 / bfloat16 CUDA operands of one dtype and at most GEMV_16_ROWS
-    rows of A, no bias, activation or fp8 option, the output (and a C, if given) in A's dtype."""
+    rows of A, no fp8 option, the output (and a C, if given) in A's dtype, and a bias the GEMV takes (``_gemv_bias``)
+    or none."""
     import torch
 
     if not (isinstance(A, torch.Tensor) and isinstance(B, torch.Tensor)) or A.dim() != 2 or B.dim() != 2:
         return False
     if A.dtype not in (torch.float16, torch.bfloat16) or B.dtype != A.dtype or not A.is_cuda:
         return False
-    if A.shape[0] > GEMV_16_ROWS or bias is not None or activation not in (None, "none"):
+    if A.shape[0] > GEMV_16_ROWS or activation not in (None,) + ACTIVATIONS or not _gemv_bias(A, B, bias, bias_along):
         return False
     if out_dtype not in (None, A.dtype) or scale_a != 1.0 or scale_b != 1.0 or fast_accum is not None:
         return False
     return C is None or (isinstance(C, torch.Tensor) and C.dtype == A.dtype
                          and tuple(C.shape) == (A.shape[0], B.shape[1]))
+
+
+def _gemv_bias(A: Any, B: Any, bias: Any, bias_along: str) -> bool:
+    """No bias, or one the GEMV adds: 1-D float32 / float16 / bfloat16 on A's device, N values along "n" or M along
+    "m" (anything else goes to the path whose checks refuse it)."""
+    import torch
+
+    if bias is None:
+        return True
+    n = {"n": B.shape[-1], "m": A.shape[-2]}.get(bias_along)
+    return (isinstance(bias, torch.Tensor) and bias.dim() == 1 and bias.shape[0] == n and bias.device == A.device
+            and bias.dtype in (torch.float32, torch.float16, torch.bfloat16))
 
 
 def _fold_batch(A: Any, B: Any, C: Any, bias: Any, bias_along: str) -> tuple[Any, Any, Any, tuple[int, int]] | None:
@@ -949,16 +963,20 @@ def _readable_sm90_config(config: Sm90Config, A3: Any, Bt: Any, elem: str, sms: 
 
 def _ieee_fp32(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, activation: str | None,
                bias_along: str, out_dtype: Any) -> Any:
-    """IEEE fp32: the GEMV for 2-D operands of at most gemv.MAX_ROWS rows, the tuned SIMT SGEMM for other 2-D
-    ones; batch and epilogue extras through torch."""
+    """IEEE fp32: the GEMV for 2-D operands of at most gemv.MAX_ROWS rows (with its bias and activation), the tuned
+    SIMT SGEMM for other 2-D ones; batch and the SGEMM's epilogue extras through torch."""
     import torch
     from tilecraft.gemm.gemv import MAX_ROWS, sgemv
     from tilecraft.gemm.simt_tuned import sgemm_tuned
 
-    if A.dim() == 2 and B.dim() == 2 and bias is None and not activation and A.is_cuda:
+    ours = A.dim() == 2 and B.dim() == 2 and A.is_cuda
+    gemv = (ours and A.shape[0] <= MAX_ROWS and _gemv_bias(A, B, bias, bias_along)
+            and activation in (None,) + ACTIVATIONS)
+    if gemv or (ours and bias is None and activation in (None, "none")):
         Cout = C.clone() if (C is not None and beta != 0) else None
-        run = sgemv if A.shape[0] <= MAX_ROWS else sgemm_tuned
-        D = run(A, B, Cout, alpha, beta if Cout is not None else 0.0)
+        b = beta if Cout is not None else 0.0
+        D = sgemv(A, B, Cout, alpha, b, bias=bias, activation=activation, bias_along=bias_along) if gemv \
+            else sgemm_tuned(A, B, Cout, alpha, b)
     else:
         acc = torch.matmul(A, B)
         op = GemmOp("tf32", None, TensorOpConfig(), activation or "none", bias_along if bias is not None else "none")
