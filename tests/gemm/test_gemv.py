@@ -491,8 +491,8 @@ def test_gpu_16_bit_random_shapes(dtype):
     bound = BoundLaunch.__call__
     try:
         BoundLaunch.__call__ = lambda self, *a, **k: (calls.append(self.owner.__name__), bound(self, *a, **k))[1]
-        A, B = (x.to(dtype) for x in gpu_operands(4, 4096, 4096, False))
-        bn, bm = torch.randn(4096, device="cuda").to(dtype), torch.randn(4, device="cuda")
+        A, B = (x.to(dtype) for x in gpu_operands(2, 4096, 4096, False))
+        bn, bm = torch.randn(4096, device="cuda").to(dtype), torch.randn(2, device="cuda")
         for kwargs, gemv in ((dict(), True), (dict(alpha=2.0), True), (dict(bias=bn, activation="gelu"), True),
                              (dict(bias=bm, bias_along="m", activation="relu"), True),
                              (dict(out_dtype=torch.float32), False)):

@@ -1,5 +1,5 @@
 """The GEMV in the kernel language: C = alpha * A @ B + beta * C for a few rows of A (M <= 16), IEEE fp32 FFMA.
-Operands are fp32, or float16 / bfloat16 (tc.gemm's path for up to 4 rows: decoding without quantized weights),
+Operands are fp32, or float16 / bfloat16 (tc.gemm's path for up to 2 rows: decoding without quantized weights),
 whose products are summed in fp32 like fp32's and whose C is rounded once.
 
 At M = 1..16 the SIMT SGEMM's 64-row tiles waste most of their FFMAs and its K-split partial sums cost as much as

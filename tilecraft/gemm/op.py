@@ -738,9 +738,12 @@ _PICKS: dict[Any, Any] = {}
 #: the most rows of 16-bit operands tc.gemm gives the GEMV (tilecraft.gemm.gemv) rather than the tensor cores. H100,
 #: bf16, x cuBLAS (forty-first session, probe_sgemv.py --dtype bf16; B N- / K-contiguous), the GEMV / the Hopper
 #: kernel's pick: 1x4096x4096 0.99 / 0.69 and 1.01 / 0.76, 1x8192x8192 0.99 / 0.87 and 0.93 / 0.85, 1x4096x14336
-#: 1.04 / 0.94 and 0.97 / 0.94, 4x4096x4096 0.89 / 0.70 and 0.84 / 0.75; but 8x4096x4096 0.54 / 0.74 and 0.75 / 0.85,
-#: 16x8192x8192 0.48 / 0.91 and 0.34 / 0.89: past 4 rows its FFMAs, 8 warps per SM, leave too few loads in flight
-GEMV_16_ROWS = 4
+#: 1.04 / 0.94 and 0.97 / 0.94, 1x14336x4096 0.99 / 0.98 and 0.97 / 0.99, 2x4096x4096 (K) 0.98 / 0.76, 2x8192x8192
+#: 0.98 / 0.83 and 0.86 / 0.82. From 3 rows it loses where the weight is large or wide: 4x8192x8192 (K) 0.76 / 0.81,
+#: 4x14336x4096 0.82 / 1.08 and 0.77 / 1.00, 4x4096x14336 (K) 0.81 / 0.96 (it still won at 4x4096x4096, 0.89 / 0.70
+#: and 0.84 / 0.75); at 8 and 16 rows 0.31-0.75 against 0.74-0.91: its FFMAs and 8 warps per SM leave too few loads
+#: in flight
+GEMV_16_ROWS = 2
 
 
 def _gemv_16(A: Any, B: Any, C: Any, bias: Any, bias_along: str, activation: str | None, out_dtype: Any,
