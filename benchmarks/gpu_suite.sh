@@ -7,8 +7,10 @@
 # - tests that time kernels or hold every SM (tests/bench, test_cooperative.py) run first, alone (ALONE_S
 #   seconds at most);
 # - the whole stops at SUITE_S seconds: the log then shows how far it got ("timeout" below);
-# - SUITE_K: a further -k filter; SUITE_IDS: a file of test ids to run instead (one per line). Logs: $OUT/suite_logs.txt (every
-#   shard's); the summary: $OUT/suite.md.
+# - SUITE_K: a further -k filter; SUITE_IDS: a file of test ids to run instead (one per line); SUITE_PART=p/n: the
+#   p-th of n parts (every n-th id from the p-th, 0-based), for a suite longer than one device command may run
+#   (forty-first session: 515 tests took 556 of its 600 s). Logs: $OUT/suite_logs.txt (every shard's); the summary:
+#   $OUT/suite.md.
 set -uo pipefail
 OUT="${OUT:-results}"
 mkdir -p "$OUT"
@@ -21,6 +23,10 @@ if [ -n "${SUITE_IDS:-}" ]; then
 else
   python3 -m pytest --collect-only -q -m gpu -p no:cacheprovider ${SUITE_K:+-k "$SUITE_K"} "${PATHS[@]}" 2>/dev/null \
     | grep "::" > "$ids"
+fi
+if [ -n "${SUITE_PART:-}" ]; then                                         # p/n: every n-th id from the p-th (0-based)
+  awk -v n="${SUITE_PART#*/}" -v p="${SUITE_PART%/*}" '(NR - 1) % n == p' "$ids" > "$ids.part"
+  mv "$ids.part" "$ids"
 fi
 alone="tests/bench/|tests/sm90/test_cooperative.py"
 grep -vE "^($alone)" "$ids" > "$ids.shared" || true
