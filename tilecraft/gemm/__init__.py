@@ -43,7 +43,7 @@ _TC_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "tf32": "tf32"}
 
 def sgemm_contender(config: SgemmConfig | None = None) -> Callable[[Any], Any]:
     """A bench contender factory (see tilecraft.bench.contenders) running sgemm_tuned with `config` (None: what
-    tc.gemm runs, the GEMV for at most gemv.MAX_ROWS rows of A, else the tiling sgemm_tuned picks):
+    tc.gemm runs in IEEE fp32, the GEMV for at most gemv.MAX_ROWS rows of A, else the tiling sgemm_tuned picks):
     fp32 problems on CUDA only; anything else is reported missing with the reason."""
     from tilecraft.bench.contenders import Kernel, Missing
 
@@ -54,11 +54,10 @@ def sgemm_contender(config: SgemmConfig | None = None) -> Callable[[Any], Any]:
             return Missing("tilecraft SIMT SGEMM runs on CUDA only")
 
         def fn(a: Any, b: Any) -> Any:
-            if config is None and a.shape[0] <= MAX_ROWS:
-                return sgemv(a, b)
-            return sgemm_tuned(a, b, config=config)
+            return sgemm_tuned(a, b, config=config) if config else gemm(a, b, allow_tf32=False)
 
-        label = f"tilecraft SIMT SGEMM {config.name}" if config else "tilecraft fp32 picked (GEMV to 16 rows, SIMT SGEMM)"
+        label = (f"tilecraft SIMT SGEMM {config.name}" if config
+                 else f"tilecraft fp32 picked (GEMV to {MAX_ROWS} rows, SIMT SGEMM)")
         return Kernel(fn=fn, prepare=lambda x: (x.a, x.b), label=label)
 
     return factory

@@ -711,9 +711,7 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
         return D.view(L, M, D.shape[-1])
     if config is None and _gemv_16(A, B, C, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum):
         from tilecraft.gemm.gemv import sgemv
-        Cout = C.clone() if (C is not None and beta != 0) else None
-        return sgemv(A, B, Cout, alpha, beta if Cout is not None else 0.0, bias=bias, activation=activation,
-                     bias_along=bias_along)
+        return _into_new_d(sgemv, A, B, C, alpha, beta, bias=bias, activation=activation, bias_along=bias_along)
     sa, sb = _signature(A), _signature(B)
     tf32 = torch.backends.cuda.matmul.allow_tf32 if allow_tf32 is None else allow_tf32
     unit_scales = scale_a == 1.0 and scale_b == 1.0
@@ -749,16 +747,13 @@ GEMV_16_ROWS = 2
 
 def _gemv_16(A: Any, B: Any, C: Any, bias: Any, bias_along: str, activation: str | None, out_dtype: Any,
              scale_a: float, scale_b: float, fast_accum: bool | None) -> bool:
-    """tc.gemm runs the GEMV for this call: 2-D float16 / bfloat16 CUDA operands of one dtype and at most GEMV_16_ROWS
-    rows of A, no fp8 option, the output (and a C, if given) in A's dtype, and a bias the GEMV takes (``_gemv_bias``)
-    or none."""
+    """tc.gemm runs the GEMV for this call: one it takes (``_gemv_takes``) of at most GEMV_16_ROWS rows with float16 /
+    bfloat16 operands of one dtype, no fp8 option, the output (and a C, if given) in A's dtype."""
     import torch
 
-    if not (isinstance(A, torch.Tensor) and isinstance(B, torch.Tensor)) or A.dim() != 2 or B.dim() != 2:
+    if not _gemv_takes(A, B, bias, bias_along, activation, GEMV_16_ROWS):
         return False
-    if A.dtype not in (torch.float16, torch.bfloat16) or B.dtype != A.dtype or not A.is_cuda:
-        return False
-    if A.shape[0] > GEMV_16_ROWS or activation not in (None,) + ACTIVATIONS or not _gemv_bias(A, B, bias, bias_along):
+    if A.dtype not in (torch.float16, torch.bfloat16) or B.dtype != A.dtype:
         return False
     if out_dtype not in (None, A.dtype) or scale_a != 1.0 or scale_b != 1.0 or fast_accum is not None:
         return False
@@ -766,16 +761,28 @@ def _gemv_16(A: Any, B: Any, C: Any, bias: Any, bias_along: str, activation: str
                          and tuple(C.shape) == (A.shape[0], B.shape[1]))
 
 
-def _gemv_bias(A: Any, B: Any, bias: Any, bias_along: str) -> bool:
-    """No bias, or one the GEMV adds: 1-D float32 / float16 / bfloat16 on A's device, N values along "n" or M along
-    "m" (anything else goes to the path whose checks refuse it)."""
+def _gemv_takes(A: Any, B: Any, bias: Any, bias_along: str, activation: str | None, rows: int) -> bool:
+    """The GEMV's epilogue and shapes take this call: 2-D CUDA A and B, at most `rows` rows of A, an activation of
+    ACTIVATIONS or none, and no bias or one it adds: 1-D float32 / float16 / bfloat16 on A's device, N values along
+    "n" or M along "m" (anything else goes to the path whose checks refuse it)."""
     import torch
 
+    if not (isinstance(A, torch.Tensor) and isinstance(B, torch.Tensor)) or A.dim() != 2 or B.dim() != 2:
+        return False
+    if not A.is_cuda or A.shape[0] > rows or activation not in (None,) + ACTIVATIONS:
+        return False
     if bias is None:
         return True
-    n = {"n": B.shape[-1], "m": A.shape[-2]}.get(bias_along)
+    n = {"n": B.shape[1], "m": A.shape[0]}.get(bias_along)
     return (isinstance(bias, torch.Tensor) and bias.dim() == 1 and bias.shape[0] == n and bias.device == A.device
             and bias.dtype in (torch.float32, torch.float16, torch.bfloat16))
+
+
+def _into_new_d(run: Any, A: Any, B: Any, C: Any, alpha: float, beta: float, **kwargs: Any) -> Any:
+    """D = run(A, B, C', alpha, beta', **kwargs) for a kernel that writes C in place (the GEMV, the SIMT SGEMM), as
+    tc.gemm returns a new D: C' a copy of C where it is read (beta not 0), else none (beta' 0)."""
+    Cout = C.clone() if (C is not None and beta != 0) else None
+    return run(A, B, Cout, alpha, beta if Cout is not None else 0.0, **kwargs)
 
 
 def _fold_batch(A: Any, B: Any, C: Any, bias: Any, bias_along: str) -> tuple[Any, Any, Any, tuple[int, int]] | None:
@@ -973,14 +980,10 @@ def _ieee_fp32(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, act
     from tilecraft.gemm.gemv import MAX_ROWS, sgemv
     from tilecraft.gemm.simt_tuned import sgemm_tuned
 
-    ours = A.dim() == 2 and B.dim() == 2 and A.is_cuda
-    gemv = (ours and A.shape[0] <= MAX_ROWS and _gemv_bias(A, B, bias, bias_along)
-            and activation in (None,) + ACTIVATIONS)
-    if gemv or (ours and bias is None and activation in (None, "none")):
-        Cout = C.clone() if (C is not None and beta != 0) else None
-        b = beta if Cout is not None else 0.0
-        D = sgemv(A, B, Cout, alpha, b, bias=bias, activation=activation, bias_along=bias_along) if gemv \
-            else sgemm_tuned(A, B, Cout, alpha, b)
+    if _gemv_takes(A, B, bias, bias_along, activation, MAX_ROWS):
+        D = _into_new_d(sgemv, A, B, C, alpha, beta, bias=bias, activation=activation, bias_along=bias_along)
+    elif A.dim() == 2 and B.dim() == 2 and A.is_cuda and bias is None and activation in (None, "none"):
+        D = _into_new_d(sgemm_tuned, A, B, C, alpha, beta)
     else:
         acc = torch.matmul(A, B)
         op = GemmOp("tf32", None, TensorOpConfig(), activation or "none", bias_along if bias is not None else "none")
