@@ -8,7 +8,8 @@ the Hopper kernel's (16-bit), and GEMV tilings, timed in turn.
 B is torch's row-major (K, N) (``--b-major N``: ``x @ W``) or the transpose of an (N, K) nn.Linear weight
 (``--b-major K``: ``x @ W.T``). Contenders: ``cuBLAS`` (torch.matmul), ``sgemm`` (sgemm_tuned with its picks: what
 tc.gemm ran for these fp32 shapes before the GEMV), ``hopper`` (tc.gemm with the Hopper kernel's pick: what it ran
-for 16-bit ones), ``auto`` (sgemv's pick) and GEMV tilings
+for 16-bit ones), ``skinny`` (16-bit: tilecraft.gemm.skinny's pick) or ``sk<warps>.<tiles>.<chunk>.<stages>[a][x][r]``
+(its MixedConfig: a async_copy, x x_regs, r runs; ``/s<splits>`` fixes the splits), ``auto`` (sgemv's pick) and GEMV tilings
 ``w<warps>u<unroll>c<cols>g<rows_group>b<min_blocks>t<0|1: scatter>a<0|1: a_smem>`` (fields omitted keep the
 pick's), ``/s<splits>`` for a split count (k_slice follows it). Operands rotate over enough copies that B's bytes
 exceed twice the L2; every contender is first checked against float64 (relative Frobenius error). One line per
@@ -53,6 +54,22 @@ def gemv_call(spec: str, m: int, n: int, k: int, n_major: bool, Bt: torch.Tensor
     return lambda x, w, cfg=cfg, s=splits: sgemv(x, w, config=cfg, splits=s)
 
 
+def skinny_call(spec: str):
+    """The skinny_gemm call a contender spec names: ``skinny`` (its pick) or ``sk<w>.<t>.<c>.<p>[a][x][r][/s<n>]``."""
+    from tilecraft.gemm.mixed import MixedConfig
+    from tilecraft.gemm.skinny import skinny_gemm
+
+    if spec == "skinny":
+        return lambda x, w: skinny_gemm(x, w)
+    m = re.fullmatch(r"sk(\d+)\.(\d+)\.(\d+)\.(\d+)([axr]*)(?:/s(\d+))?", spec)
+    if not m:
+        raise SystemExit(f"bad skinny spec {spec!r}")
+    w, t, c, p, flags, splits = m.groups()
+    cfg = MixedConfig(int(w), int(t), int(c), int(splits) if splits else None, int(p), async_copy="a" in flags,
+                      x_regs="x" in flags, runs="r" in flags)
+    return lambda x, w, cfg=cfg: skinny_gemm(x, w, config=cfg)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--shapes", default="1x4096x4096,4x4096x4096,16x4096x4096", help="MxNxK, comma-separated")
@@ -91,6 +108,8 @@ def main() -> int:
             for spec in (s for s in a.configs.split(",") if s):
                 if spec == "sgemm":
                     runs[spec] = lambda x, w: sgemm_tuned(x, w)
+                elif spec.startswith("sk"):
+                    runs[spec] = skinny_call(spec)
                 elif spec == "hopper":
                     hop = pick_sm90_config(m, n, k, 1, _device_facts(ops[0][0].device)[0])
                     runs[spec] = lambda x, w, hop=hop: tc.gemm(x, w, config=hop)

@@ -79,6 +79,33 @@ _SYMMETRIC_ZERO = {("float16", 4): 0x48004800, ("float16", 8): 0x58005800,
 
 
 @dataclass(frozen=True)
+class DenseFormat:
+    """A 16-bit weight read in place (tilecraft/gemm/skinny.py): the kernel's weight operand is then W^T (N, K)
+    itself (``n_major`` False: K-contiguous rows, an nn.Linear weight) or W (K, N) (``n_major``: N-contiguous
+    rows), in the activations' dtype, with no scales or zero points. Lane (g, q) reads 16 bytes (8 values) of a
+    row at a time: K-contiguous, W^T row g (+8) of a tile at k 32 i + 8 q, whose halves are its A operands of
+    two k-blocks (B's k permuted to match: x[m, 32 i + 8 q + 4 j'..+3] for the i-th pair's block j');
+    N-contiguous, rows k 16 j + 4 q + r (r = 0..3) of W at n 8 g .. 8 g + 7 of a 64-column group, which
+    pair up (prmt) into the A operands of four tiles whose row g / g + 8 are columns 8 g + 2 i / + 1 of the
+    group (tile i of four), so x keeps the packed layout's k permutation."""
+
+    dtype: str
+    n_major: bool = False
+    bits: int = 16
+    group_size: None = None
+    zero_point: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{'fp16' if self.dtype == 'float16' else 'bf16'}-{'n' if self.n_major else 'k'}major"
+
+
+def _k_block(fmt: Any) -> int:
+    """k values per 16-byte lane load of one 16-row tile (16 for a dense 16-bit weight)."""
+    return 16 if fmt.bits == 16 else k_block(fmt.bits)
+
+
+@dataclass(frozen=True)
 class MixedConfig:
     """One tiling of the mixed-input GEMM: ``warps`` per CTA (they split the CTA's k-range), ``tiles``
     16-row tiles per CTA (every warp covers all of them), ``chunk`` k values per warp iteration (a
@@ -123,7 +150,7 @@ class MixedConfig:
     def validate(self, fmt: PackedFormat, K: int, N: int, M: int = MAX_M) -> None:
         """Raise ValueError naming the condition this tiling breaks for a (K, N) weight of format fmt and
         up to M rows of x."""
-        kb = k_block(fmt.bits)
+        kb = _k_block(fmt)
         if self.warps not in (1, 2, 4, 8, 16) or self.tiles not in (1, 2, 4, 8):
             raise ValueError(f"{self.name}: warps must be 1, 2, 4, 8 or 16 and tiles 1, 2, 4 or 8")
         most = 12 if self.async_copy else 4
@@ -138,6 +165,14 @@ class MixedConfig:
             raise ValueError(f"{self.name}: min_ctas must be in 1..{2048 // self.threads} for {self.threads} threads")
         if self.chunk % kb or self.chunk % 16:
             raise ValueError(f"{self.name}: chunk must be a multiple of {kb} for int{fmt.bits}")
+        if fmt.bits == 16:
+            if self.prefetch:
+                raise ValueError(f"{self.name}: a dense weight takes no L2 prefetch (prefetch must be 0)")
+            if not fmt.n_major and self.chunk % 32:
+                raise ValueError(f"{self.name}: chunk must be a multiple of 32 for a K-contiguous dense weight")
+            if fmt.n_major and self.tiles % 4:
+                raise ValueError(f"{self.name}: tiles must be 4 or 8 for an N-contiguous dense weight (its lanes' "
+                                 f"loads serve four tiles)")
         if fmt.group_size is not None and self.chunk % fmt.group_size and fmt.group_size % self.chunk:
             raise ValueError(f"{self.name}: chunk must be a multiple or a divisor of the group size {fmt.group_size}")
         if K % self.chunk:
@@ -193,7 +228,8 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     """y (M,N) = x (M,K) @ dequant(qw, scales, zeros) (+ bias); see the module docstring.
 
     qw (N/16, K/KB, 32, 4) int32, scales / zeros (N/16, K/G, 8, 2) (zeros None when symmetric), bias (N)
-    or None; ws (M,N) fp32 and counters (N / 16 tiles) int32, zeroed, or None without split-K (grid.y = 1);
+    or None; with a DenseFormat fmt, qw is the 16-bit weight itself, W^T (N, K) or W (K, N) (fmt.n_major), rows
+    16-byte aligned, and scales, zeros None; ws (M,N) fp32 and counters (N / 16 tiles) int32, zeroed, or None without split-K (grid.y = 1);
     mb = ceil(M / 8) m-blocks of 8 columns; xrows (async_copy) the rows of x a stage holds, >= M.
     prefetch_pdl (sm_90, a launch with ``pdl=True``): the sixteenths (0..16) of its k-range whose weights the CTA
     asks L2 for before it waits for the stream's previous kernel (None: not a programmatic dependent launch).
@@ -204,7 +240,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     current().includes.add("tilecraft/mixed.cuh")                       # the conversion and split-K helpers
     dtype, atom = _ELEM[fmt.dtype]
     NT, CK, W, P = cfg.tiles, cfg.chunk, cfg.warps, cfg.stages
-    KB = k_block(fmt.bits)
+    KB = _k_block(fmt)
     M, K = x.shape
     BN = 16 * NT                                                          # rows of W^T (columns of y) per CTA
     grouped = fmt.group_size is not None
@@ -215,15 +251,17 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     K16 = CK // 16                                                        # mma k-blocks per chunk
     split_k = ws is not None
     N = y.shape[1]
+    dense = fmt.bits == 16
+    dense_k = dense and not fmt.n_major
     # the packed tensors are contiguous (the host checks): their layouts, with the static inner modes
-    mW = Tensor(qw.engine, tc.make_layout((N // 16, K // KB, 32, 4), ((K // KB) * 128, 128, 4, 1)))
+    mW = qw if dense else Tensor(qw.engine, tc.make_layout((N // 16, K // KB, 32, 4), ((K // KB) * 128, 128, 4, 1)))
     groups = K // G if grouped else 1
 
     def group(c: Any, gi: int) -> Any:
         """The group of scales of chunk c's gi-th scaled accumulation."""
         return c * GPC + gi if CPG == 1 else c // CPG
 
-    mS = Tensor(scales.engine, tc.make_layout((N // 16, groups, 8, 2), (groups * 16, 16, 2, 1)))
+    mS = None if dense else Tensor(scales.engine, tc.make_layout((N // 16, groups, 8, 2), (groups * 16, 16, 2, 1)))
     mZ = Tensor(zeros.engine, mS.layout) if zeros is not None else None
 
     lane = threadIdx.x % 32
@@ -262,7 +300,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
         # runs, these are the first warp's: W4A16 g128 at M = 1, N = K = 8192 on an H100 ran 13.05 us so
         # (13.30 round-robin); with the first 2/16 of every warp's run instead, 13.58 (13.25 round-robin,
         # another machine)
-        if prefetch_pdl:
+        if prefetch_pdl and not dense:
             n_pf = (c_end - c_begin) * prefetch_pdl // 16
             with dsl.if_(dsl.eq(threadIdx.x, 0) & (n_pf > 0)):
                 for t in range(NT):
@@ -285,7 +323,9 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     AC = cfg.async_copy
     R = 1 if AC else P                                                    # register buffers
     XREG = AC and cfg.x_regs                                              # x from L2 into registers, a chunk ahead
-    wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, CK // KB, NT)) for _b in range(R)]  # (WORD,KBLK,TILE) x R
+    # (WORD,KBLK,TILE) x R: a lane's 16-byte loads, 4 words (8 16-bit values of a dense weight) each
+    WE, wdt = (8, dtype) if dense else (4, dsl.int32)
+    wbuf = [dsl.make_rmem_tensor(wdt, (WE, CK // KB, NT)) for _b in range(R)]
     # x travels with the weights (P register buffers) while its fragments are few; past M = 16 it is
     # loaded (from L1 / L2, where all warps find it) at the start of each chunk's compute, into one
     # buffer; with shared-memory stages, the chunk's rows of x are part of the stage (once, not once per
@@ -302,9 +342,9 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
         # slots of its own, lanes adjacent (a quarter warp's accesses cover 128 contiguous bytes: no bank
         # conflicts), and only that lane reads them back; the rows of x are shared by the warp's lanes
         # (the main loop's __syncwarp); no barrier: warps never read each other's stages
-        cpw = cp_async(16, 32, cache="global")                            # weights: L2 -> smem, not L1
+        cpw = cp_async(16, 16 if dense else 32, cache="global")          # weights: L2 -> smem, not L1
         cps = cp_async(4, 16)
-        sW = dsl.smem_tensor(dsl.int32, tc.make_layout((4, 32, CK // KB, NT, W, P)))  # (WORD,LANE,KBLK,TILE,WARP,STAGE)
+        sW = dsl.smem_tensor(wdt, tc.make_layout((WE, 32, CK // KB, NT, W, P)))  # (WORD,LANE,KBLK,TILE,WARP,STAGE)
         sS = dsl.smem_tensor(dtype, tc.make_layout((2, 32, GPC, NT, W, P))) if grouped else None
         sZ = dsl.smem_tensor(dtype, tc.make_layout((2, 32, GPC, NT, W, P))) if zbuf is not None else None
         # x's rows of the chunk (16-byte cp.async pieces), read by lane (g, q) 8 bytes at a time
@@ -319,22 +359,34 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     a_frag = dsl.make_rmem_tensor(dtype, (8, 1))                                  # (MMA_A,1) one A operand
 
     def load_x(xb: Tensor, c: Any, stage: int | None = None) -> None:
-        """The B fragments of chunk c: lane (g, q) loads x[8 m + g, 16 j + 4q ..+3] (8 bytes) per k-block j,
-        from global memory, or (async_copy) from the chunk's rows in shared-memory stage `stage`."""
+        """The B fragments of chunk c: lane (g, q) loads x[8 m + g, 16 j + 4q ..+3] (8 bytes) per k-block j
+        (a K-contiguous dense weight: x[8 m + g, 32 (j // 2) + 8 q + 4 (j % 2) ..+3]), from global memory, or
+        (async_copy) from the chunk's rows in shared-memory stage `stage`."""
         for j in range(K16):
+            xo = 8 * (j // 2) + j % 2 + 2 * q if dense_k else 4 * j + q       # in 4-value pieces of the chunk
             for m in range(mb):
                 row = imin(8 * m + g, M - 1)                              # rows past M: a copy never stored
                 if stage is None:
-                    dsl.copy(tc.local_tile(x, (1, 4), (row, c * (CK // 4) + 4 * j + q)), xb(_, m, j))
+                    dsl.copy(tc.local_tile(x, (1, 4), (row, c * (CK // 4) + xo)), xb(_, m, j))
                 else:
-                    dsl.copy(tc.local_tile(sX(_, _, warp, stage), (1, 4), (row, 4 * j + q)), xb(_, m, j))
+                    dsl.copy(tc.local_tile(sX(_, _, warp, stage), (1, 4), (row, xo)), xb(_, m, j))
+
+    def dense_piece(c: Any, t: int, kb: int) -> Tensor:
+        """A dense weight's 16 bytes that lane (g, q) keeps in slot (kb, t) for chunk c. K-contiguous: row g + 8 h
+        of tile t at k 32 i + 8 q, kb = 2 i + h. N-contiguous: row k = 16 kb + 4 q + r of W at columns 8 g .. of
+        the 64-column group t // 4 (r = t % 4); tile t' = 4 (t // 4) + i takes columns 8 g + 2 i, + 1 of each."""
+        if dense_k:
+            i, h = divmod(kb, 2)
+            return tc.local_tile(mW(rb * BN + 16 * t + g + 8 * h, _), (8,), (c * (CK // 8) + 4 * i + q,))
+        u, r = divmod(t, 4)
+        return tc.local_tile(mW(c * CK + 16 * kb + 4 * q + r, _), (8,), (rb * (BN // 8) + 8 * u + g,))
 
     def load(b: int, c: Any) -> None:
         """Chunk c (absolute) of this CTA's tiles -> buffer (stage) b: 128-bit weight loads (and x, scales,
         zeros), into registers, or with async_copy, cp.async into the lane's shared-memory slots of stage b."""
         for t in range(NT):
             for kb in range(CK // KB):
-                src = mW(rb * NT + t, c * (CK // KB) + kb, lane, _)
+                src = dense_piece(c, t, kb) if dense else mW(rb * NT + t, c * (CK // KB) + kb, lane, _)
                 if AC:
                     dsl.copy(cpw, src, sW(_, lane, kb, t, warp, b))
                 else:
@@ -399,7 +451,14 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                     dsl.clear(tmp)
                 for j in ks:
                     kb, jj = divmod(j, KB // 16)
-                    if fmt.bits == 4:
+                    if dense_k:                                          # rows g, g + 8: pieces 2 i, 2 i + 1
+                        i, jj = divmod(j, 2)
+                        _call("dense_a", *(_word(wbuf[b], 2 * (2 * jj + hi), 2 * i + h, t) for hi in (0, 1)
+                                           for h in (0, 1)), _regs(a_frag))
+                    elif dense:                                          # rows k 4q + r of the 4 tiles' pieces
+                        u, i = divmod(t, 4)
+                        _call("dense_n_a", *(_word(wbuf[b], 2 * i, j, 4 * u + r) for r in range(4)), _regs(a_frag))
+                    elif fmt.bits == 4:
                         _call(f"dequant_u4_{'f16' if fmt.dtype == 'float16' else 'bf16'}", _word(wbuf[b], jj, kb, t),
                               zero_word(b, t, gi), _regs(a_frag))
                     else:
@@ -479,7 +538,7 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
                     stage_in(s)
                 compute(0 if AC else s, chunk(j), s if AC else None, s % XB, next_x(j, s) if XREG else None)
 
-    if not grouped:
+    if not grouped and not dense:
         # per-channel: one scale per row, applied once to the whole sum
         spc = dsl.make_rmem_tensor(dtype, (2, NT))                        # (ROW,TILE)
         for t in range(NT):
@@ -495,6 +554,10 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     sRed = dsl.smem_tensor(dsl.float32, tc.make_layout((BN, 8 * mb, W)))  # (BN,M8*8,WARPS)
     for t in range(NT):
         sTile = tc.local_tile(sRed(_, _, warp), (16, 8 * mb), (t, 0))     # (16,M8*8) this warp's tile t
+        if dense and fmt.n_major:                                         # rows g, g + 8: columns 8 g + 2 i, + 1
+            u, i = divmod(t, 4)
+            sTile = Tensor(sRed.engine, tc.make_layout(((8, 2), 8 * mb), ((8, 1), BN)),
+                           sRed.offset + sRed.layout((64 * u + 2 * i, 0, warp)))
         dsl.copy(acc[t], thr_mma.partition_C(sTile))                      # (MMA_C,1,M8)
     dsl.syncthreads()
     elems = BN * 8 * mb
@@ -880,7 +943,7 @@ def stage_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int
     if not cfg.async_copy:
         return 0
     groups = max(1, cfg.chunk // fmt.group_size) if fmt.group_size is not None else 0
-    per_lane = 16 * (cfg.chunk // k_block(fmt.bits)) * cfg.tiles + 4 * groups * cfg.tiles * (1 + fmt.zero_point)
+    per_lane = 16 * (cfg.chunk // _k_block(fmt)) * cfg.tiles + 4 * groups * cfg.tiles * (1 + fmt.zero_point)
     return (32 * per_lane + 2 * stage_x_rows(cfg, M) * (cfg.chunk + _X_PAD)) * cfg.warps * cfg.stages
 
 

@@ -99,6 +99,23 @@ TC_DEVICE void dequant_u8_bf16(u32 w0, u32 w1, u32 z, u32* a) {
 }
 
 // A hint: bring the 128-byte line at p from HBM into L2 (no register, nothing to wait for).
+// A dense 16-bit weight read in place (tilecraft/gemm/mixed.py, DenseFormat). K-contiguous: the four words
+// are the A operand as loaded (ptxas keeps them where they are). N-contiguous: p0..p3 hold rows k = 4q + r of
+// W at the columns of tile rows g (low half) and g + 8 (high half); slots 2q, 2q+1 take rows 0, 1 and slots
+// 2q+8, 2q+9 rows 2, 3.
+TC_DEVICE void dense_a(u32 a0, u32 a1, u32 a2, u32 a3, u32* a) {
+    a[0] = a0;
+    a[1] = a1;
+    a[2] = a2;
+    a[3] = a3;
+}
+TC_DEVICE void dense_n_a(u32 p0, u32 p1, u32 p2, u32 p3, u32* a) {
+    a[0] = prmt(p0, p1, 0x5410);
+    a[1] = prmt(p0, p1, 0x7632);
+    a[2] = prmt(p2, p3, 0x5410);
+    a[3] = prmt(p2, p3, 0x7632);
+}
+
 TC_DEVICE void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
 // 0, computed from v: an offset that makes a load depend on the instruction that produced v, so ptxas

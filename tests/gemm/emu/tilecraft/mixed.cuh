@@ -44,6 +44,18 @@ inline void dequant_u8(u32 w0, u32 w1, u32 z, u32* a, bool bf) {
 inline void dequant_u8_f16(u32 w0, u32 w1, u32 z, u32* a) { dequant_u8(w0, w1, z, a, false); }
 inline void dequant_u8_bf16(u32 w0, u32 w1, u32 z, u32* a) { dequant_u8(w0, w1, z, a, true); }
 
+// a dense 16-bit weight: the words as loaded (K-contiguous), or rows k = 4q + r paired per column
+// (N-contiguous: row g's column in the low halves, g + 8's in the high ones)
+inline void dense_a(u32 a0, u32 a1, u32 a2, u32 a3, u32* a) { a[0] = a0; a[1] = a1; a[2] = a2; a[3] = a3; }
+inline void dense_n_a(u32 p0, u32 p1, u32 p2, u32 p3, u32* a) {
+    const u32 rows[4] = {p0, p1, p2, p3};
+    for (int r = 0; r < 4; ++r) {
+        const u32 lo = rows[r / 2 * 2], hi = rows[r / 2 * 2 + 1];
+        const int half = r % 2;                                  // 0: column of row g, 1: of row g + 8
+        a[r] = ((lo >> (16 * half)) & 0xffffu) | (((hi >> (16 * half)) & 0xffffu) << 16);
+    }
+}
+
 inline void prefetch_l2(const void*) {}
 inline int zero_after(f32) { return 0; }
 inline void red_add_f32(f32* p, f32 v) { std::atomic_ref<f32>(*p).fetch_add(v); }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Forty-second session: dense 16-bit GEMMs of few rows (decoding with unquantized weights) on the mixed-input
+# kernel with the weight read in place (tilecraft/gemm/skinny.py).
+# Usage: bash benchmarks/device_session42.sh [sk_tests|sk|sk_more ...]
+# - sk_tests: the skinny GEMM's GPU tests (tests/gemm/test_skinny.py);
+# - sk: probe_sgemv.py --dtype bf16 at SK_SHAPES, cuBLAS against the Hopper kernel's pick (what tc.gemm ran), the
+#   GEMV's and skinny tilings (SK_CONFIGS_N / SK_CONFIGS_K), both B majors, into $OUT/sk.md.
+source "$(dirname "$0")/device_env.sh"
+
+# both PROBE NAME SECONDS SHAPES CONFIGS_N CONFIGS_K [ARGS...]: benchmarks/PROBE.py with B N- then K-contiguous (its
+# --configs CONFIGS_N / CONFIGS_K), ROUNDS rounds, ARGS passed on, appended to $OUT/NAME.md; prints the table.
+both() {
+  local probe=$1 name=$2 seconds=$3 shapes=$4 configs_n=$5 configs_k=$6 major
+  shift 6
+  for major in N K; do
+    timeout "$seconds" python3 "benchmarks/$probe.py" --rounds "${ROUNDS:-3}" --b-major $major --shapes "$shapes" \
+      --configs "$([ $major = N ] && echo "$configs_n" || echo "$configs_k")" "$@" >> "$OUT/$name.md" 2>&1
+  done
+  sed 's/  */ /g' "$OUT/$name.md" | grep -v "^|---"
+}
+
+for part in ${*:-sk_tests sk}; do
+  case $part in
+  sk_tests)
+    gpu_tests sk_tests "${SKT_S:-150}" tests/gemm/test_skinny.py ;;
+  sk)
+    both probe_sgemv sk "${SK_S:-200}" "${SK_SHAPES:-4x4096x4096,8x4096x4096,16x4096x4096,8x8192x8192,16x14336x4096}" \
+      "${SK_CONFIGS_N:-hopper,skinny,sk4.4.64.2a,sk4.4.32.4a,sk8.4.64.2a,sk4.8.32.2a,sk4.4.64.2}" \
+      "${SK_CONFIGS_K:-hopper,skinny,sk4.2.64.3a,sk4.2.128.2a,sk8.2.64.2a,sk4.1.64.4a,sk4.2.64.3}" --dtype bf16 ;;
+  *) echo "unknown part $part" ;;
+  esac
+done

@@ -1,0 +1,169 @@
+"""Dense 16-bit GEMM for few rows (decoding with unquantized weights): D (M, N) = A (M, K) @ B (K, N) (+ bias) for
+float16 / bfloat16 operands and M up to a few dozen, the weight B read in place.
+
+At these M the time is the time to stream B from HBM once. The kernel is the mixed-input GEMM's
+(tilecraft/gemm/mixed.py) with a ``DenseFormat`` weight: mma.sync m16n8k16 computes D^T = B^T A^T with B^T as
+the A operand (16 columns of D per tile, A's rows padded to 8), each lane's 16-byte loads of B are its own
+operands (no barrier guards them), ``cp.async`` stages in shared memory keep the bytes in flight without
+holding registers, split-K fills the SMs where the row blocks are few, and sm_90 launches overlap the
+previous kernel of the stream (programmatic dependent launches). B is read as the caller holds it:
+
+* K-contiguous (``B = W.t()`` for an nn.Linear weight W (N, K)): lane (g, q) reads 8 values of rows g and
+  g + 8 of a 16-row tile of W, which are its A operands of two k-blocks; A's k is permuted to match.
+* N-contiguous (``B = W`` for W (K, N) row-major): lane (g, q) reads 8 columns 8 g .. 8 g + 7 of rows
+  k = 4 q + r; pairs of rows make the A operands of four tiles at once (columns of D permuted among them,
+  undone where the warps meet).
+
+The Hopper kernel's smallest tiles (64 rows of wgmma for at most 16 useful ones) ran 0.70-0.85x cuBLAS at these
+M on an H100 (forty-first session). ``skinny_gemm`` is the entry point; tc.gemm dispatches to it (``use_skinny``).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from tilecraft.gemm.mixed import (MAX_M, DenseFormat, MixedConfig, _device_cc, _pick_splits, _sm_count,
+                                  _smem_per_cta, _workspace, cta_smem_bytes, mixed_gemm_kernel, pdl_ctas_per_sm,
+                                  stage_x_rows)
+
+__all__ = ["skinny_gemm", "pick_skinny_config", "skinny_format", "MAX_ROWS"]
+
+#: the most rows of A tc.gemm gives this kernel (more run in slices of MAX_M, each streaming B again)
+MAX_ROWS = 16
+_DTYPES = {"float16": "float16", "bfloat16": "bfloat16"}
+
+_RUNS: dict[Any, Any] = {}
+
+
+def skinny_format(A: Any, B: Any) -> DenseFormat:
+    """The DenseFormat of B as given: N-contiguous (B's stride along N is 1) or K-contiguous (along K); ValueError
+    for anything else (B must have a unit stride and rows of whole 16-byte pieces, 16-byte aligned)."""
+    name = str(A.dtype).replace("torch.", "")
+    if name not in _DTYPES:
+        raise TypeError(f"skinny_gemm takes float16 or bfloat16 operands, got A {A.dtype}")
+    if B.dtype != A.dtype:
+        raise TypeError(f"skinny_gemm: B is {B.dtype} but A is {A.dtype}; both must have one 16-bit dtype")
+    n_major = B.stride(1) == 1 and (B.stride(0) != 1 or B.shape[0] == 1)
+    if not n_major and B.stride(0) != 1:
+        raise ValueError(f"skinny_gemm: B (K, N) must be N- or K-contiguous, got strides {tuple(B.stride())}")
+    ld = B.stride(0) if n_major else B.stride(1)
+    if B.data_ptr() % 16 or ld % 8:
+        raise ValueError(f"skinny_gemm: B's rows must start on 16-byte boundaries (pointer 16-byte aligned, row "
+                         f"stride a multiple of 8 elements), got stride {ld} at {B.data_ptr() % 16} bytes past one")
+    return DenseFormat(name, n_major)
+
+
+def pick_skinny_config(fmt: DenseFormat, M: int, K: int, N: int, sms: int = 132, smem: int = 227 * 1024) -> MixedConfig:
+    """The tiling for M rows (of at most MAX_M), B of K x N in format fmt; splits are left to the launch."""
+    chunk = next((c for c in (64, 32) if K % c == 0), None)
+    tiles = 4 if fmt.n_major else 2
+    cfg = MixedConfig(warps=4, tiles=tiles, chunk=chunk or 32, stages=4, async_copy=True)
+    while cfg.stages > 2 and cta_smem_bytes(cfg, fmt, M) > smem:
+        cfg = replace(cfg, stages=cfg.stages - 1)
+    return cfg
+
+
+def _check_device(A: Any) -> None:
+    """A on a CUDA device of compute capability 8.0 or newer (mma.sync with bf16, cp.async)."""
+    if not A.is_cuda:
+        raise ValueError(f"skinny_gemm runs on CUDA tensors, got A on {A.device}")
+    cc = _device_cc(A)
+    if cc < (8, 0):
+        raise ValueError(f"skinny_gemm needs sm_80 or newer (mma.sync with bf16, cp.async), this GPU is "
+                         f"sm_{cc[0]}{cc[1]}")
+
+
+def _check(A: Any, B: Any, bias: Any) -> tuple[DenseFormat, int, int, int]:
+    import torch
+    if not (isinstance(A, torch.Tensor) and isinstance(B, torch.Tensor)):
+        raise TypeError(f"skinny_gemm takes torch tensors, got {type(A).__name__} and {type(B).__name__}")
+    if A.dim() != 2 or B.dim() != 2 or A.shape[1] != B.shape[0]:
+        raise ValueError(f"skinny_gemm: A (M, K) and B (K, N) must be 2-D with one K, got {tuple(A.shape)} and "
+                         f"{tuple(B.shape)}")
+    if B.device != A.device:
+        raise ValueError(f"skinny_gemm runs on one CUDA device, got A on {A.device} and B on {B.device}")
+    _check_device(A)
+    fmt = skinny_format(A, B)
+    M, K = A.shape
+    N = B.shape[1]
+    if bias is not None and (not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (N,)
+                             or bias.dtype != A.dtype or bias.device != A.device):
+        raise ValueError(f"skinny_gemm: bias must be a ({N},) {A.dtype} tensor on {A.device}")
+    return fmt, M, K, N
+
+
+def skinny_gemm(A: Any, B: Any, bias: Any = None, *, config: MixedConfig | None = None, pdl: bool | None = None) -> Any:
+    """D (M, N) = A (M, K) @ B (K, N) (+ bias (N,)) for float16 / bfloat16 CUDA operands of one dtype, summed in fp32,
+    D in A's dtype. B is read in place, N- or K-contiguous, rows 16-byte aligned, N a multiple of 16 x the tiling's
+    tiles and K of its chunk (``pick_skinny_config``; ``config`` overrides it, ``config.splits`` fixing the split-K
+    count). A is read 16 bytes at a time (copied where its rows are not). ``pdl`` (None: on sm_90 and newer):
+    programmatic dependent launches, as the mixed-input GEMM's. Each call signature is resolved once."""
+    from tilecraft.gemm.op import _memo, _signature as sig
+
+    key = (sig(A), sig(B), sig(bias), config, pdl)
+    return _memo(_RUNS, key, lambda: _prepare(A, B, bias, config, pdl))(A, B, bias)
+
+
+def _prepare(A: Any, B: Any, bias: Any, config: MixedConfig | None, pdl: bool | None) -> Any:
+    import torch
+    fmt, M, K, N = _check(A, B, bias)
+    if config is not None and not isinstance(config, MixedConfig):
+        raise TypeError(f"skinny_gemm: config must be a MixedConfig, got {type(config).__name__}")
+    sms, cc = _sm_count(A), _device_cc(A)
+    cfg = config or pick_skinny_config(fmt, M, K, N, sms, _smem_per_cta(A))
+    cfg.validate(fmt, K, N, min(M, MAX_M))
+    kcfg = replace(cfg, splits=None)
+    if pdl not in (None, True, False):
+        raise TypeError(f"skinny_gemm: pdl must be None, True or False, got {pdl!r}")
+    if pdl and cc < (9, 0):
+        raise ValueError("skinny_gemm(pdl=True): programmatic dependent launches need an sm_90 or newer GPU")
+    pdl = cc >= (9, 0) if pdl is None else pdl
+    clone = A.stride(1) != 1 or A.data_ptr() % 16 != 0 or A.stride(0) % 8 != 0   # 16-byte aligned rows of A
+
+    def weight(B: Any) -> Any:
+        return B if fmt.n_major else B.t()                              # the kernel's qw: (K, N) or (N, K)
+
+    blocks = N // (16 * cfg.tiles)
+    slices = []
+    A2 = A.contiguous() if clone else A
+    y = torch.empty(M, N, dtype=A.dtype, device=A.device)
+    for m0 in range(0, M, MAX_M):
+        xs, ys = A2[m0:m0 + MAX_M], y[m0:m0 + MAX_M]
+        splits = cfg.splits or _splits(xs, weight(B), bias, ys, fmt, cfg, kcfg, blocks, K, sms)
+        args = _args(xs, weight(B), bias, ys, fmt, cfg, kcfg, splits > 1, pdl)
+        bound = mixed_gemm_kernel.bind(*args, grid=(blocks, splits), block=(cfg.threads,), pdl=pdl,
+                                       max_ctas_per_sm=pdl_ctas_per_sm(blocks * splits, sms) if pdl else None)
+        slices.append((m0, bound, splits > 1))
+    whole = len(slices) == 1
+
+    def run(A: Any, B: Any, bias: Any) -> Any:
+        A2 = A.contiguous() if clone else A
+        y = torch.empty(M, N, dtype=A.dtype, device=A.device)
+        for m0, bound, split_k in slices:
+            xs, ys = (A2, y) if whole else (A2[m0:m0 + MAX_M], y[m0:m0 + MAX_M])
+            bound(*_args(xs, weight(B), bias, ys, fmt, cfg, kcfg, split_k, pdl))
+        return y
+    run.path, run.config, run.pdl = "skinny", cfg, pdl
+    return run
+
+
+def _args(x: Any, qw: Any, bias: Any, y: Any, fmt: DenseFormat, cfg: MixedConfig, kcfg: MixedConfig, split_k: bool,
+          pdl: bool) -> tuple:
+    """mixed_gemm_kernel's arguments for a dense weight (the workspace of x's device and stream with split-K)."""
+    M, N = y.shape
+    blocks = N // (16 * cfg.tiles)
+    ws, cnt = _workspace(x, M * N, blocks) if split_k else (None, None)
+    return (x, qw, None, None, bias, y, ws[:M * N].view(M, N) if split_k else None, cnt[:blocks] if split_k else None,
+            fmt, kcfg, -(-M // 8), stage_x_rows(cfg, M), 0 if pdl else None)
+
+
+def _splits(x: Any, qw: Any, bias: Any, y: Any, fmt: DenseFormat, cfg: MixedConfig, kcfg: MixedConfig, blocks: int,
+            K: int, sms: int) -> int:
+    """The split-K count of one launch: ``mixed._pick_splits`` with the compiled kernel's occupancy."""
+    import torch
+    per_sm = 3                                                            # off a GPU (the emulator's tests)
+    if x.is_cuda:
+        with torch.cuda.device(x.device):
+            per_sm = mixed_gemm_kernel.max_active_blocks(*_args(x, qw, bias, y, fmt, cfg, kcfg, True, False),
+                                                         block=(cfg.threads,))
+    return _pick_splits(blocks, K // cfg.chunk, cfg.warps, sms * per_sm, sms)
