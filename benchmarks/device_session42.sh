@@ -4,7 +4,9 @@
 # Usage: bash benchmarks/device_session42.sh [sk_tests|sk|sk_more ...]
 # - sk_tests: the skinny GEMM's GPU tests (tests/gemm/test_skinny.py);
 # - sk: probe_sgemv.py --dtype bf16 at SK_SHAPES, cuBLAS against the Hopper kernel's pick (what tc.gemm ran), the
-#   GEMV's and skinny tilings (SK_CONFIGS_N / SK_CONFIGS_K), both B majors, into $OUT/sk.md.
+#   GEMV's and skinny tilings (SK_CONFIGS_N / SK_CONFIGS_K), both B majors, into $OUT/sk.md;
+# - sk2: the same with more tilings (register buffers for N-contiguous B, L2 prefetch before the PDL wait: f2) and
+#   shapes (M = 1 against the GEMV), into $OUT/sk2.md.
 source "$(dirname "$0")/device_env.sh"
 
 # both PROBE NAME SECONDS SHAPES CONFIGS_N CONFIGS_K [ARGS...]: benchmarks/PROBE.py with B N- then K-contiguous (its
@@ -27,6 +29,10 @@ for part in ${*:-sk_tests sk}; do
     both probe_sgemv sk "${SK_S:-200}" "${SK_SHAPES:-4x4096x4096,8x4096x4096,16x4096x4096,8x8192x8192,16x14336x4096}" \
       "${SK_CONFIGS_N:-hopper,skinny,sk4.4.64.2a,sk4.4.32.4a,sk8.4.64.2a,sk4.8.32.2a,sk4.4.64.2}" \
       "${SK_CONFIGS_K:-hopper,skinny,sk4.2.64.3a,sk4.2.128.2a,sk8.2.64.2a,sk4.1.64.4a,sk4.2.64.3}" --dtype bf16 ;;
+  sk2)
+    both probe_sgemv sk2 "${SK_S:-240}" "${SK_SHAPES:-1x4096x4096,4x4096x4096,16x4096x4096,8x8192x8192,16x14336x4096,8x4096x14336}" \
+      "${SK_CONFIGS_N:-hopper,auto,sk4.4.64.2,sk4.4.64.2f2,sk4.4.32.3,sk8.4.32.2,sk4.8.32.2,sk4.4.64.2a,sk4.4.64.4a,sk4.4.64.2ar}" \
+      "${SK_CONFIGS_K:-hopper,auto,skinny,sk4.2.64.4a,sk4.2.64.3,sk4.2.64.3f2,sk4.2.128.3a,sk4.2.128.2,sk8.2.64.2}" --dtype bf16 ;;
   *) echo "unknown part $part" ;;
   esac
 done

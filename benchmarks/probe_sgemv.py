@@ -9,7 +9,8 @@ B is torch's row-major (K, N) (``--b-major N``: ``x @ W``) or the transpose of a
 (``--b-major K``: ``x @ W.T``). Contenders: ``cuBLAS`` (torch.matmul), ``sgemm`` (sgemm_tuned with its picks: what
 tc.gemm ran for these fp32 shapes before the GEMV), ``hopper`` (tc.gemm with the Hopper kernel's pick: what it ran
 for 16-bit ones), ``skinny`` (16-bit: tilecraft.gemm.skinny's pick) or ``sk<warps>.<tiles>.<chunk>.<stages>[a][x][r]``
-(its MixedConfig: a async_copy, x x_regs, r runs; ``/s<splits>`` fixes the splits), ``auto`` (sgemv's pick) and GEMV tilings
+(its MixedConfig: a async_copy, x x_regs, r runs; ``f<n>`` asks L2 for n sixteenths of the weights before the
+PDL wait, 0 without it; ``/s<splits>`` fixes the splits), ``auto`` (sgemv's pick) and GEMV tilings
 ``w<warps>u<unroll>c<cols>g<rows_group>b<min_blocks>t<0|1: scatter>a<0|1: a_smem>`` (fields omitted keep the
 pick's), ``/s<splits>`` for a split count (k_slice follows it). Operands rotate over enough copies that B's bytes
 exceed twice the L2; every contender is first checked against float64 (relative Frobenius error). One line per
@@ -61,13 +62,13 @@ def skinny_call(spec: str):
 
     if spec == "skinny":
         return lambda x, w: skinny_gemm(x, w)
-    m = re.fullmatch(r"sk(\d+)\.(\d+)\.(\d+)\.(\d+)([axr]*)(?:/s(\d+))?", spec)
+    m = re.fullmatch(r"sk(\d+)\.(\d+)\.(\d+)\.(\d+)([axr]*)(?:f(\d+))?(?:/s(\d+))?", spec)
     if not m:
         raise SystemExit(f"bad skinny spec {spec!r}")
-    w, t, c, p, flags, splits = m.groups()
+    w, t, c, p, flags, pf, splits = m.groups()
     cfg = MixedConfig(int(w), int(t), int(c), int(splits) if splits else None, int(p), async_copy="a" in flags,
                       x_regs="x" in flags, runs="r" in flags)
-    return lambda x, w, cfg=cfg: skinny_gemm(x, w, config=cfg)
+    return lambda x, w, cfg=cfg, pf=int(pf or 0): skinny_gemm(x, w, config=cfg, pdl_prefetch=pf)
 
 
 def main() -> int:

@@ -300,7 +300,20 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
         # runs, these are the first warp's: W4A16 g128 at M = 1, N = K = 8192 on an H100 ran 13.05 us so
         # (13.30 round-robin); with the first 2/16 of every warp's run instead, 13.58 (13.25 round-robin,
         # another machine)
-        if prefetch_pdl and not dense:
+        if prefetch_pdl and dense:
+            # a dense weight: the CTA's rows of W^T from its first chunk (one bulk prefetch per row, a thread
+            # each), or the first chunks' rows k of W, the CTA's BN columns each (the threads in turn)
+            n_pf = (c_end - c_begin) * prefetch_pdl // 16
+            if dense_k:
+                with dsl.if_((threadIdx.x < BN) & (n_pf > 0)):
+                    hopper.prefetch_l2_bulk(tc.local_tile(mW(rb * BN + threadIdx.x, _), (CK,), (c_begin,)),
+                                            n_pf * (2 * CK))
+            else:
+                for it in dsl.range((n_pf * CK + cfg.threads - 1) // cfg.threads):
+                    r = it * cfg.threads + threadIdx.x
+                    with dsl.if_(r < n_pf * CK):
+                        hopper.prefetch_l2_bulk(tc.local_tile(mW(c_begin * CK + r, _), (BN,), (rb,)), 2 * BN)
+        elif prefetch_pdl:
             n_pf = (c_end - c_begin) * prefetch_pdl // 16
             with dsl.if_(dsl.eq(threadIdx.x, 0) & (n_pf > 0)):
                 for t in range(NT):

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from tilecraft.gemm.mixed import (MAX_M, DenseFormat, MixedConfig, _device_cc, _pick_splits, _sm_count,
+from tilecraft.gemm.mixed import (MAX_M, PDL_PREFETCH, DenseFormat, MixedConfig, _device_cc, _pick_splits, _sm_count,
                                   _smem_per_cta, _workspace, cta_smem_bytes, mixed_gemm_kernel, pdl_ctas_per_sm,
                                   stage_x_rows)
 
@@ -92,19 +92,21 @@ def _check(A: Any, B: Any, bias: Any) -> tuple[DenseFormat, int, int, int]:
     return fmt, M, K, N
 
 
-def skinny_gemm(A: Any, B: Any, bias: Any = None, *, config: MixedConfig | None = None, pdl: bool | None = None) -> Any:
+def skinny_gemm(A: Any, B: Any, bias: Any = None, *, config: MixedConfig | None = None, pdl: bool | None = None,
+                pdl_prefetch: int = PDL_PREFETCH) -> Any:
     """D (M, N) = A (M, K) @ B (K, N) (+ bias (N,)) for float16 / bfloat16 CUDA operands of one dtype, summed in fp32,
     D in A's dtype. B is read in place, N- or K-contiguous, rows 16-byte aligned, N a multiple of 16 x the tiling's
     tiles and K of its chunk (``pick_skinny_config``; ``config`` overrides it, ``config.splits`` fixing the split-K
     count). A is read 16 bytes at a time (copied where its rows are not). ``pdl`` (None: on sm_90 and newer):
-    programmatic dependent launches, as the mixed-input GEMM's. Each call signature is resolved once."""
+    programmatic dependent launches, as the mixed-input GEMM's, whose CTAs ask L2 for ``pdl_prefetch`` sixteenths
+    (0..16) of their weights before they wait for the previous kernel. Each call signature is resolved once."""
     from tilecraft.gemm.op import _memo, _signature as sig
 
-    key = (sig(A), sig(B), sig(bias), config, pdl)
-    return _memo(_RUNS, key, lambda: _prepare(A, B, bias, config, pdl))(A, B, bias)
+    key = (sig(A), sig(B), sig(bias), config, pdl, pdl_prefetch)
+    return _memo(_RUNS, key, lambda: _prepare(A, B, bias, config, pdl, pdl_prefetch))(A, B, bias)
 
 
-def _prepare(A: Any, B: Any, bias: Any, config: MixedConfig | None, pdl: bool | None) -> Any:
+def _prepare(A: Any, B: Any, bias: Any, config: MixedConfig | None, pdl: bool | None, prefetch: int) -> Any:
     import torch
     fmt, M, K, N = _check(A, B, bias)
     if config is not None and not isinstance(config, MixedConfig):
@@ -118,6 +120,8 @@ def _prepare(A: Any, B: Any, bias: Any, config: MixedConfig | None, pdl: bool | 
     if pdl and cc < (9, 0):
         raise ValueError("skinny_gemm(pdl=True): programmatic dependent launches need an sm_90 or newer GPU")
     pdl = cc >= (9, 0) if pdl is None else pdl
+    if not (isinstance(prefetch, int) and 0 <= prefetch <= 16):
+        raise ValueError(f"skinny_gemm: pdl_prefetch must be an int in 0..16 (sixteenths), got {prefetch!r}")
     clone = A.stride(1) != 1 or A.data_ptr() % 16 != 0 or A.stride(0) % 8 != 0   # 16-byte aligned rows of A
 
     def weight(B: Any) -> Any:
@@ -130,7 +134,7 @@ def _prepare(A: Any, B: Any, bias: Any, config: MixedConfig | None, pdl: bool | 
     for m0 in range(0, M, MAX_M):
         xs, ys = A2[m0:m0 + MAX_M], y[m0:m0 + MAX_M]
         splits = cfg.splits or _splits(xs, weight(B), bias, ys, fmt, cfg, kcfg, blocks, K, sms)
-        args = _args(xs, weight(B), bias, ys, fmt, cfg, kcfg, splits > 1, pdl)
+        args = _args(xs, weight(B), bias, ys, fmt, cfg, kcfg, splits > 1, pdl, prefetch)
         bound = mixed_gemm_kernel.bind(*args, grid=(blocks, splits), block=(cfg.threads,), pdl=pdl,
                                        max_ctas_per_sm=pdl_ctas_per_sm(blocks * splits, sms) if pdl else None)
         slices.append((m0, bound, splits > 1))
@@ -141,20 +145,21 @@ def _prepare(A: Any, B: Any, bias: Any, config: MixedConfig | None, pdl: bool | 
         y = torch.empty(M, N, dtype=A.dtype, device=A.device)
         for m0, bound, split_k in slices:
             xs, ys = (A2, y) if whole else (A2[m0:m0 + MAX_M], y[m0:m0 + MAX_M])
-            bound(*_args(xs, weight(B), bias, ys, fmt, cfg, kcfg, split_k, pdl))
+            bound(*_args(xs, weight(B), bias, ys, fmt, cfg, kcfg, split_k, pdl, prefetch))
         return y
     run.path, run.config, run.pdl = "skinny", cfg, pdl
     return run
 
 
 def _args(x: Any, qw: Any, bias: Any, y: Any, fmt: DenseFormat, cfg: MixedConfig, kcfg: MixedConfig, split_k: bool,
-          pdl: bool) -> tuple:
-    """mixed_gemm_kernel's arguments for a dense weight (the workspace of x's device and stream with split-K)."""
+          pdl: bool, prefetch: int = 0) -> tuple:
+    """mixed_gemm_kernel's arguments for a dense weight (the workspace of x's device and stream with split-K;
+    prefetch: the sixteenths of its weights a programmatic dependent launch asks L2 for before its wait)."""
     M, N = y.shape
     blocks = N // (16 * cfg.tiles)
     ws, cnt = _workspace(x, M * N, blocks) if split_k else (None, None)
     return (x, qw, None, None, bias, y, ws[:M * N].view(M, N) if split_k else None, cnt[:blocks] if split_k else None,
-            fmt, kcfg, -(-M // 8), stage_x_rows(cfg, M), 0 if pdl else None)
+            fmt, kcfg, -(-M // 8), stage_x_rows(cfg, M), prefetch if pdl else None)
 
 
 def _splits(x: Any, qw: Any, bias: Any, y: Any, fmt: DenseFormat, cfg: MixedConfig, kcfg: MixedConfig, blocks: int,
