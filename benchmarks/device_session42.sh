@@ -6,7 +6,9 @@
 # - sk: probe_sgemv.py --dtype bf16 at SK_SHAPES, cuBLAS against the Hopper kernel's pick (what tc.gemm ran), the
 #   GEMV's and skinny tilings (SK_CONFIGS_N / SK_CONFIGS_K), both B majors, into $OUT/sk.md;
 # - sk2: the same with more tilings (register buffers for N-contiguous B, L2 prefetch before the PDL wait: f2) and
-#   shapes (M = 1 against the GEMV), into $OUT/sk2.md.
+#   shapes (M = 1 against the GEMV), into $OUT/sk2.md;
+# - sk3: the picks through tc.gemm (``tc``) and tilings around them, M = 17..32 (x in registers), into $OUT/sk3.md;
+# - sk_gpu: the GPU tests of the skinny GEMM, tc.gemm's 16-bit dispatch and CUDA graphs.
 source "$(dirname "$0")/device_env.sh"
 
 # both PROBE NAME SECONDS SHAPES CONFIGS_N CONFIGS_K [ARGS...]: benchmarks/PROBE.py with B N- then K-contiguous (its
@@ -33,6 +35,13 @@ for part in ${*:-sk_tests sk}; do
     both probe_sgemv sk2 "${SK_S:-240}" "${SK_SHAPES:-1x4096x4096,4x4096x4096,16x4096x4096,8x8192x8192,16x14336x4096,8x4096x14336}" \
       "${SK_CONFIGS_N:-hopper,auto,sk4.4.64.2,sk4.4.64.2f2,sk4.4.32.3,sk8.4.32.2,sk4.8.32.2,sk4.4.64.2a,sk4.4.64.4a,sk4.4.64.2ar}" \
       "${SK_CONFIGS_K:-hopper,auto,skinny,sk4.2.64.4a,sk4.2.64.3,sk4.2.64.3f2,sk4.2.128.3a,sk4.2.128.2,sk8.2.64.2}" --dtype bf16 ;;
+  sk3)
+    both probe_sgemv sk3 "${SK_S:-260}" "${SK_SHAPES:-4x4096x4096,16x4096x4096,24x4096x4096,32x4096x4096,8x8192x8192,32x14336x4096}" \
+      "${SK_CONFIGS_N:-hopper,tc,sk8.4.32.2,sk8.4.32.2/s1,sk16.4.32.2,sk8.4.64.2,sk8.4.32.3,sk8.4.32.2ax,sk4.4.64.2ax}" \
+      "${SK_CONFIGS_K:-hopper,tc,sk4.2.128.2,sk8.2.128.2,sk4.2.128.3,sk4.4.128.2,sk4.2.128.4ax,sk4.2.64.4ax}" --dtype bf16 ;;
+  sk_gpu)
+    gpu_tests sk_gpu "${SKT_S:-240}" tests/gemm/test_skinny.py tests/gemm/test_cuda_graphs.py tests/gemm/test_gemv.py \
+      -k "skinny or tc_gemm or 16_bit or graph" ;;
   *) echo "unknown part $part" ;;
   esac
 done

@@ -8,7 +8,7 @@ the Hopper kernel's (16-bit), and GEMV tilings, timed in turn.
 B is torch's row-major (K, N) (``--b-major N``: ``x @ W``) or the transpose of an (N, K) nn.Linear weight
 (``--b-major K``: ``x @ W.T``). Contenders: ``cuBLAS`` (torch.matmul), ``sgemm`` (sgemm_tuned with its picks: what
 tc.gemm ran for these fp32 shapes before the GEMV), ``hopper`` (tc.gemm with the Hopper kernel's pick: what it ran
-for 16-bit ones), ``skinny`` (16-bit: tilecraft.gemm.skinny's pick) or ``sk<warps>.<tiles>.<chunk>.<stages>[a][x][r]``
+for 16-bit ones), ``tc`` (tc.gemm as called, its host path included), ``skinny`` (16-bit: tilecraft.gemm.skinny's pick) or ``sk<warps>.<tiles>.<chunk>.<stages>[a][x][r]``
 (its MixedConfig: a async_copy, x x_regs, r runs; ``f<n>`` asks L2 for n sixteenths of the weights before the
 PDL wait, 0 without it; ``/s<splits>`` fixes the splits), ``auto`` (sgemv's pick) and GEMV tilings
 ``w<warps>u<unroll>c<cols>g<rows_group>b<min_blocks>t<0|1: scatter>a<0|1: a_smem>`` (fields omitted keep the
@@ -107,7 +107,9 @@ def main() -> int:
             ref = ops[0][0].double() @ ops[0][1].double()
             runs = {"cuBLAS": lambda x, w: x @ w}
             for spec in (s for s in a.configs.split(",") if s):
-                if spec == "sgemm":
+                if spec == "tc":                             # what users call: tc.gemm's dispatch and host path
+                    runs[spec] = lambda x, w: tc.gemm(x, w)
+                elif spec == "sgemm":
                     runs[spec] = lambda x, w: sgemm_tuned(x, w)
                 elif spec.startswith("sk"):
                     runs[spec] = skinny_call(spec)

@@ -169,11 +169,11 @@ def route_launches(monkeypatch: Any) -> None:
     if not available():
         pytest.skip("no g++")
     from tilecraft.dsl.kernel import Kernel
-    from tilecraft.gemm import gemv, mixed, op
+    from tilecraft.gemm import gemv, mixed, op, skinny
     monkeypatch.setattr(Kernel, "launch", lambda self, *a, grid, block, stream=None, **kw:
                         launch(self, grid, block, *a, **kw))
     monkeypatch.setattr(Kernel, "bind", lambda self, *a, grid, block, cluster=None, pdl=False, max_ctas_per_sm=None:
                         lambda *args, stream=None: launch(self, grid, block, *args))
     # calls prepared here launch into the emulator: they live in caches of their own for the test
-    for module, name in ((op, "_RUNS"), (op, "_PICKS"), (mixed, "_RUNS"), (gemv, "_PLANS")):
+    for module, name in ((op, "_RUNS"), (op, "_PICKS"), (mixed, "_RUNS"), (gemv, "_PLANS"), (skinny, "_RUNS")):
         monkeypatch.setattr(module, name, {})

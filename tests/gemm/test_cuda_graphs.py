@@ -2,7 +2,7 @@
 
 Each path is warmed up eagerly (compiles, plans), captured once, then replayed twice on new inputs copied into
 the captured ones, against float64: the dense Hopper kernel (whole tiles, split-K summed in the kernel, stream-K:
-cooperative launches), the sm80 kernel, fp8, and the mixed-input kernels (the small-M kernels' programmatic
+cooperative launches), the sm80 kernel, the skinny GEMM of few 16-bit rows, fp8, and the mixed-input kernels (the small-M kernels' programmatic
 dependent launches, the register-A kernel with and without its in-kernel split-K sum). A second replay checks
 that the flags the captured launches leave behind are back at 0.
 """
@@ -66,6 +66,18 @@ def test_gpu_dense_gemm_in_a_cuda_graph(case: tuple) -> None:
     A = torch.randn(M, K, device="cuda").to(torch.bfloat16)
     B = torch.randn(K, N, device="cuda").to(torch.bfloat16)
     _replays(lambda: tc.gemm(A, B, config=config), [A, B], lambda: A.double() @ B.double(), 1e-2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n_major", [False, True], ids=["B K-contiguous", "B N-contiguous"])
+def test_gpu_skinny_gemm_in_a_cuda_graph(n_major: bool) -> None:
+    """8 rows (tc.gemm's skinny GEMM, a programmatic dependent launch), N = 1024: 32 or 16 row blocks in split-K."""
+    if not _hopper():
+        pytest.skip("needs sm_90")
+    A = torch.randn(8, 4096, device="cuda").to(torch.bfloat16)
+    B = torch.randn(4096, 1024, device="cuda").to(torch.bfloat16)
+    B = B if n_major else B.t().contiguous().t()
+    _replays(lambda: tc.gemm(A, B), [A, B], lambda: A.double() @ B.double(), 1e-2)
 
 
 @pytest.mark.gpu

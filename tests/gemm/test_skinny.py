@@ -102,7 +102,11 @@ def test_format_and_operand_errors(emulated: None) -> None:
     with pytest.raises(ValueError, match="no L2 prefetch"):
         skinny_gemm(A, _b(128, 64, False, torch.bfloat16), config=MixedConfig(2, 2, 64, prefetch=1))
     with pytest.raises(ValueError, match="multiple of 16 x tiles"):
-        skinny_gemm(A, _b(128, 48, False, torch.bfloat16))
+        skinny_gemm(A, _b(128, 48, False, torch.bfloat16), config=MixedConfig(2, 2, 64))
+    with pytest.raises(ValueError, match="no tiling for K = 128, N = 40"):
+        skinny_gemm(A, _b(128, 40, False, torch.bfloat16))
+    with pytest.raises(ValueError, match="no tiling for K = 128, N = 96"):
+        skinny_gemm(A, _b(128, 96, True, torch.bfloat16))              # N-contiguous: N a multiple of 64
 
 
 def test_device_check() -> None:
@@ -147,3 +151,68 @@ def test_gpu_random_shapes(n_major: bool, dtype: Any) -> None:
         B = _b(K, N, n_major, dtype, "cuda", pad=8 * int(torch.randint(0, 3, (1,), generator=g)), seed=M)
         bias = torch.randn(N, generator=g).to(dtype).cuda() if M % 3 == 0 else None
         _check(skinny_gemm(A, B, bias), A, B, bias)
+
+
+@gpu
+@needs_cuda
+def test_gpu_tc_gemm_runs_it() -> None:
+    """tc.gemm on sm_90 runs the skinny GEMM (the mixed-input kernel) for 16-bit calls of up to 16 rows, both majors,
+    with a bias (tests/gemm/test_cuda_graphs.py captures it in a CUDA graph)."""
+    import tilecraft as tc
+    from tilecraft.dsl.kernel import BoundLaunch
+
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("tc.gemm takes the skinny GEMM on sm_90 and newer")
+    calls = []
+    bound = BoundLaunch.__call__
+    try:
+        BoundLaunch.__call__ = lambda self, *a, **k: (calls.append(self.owner.__name__), bound(self, *a, **k))[1]
+        for M, n_major in ((16, False), (5, True), (1, False)):
+            A = torch.randn(M, 4096, device="cuda").to(torch.bfloat16)
+            B = _b(4096, 1024, n_major, torch.bfloat16, "cuda")
+            bias = torch.randn(1024, device="cuda").to(torch.bfloat16)
+            _check(tc.gemm(A, B, bias=bias), A, B, bias)
+            assert calls == ["mixed_gemm_kernel"], (M, n_major, calls)
+            calls.clear()
+    finally:
+        BoundLaunch.__call__ = bound
+
+
+class _Cuda(torch.Tensor):
+    """A CPU tensor that says it is on CUDA (tc.gemm's dispatch reads is_cuda only)."""
+
+    @property
+    def is_cuda(self) -> bool:
+        return True
+
+
+def test_tc_gemm_dispatch(monkeypatch: Any) -> None:
+    """op._skinny: tc.gemm gives the skinny GEMM 16-bit calls of at most MAX_ROWS rows on sm_90 whose epilogue it has,
+    but N-contiguous B at 1-2 rows (the GEMV's) and shapes without a tiling."""
+    from tilecraft.gemm import op
+
+    cc = {"cc": (9, 0)}
+    monkeypatch.setattr(skinny, "_device_cc", lambda A: cc["cc"])
+
+    def ask(M: int, N: int = 128, K: int = 256, n_major: bool = False, dtype: Any = torch.bfloat16, **kw: Any) -> bool:
+        A = torch.randn(M, K).to(dtype).as_subclass(_Cuda)
+        B = _b(K, N, n_major, dtype).as_subclass(_Cuda)
+        args = dict(C=None, alpha=1.0, beta=0.0, bias=None, bias_along="n", activation=None, out_dtype=None,
+                    scale_a=1.0, scale_b=1.0, fast_accum=None)
+        args.update(kw)
+        return op._skinny(A, B, **args)
+
+    assert ask(1) and ask(2) and ask(16) and ask(3, n_major=True) and ask(16, n_major=True, dtype=torch.float16)
+    assert not ask(17) and not ask(2, n_major=True) and not ask(1, n_major=True)
+    assert ask(8, bias=torch.randn(128).to(torch.bfloat16)) and ask(8, activation="none")
+    assert not ask(8, bias=torch.randn(8).to(torch.bfloat16), bias_along="m")
+    assert not ask(8, bias=torch.randn(128))                                # a float32 bias: another path's
+    assert not ask(8, alpha=2.0) and not ask(8, activation="relu") and not ask(8, out_dtype=torch.float32)
+    assert ask(8, C=torch.randn(8, 128), beta=0.0) and not ask(8, C=torch.randn(8, 128), beta=1.0)
+    assert not ask(8, scale_a=2.0) and not ask(8, fast_accum=True)
+    assert not ask(8, N=40) and not ask(8, N=96, n_major=True) and not ask(8, K=48) and not ask(8, dtype=torch.float32)
+    B = torch.randn(256, 256).to(torch.bfloat16)[:, ::2].as_subclass(_Cuda)   # neither N- nor K-contiguous
+    assert not op._skinny(torch.randn(8, 256).to(torch.bfloat16).as_subclass(_Cuda), B, None, 1.0, 0.0, None, "n", None,
+                          None, 1.0, 1.0, None)
+    cc["cc"] = (8, 0)                                                      # measured on sm_90 only
+    assert not ask(8)

@@ -22,11 +22,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from tilecraft.gemm.mixed import (MAX_M, PDL_PREFETCH, DenseFormat, MixedConfig, _device_cc, _pick_splits, _sm_count,
-                                  _smem_per_cta, _workspace, cta_smem_bytes, mixed_gemm_kernel, pdl_ctas_per_sm,
-                                  stage_x_rows)
+from tilecraft.gemm.mixed import (MAX_M, DenseFormat, MixedConfig, _device_cc, _pick_splits, _sm_count, _workspace,
+                                  mixed_gemm_kernel, pdl_ctas_per_sm, stage_x_rows)
 
-__all__ = ["skinny_gemm", "pick_skinny_config", "skinny_format", "MAX_ROWS"]
+__all__ = ["skinny_gemm", "pick_skinny_config", "skinny_format", "takes", "MAX_ROWS"]
 
 #: the most rows of A tc.gemm gives this kernel (more run in slices of MAX_M, each streaming B again)
 MAX_ROWS = 16
@@ -53,14 +52,47 @@ def skinny_format(A: Any, B: Any) -> DenseFormat:
     return DenseFormat(name, n_major)
 
 
-def pick_skinny_config(fmt: DenseFormat, M: int, K: int, N: int, sms: int = 132, smem: int = 227 * 1024) -> MixedConfig:
-    """The tiling for M rows (of at most MAX_M), B of K x N in format fmt; splits are left to the launch."""
-    chunk = next((c for c in (64, 32) if K % c == 0), None)
-    tiles = 4 if fmt.n_major else 2
-    cfg = MixedConfig(warps=4, tiles=tiles, chunk=chunk or 32, stages=4, async_copy=True)
-    while cfg.stages > 2 and cta_smem_bytes(cfg, fmt, M) > smem:
-        cfg = replace(cfg, stages=cfg.stages - 1)
-    return cfg
+def pick_skinny_config(fmt: DenseFormat, M: int, K: int, N: int) -> MixedConfig | None:
+    """The tiling for M rows (of at most MAX_M), B of K x N in format fmt (None where none applies: N not a multiple of
+    16, or of 64 for N-contiguous B, K not of 32); splits are left to the launch. Register buffers, as an H100 ranked
+    them (bf16, PDL stream, x cuBLAS at M = 1, 4, 16 x 4096², 8 x 8192², 16 x 14336 x 4096, 8 x 4096 x 14336;
+    forty-second session, probe_sgemv.py): K-contiguous, two tiles of 4 warps, two buffers of 128-value chunks
+    (1.12, 1.10, 1.06, 1.01, 1.00, 1.06; 64-value chunks in three buffers 1.07, 1.06, 1.05, 0.98, 1.01, 1.01);
+    N-contiguous, four tiles (a lane's loads serve four) of 8 warps, two buffers of 32 (0.95, 0.93, 0.96, 0.99, 1.03,
+    0.99). Shared-memory stages (``async_copy``) ran as well K-contiguous (1.12, 1.10, 1.10, 0.96, 0.94, 1.03 for four
+    stages of 64) but 0.62-0.70 N-contiguous; asking L2 for the weights before the PDL wait (``pdl_prefetch``) lost
+    0.01-0.07 everywhere."""
+    if fmt.n_major:
+        return MixedConfig(warps=8, tiles=4, chunk=32, stages=2) if N % 64 == 0 and K % 32 == 0 else None
+    tiles = 2 if N % 32 == 0 else 1
+    if N % 16 or K % 32:
+        return None
+    if K % 128 == 0:
+        return MixedConfig(warps=4, tiles=tiles, chunk=128, stages=2)
+    return MixedConfig(warps=4, tiles=tiles, chunk=64 if K % 64 == 0 else 32, stages=3)
+
+
+def takes(A: Any, B: Any, bias: Any) -> bool:
+    """skinny_gemm takes this call with its pick (tc.gemm's test; nothing is raised): 2-D float16 / bfloat16 CUDA
+    operands of one dtype on an sm_90 GPU (where the picks were measured), at most MAX_ROWS rows, B N- or
+    K-contiguous with 16-byte aligned rows, a tiling for its shape (``pick_skinny_config``), bias None or (N,) in
+    A's dtype."""
+    import torch
+
+    if not (isinstance(A, torch.Tensor) and isinstance(B, torch.Tensor)) or A.dim() != 2 or B.dim() != 2:
+        return False
+    if A.dtype not in (torch.float16, torch.bfloat16) or B.dtype != A.dtype or not A.is_cuda or B.device != A.device:
+        return False
+    if A.shape[0] > MAX_ROWS or A.shape[1] != B.shape[0] or _device_cc(A) < (9, 0):
+        return False
+    if bias is not None and (not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (B.shape[1],)
+                             or bias.dtype != A.dtype or bias.device != A.device):
+        return False
+    try:
+        fmt = skinny_format(A, B)
+    except (TypeError, ValueError):
+        return False
+    return pick_skinny_config(fmt, A.shape[0], A.shape[1], B.shape[1]) is not None
 
 
 def _check_device(A: Any) -> None:
@@ -93,7 +125,7 @@ def _check(A: Any, B: Any, bias: Any) -> tuple[DenseFormat, int, int, int]:
 
 
 def skinny_gemm(A: Any, B: Any, bias: Any = None, *, config: MixedConfig | None = None, pdl: bool | None = None,
-                pdl_prefetch: int = PDL_PREFETCH) -> Any:
+                pdl_prefetch: int = 0) -> Any:
     """D (M, N) = A (M, K) @ B (K, N) (+ bias (N,)) for float16 / bfloat16 CUDA operands of one dtype, summed in fp32,
     D in A's dtype. B is read in place, N- or K-contiguous, rows 16-byte aligned, N a multiple of 16 x the tiling's
     tiles and K of its chunk (``pick_skinny_config``; ``config`` overrides it, ``config.splits`` fixing the split-K
@@ -112,7 +144,10 @@ def _prepare(A: Any, B: Any, bias: Any, config: MixedConfig | None, pdl: bool | 
     if config is not None and not isinstance(config, MixedConfig):
         raise TypeError(f"skinny_gemm: config must be a MixedConfig, got {type(config).__name__}")
     sms, cc = _sm_count(A), _device_cc(A)
-    cfg = config or pick_skinny_config(fmt, M, K, N, sms, _smem_per_cta(A))
+    cfg = config or pick_skinny_config(fmt, M, K, N)
+    if cfg is None:
+        raise ValueError(f"skinny_gemm: no tiling for K = {K}, N = {N} with B {'N' if fmt.n_major else 'K'}-contiguous "
+                         f"(N must be a multiple of {64 if fmt.n_major else 16}, K of 32)")
     cfg.validate(fmt, K, N, min(M, MAX_M))
     kcfg = replace(cfg, splits=None)
     if pdl not in (None, True, False):
