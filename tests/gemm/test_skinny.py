@@ -193,6 +193,7 @@ def test_tc_gemm_dispatch(monkeypatch: Any) -> None:
 
     cc = {"cc": (9, 0)}
     monkeypatch.setattr(skinny, "_device_cc", lambda A: cc["cc"])
+    monkeypatch.setattr(skinny, "_sm_count", lambda A: 132)
 
     def ask(M: int, N: int = 128, K: int = 256, n_major: bool = False, dtype: Any = torch.bfloat16, **kw: Any) -> bool:
         A = torch.randn(M, K).to(dtype).as_subclass(_Cuda)
@@ -210,6 +211,8 @@ def test_tc_gemm_dispatch(monkeypatch: Any) -> None:
     assert not ask(8, alpha=2.0) and not ask(8, activation="relu") and not ask(8, out_dtype=torch.float32)
     assert ask(8, C=torch.randn(8, 128), beta=0.0) and not ask(8, C=torch.randn(8, 128), beta=1.0)
     assert not ask(8, scale_a=2.0) and not ask(8, fast_accum=True)
+    assert ask(8, N=132 * 64, n_major=True) and not ask(8, N=133 * 64, n_major=True)   # row blocks past the SMs
+    assert ask(8, N=133 * 64)
     assert not ask(8, N=40) and not ask(8, N=96, n_major=True) and not ask(8, K=48) and not ask(8, dtype=torch.float32)
     B = torch.randn(256, 256).to(torch.bfloat16)[:, ::2].as_subclass(_Cuda)   # neither N- nor K-contiguous
     assert not op._skinny(torch.randn(8, 256).to(torch.bfloat16).as_subclass(_Cuda), B, None, 1.0, 0.0, None, "n", None,

@@ -56,19 +56,22 @@ def pick_skinny_config(fmt: DenseFormat, M: int, K: int, N: int) -> MixedConfig 
     """The tiling for M rows (of at most MAX_M), B of K x N in format fmt (None where none applies: N not a multiple of
     16, or of 64 for N-contiguous B, K not of 32); splits are left to the launch. Register buffers, as an H100 ranked
     them (bf16, PDL stream, x cuBLAS at M = 1, 4, 16 x 4096², 8 x 8192², 16 x 14336 x 4096, 8 x 4096 x 14336;
-    forty-second session, probe_sgemv.py): K-contiguous, two tiles of 4 warps, two buffers of 128-value chunks
-    (1.12, 1.10, 1.06, 1.01, 1.00, 1.06; 64-value chunks in three buffers 1.07, 1.06, 1.05, 0.98, 1.01, 1.01);
-    N-contiguous, four tiles (a lane's loads serve four) of 8 warps, two buffers of 32 (0.95, 0.93, 0.96, 0.99, 1.03,
-    0.99). Shared-memory stages (``async_copy``) ran as well K-contiguous (1.12, 1.10, 1.10, 0.96, 0.94, 1.03 for four
-    stages of 64) but 0.62-0.70 N-contiguous; asking L2 for the weights before the PDL wait (``pdl_prefetch``) lost
-    0.01-0.07 everywhere."""
+    forty-second session, probe_sgemv.py): K-contiguous, two tiles, two buffers of 128-value chunks (4 warps: 1.12,
+    1.10, 1.06, 1.01, 1.00, 1.06; 64-value chunks in three buffers 1.07, 1.06, 1.05, 0.98, 1.01, 1.01), in 8 warps
+    from 9 rows (16 x 4096² 1.07 against 1.04, Llama-3-70B qkv 16 x 10240 x 8192 1.06 against 0.98, 16 x 4096 x
+    14336 1.02 against 0.98, 16 x 28672 x 4096 1.00 against 0.98; at 8 rows it won three of five); N-contiguous, four
+    tiles (a lane's loads serve four) of 8 warps, two buffers of 32 (0.95, 0.93, 0.96, 0.99, 1.03, 0.99; 4 warps of
+    64 0.87-1.00). Shared-memory stages (``async_copy``) ran as well K-contiguous (1.12, 1.10, 1.10, 0.96, 0.94, 1.03
+    for four stages of 64) but 0.62-0.70 N-contiguous, with x in registers too; asking L2 for the weights before the
+    PDL wait (``pdl_prefetch``) lost 0.01-0.07 everywhere. Split counts above the launch's (``_pick_splits``: the
+    fewest that reach nine SMs in ten) to even out the last wave won as often as they lost."""
     if fmt.n_major:
         return MixedConfig(warps=8, tiles=4, chunk=32, stages=2) if N % 64 == 0 and K % 32 == 0 else None
     tiles = 2 if N % 32 == 0 else 1
     if N % 16 or K % 32:
         return None
     if K % 128 == 0:
-        return MixedConfig(warps=4, tiles=tiles, chunk=128, stages=2)
+        return MixedConfig(warps=8 if M > 8 else 4, tiles=tiles, chunk=128, stages=2)
     return MixedConfig(warps=4, tiles=tiles, chunk=64 if K % 64 == 0 else 32, stages=3)
 
 
@@ -76,7 +79,10 @@ def takes(A: Any, B: Any, bias: Any) -> bool:
     """skinny_gemm takes this call with its pick (tc.gemm's test; nothing is raised): 2-D float16 / bfloat16 CUDA
     operands of one dtype on an sm_90 GPU (where the picks were measured), at most MAX_ROWS rows, B N- or
     K-contiguous with 16-byte aligned rows, a tiling for its shape (``pick_skinny_config``), bias None or (N,) in
-    A's dtype."""
+    A's dtype; an N-contiguous B's 64-column row blocks no more than the SMs. Past that the Hopper kernel's pick
+    ran faster (H100, x cuBLAS at 4 / 8 / 16 rows: Llama-3-70B qkv, N = 10240, K = 8192, 0.90 / 0.89 / 0.85 against
+    0.94 / 0.94 / 0.98; N = 28672, K = 4096, 0.93 / 0.99 / 0.91 against 0.95 / 1.03 / 1.02; at N = 4096..8192
+    0.88-1.02 against 0.69-0.94)."""
     import torch
 
     if not (isinstance(A, torch.Tensor) and isinstance(B, torch.Tensor)) or A.dim() != 2 or B.dim() != 2:
@@ -91,6 +97,8 @@ def takes(A: Any, B: Any, bias: Any) -> bool:
     try:
         fmt = skinny_format(A, B)
     except (TypeError, ValueError):
+        return False
+    if fmt.n_major and B.shape[1] // 64 > _sm_count(A):
         return False
     return pick_skinny_config(fmt, A.shape[0], A.shape[1], B.shape[1]) is not None
 
