@@ -7,7 +7,8 @@
 * ``GemmOp``: a configured operation with ``can_implement`` (op.py); ``TensorOpConfig``: its tiling.
 * Kernels: ``tensorop_gemm_kernel`` (the sm80+ multistage tensor-op GEMM, tensorop.py), ``sgemm`` (the
   CuTe tutorial's SIMT ``gemm_device``, simt.py), ``sgemm_tuned`` (the tuned SIMT SGEMM, simt_tuned.py),
-  ``sgemv`` (the GEMV for at most 16 rows of A, fp32 or 16-bit, gemv.py).
+  ``sgemv`` (the GEMV for at most 16 rows of A, fp32 or 16-bit, gemv.py), ``skinny_gemm`` (16-bit GEMMs of few
+  rows, the weight read in place by the mixed-input kernel, skinny.py).
 
 Importing this package registers the benchmark's ``tilecraft`` contender: the tensor-op GEMM for fp16,
 bf16 and tf32, the tuned SIMT SGEMM for IEEE fp32; ``sgemm_contender(config)`` and
@@ -28,6 +29,7 @@ from tilecraft.gemm.simt_tuned import (
     sgemm_tuned_kernel,
 )
 from tilecraft.gemm.gemv import MAX_ROWS, SgemvConfig, sgemv, sgemv_kernel
+from tilecraft.gemm.skinny import skinny_gemm
 from tilecraft.gemm.tensorop import EpilogueSpec, TensorOpConfig, splitk_reduce_kernel, tensorop_gemm_kernel
 
 __all__ = ["gemm", "GemmOp", "Plan", "HEURISTIC_TABLE", "pick_config", "TensorOpConfig", "EpilogueSpec",
@@ -35,7 +37,7 @@ __all__ = ["gemm", "GemmOp", "Plan", "HEURISTIC_TABLE", "pick_config", "TensorOp
            "tensorop_gemm_kernel", "splitk_reduce_kernel",
            "SimtTiling", "check_sgemm_operands", "gemm_device", "gemm_device_args", "sgemm",
            "CONFIGS", "DEFAULT", "FALLBACK", "SMALL", "THIN", "SgemmConfig", "pick_sgemm_config", "sgemm_tuned",
-           "sgemm_tuned_args", "sgemm_tuned_kernel", "SgemvConfig", "sgemv", "sgemv_kernel",
+           "sgemm_tuned_args", "sgemm_tuned_kernel", "SgemvConfig", "sgemv", "sgemv_kernel", "skinny_gemm",
            "sgemm_contender", "tensorop_contender"]
 
 _TC_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "tf32": "tf32"}

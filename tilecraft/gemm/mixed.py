@@ -40,6 +40,10 @@ At M <= 16 the time is the time to stream W from HBM once; everything here serve
   thread); the last CTA of a row block writes y (+ bias) and zeroes the workspace and counter for the next
   launch: one kernel, no memset. The order of the fp32 additions varies from run to run (results differ in
   the last bits).
+
+The same kernel reads a dense 16-bit weight in place (``DenseFormat``; tilecraft/gemm/skinny.py, decoding with
+unquantized weights): no conversion or scales, lanes' 16-byte loads of W^T's rows (K-contiguous) or of W's rows paired
+into operands (N-contiguous).
 """
 from __future__ import annotations
 
