@@ -467,9 +467,9 @@ def test_gpu_tc_gemm_takes_the_gemv_for_few_rows(monkeypatch):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 def test_gpu_16_bit_random_shapes(dtype):
     """16-bit operands at random M 1..16, odd and 8-multiple N and K, both B majors, alpha and beta, the picks'
-    splits, against float64 (the output's rounding bounds the error); and tc.gemm's dispatch at 2 rows of a
-    K-contiguous B: the skinny GEMM (the mixed-input kernel) for a plain product, the GEMV for the epilogues only it
-    has (alpha, a bias along M, an activation), the tensor cores for an output of another dtype."""
+    splits, against float64 (the output's rounding bounds the error); and tc.gemm's dispatch at 2 rows: the GEMV for
+    an N-contiguous B, the skinny GEMM (the mixed-input kernel) for a K-contiguous one, with a bias along N or M and
+    an activation too, the tensor cores for an output of another dtype."""
     import tilecraft as tc
     from tilecraft.dsl.kernel import BoundLaunch
 
@@ -492,21 +492,24 @@ def test_gpu_16_bit_random_shapes(dtype):
     bound = BoundLaunch.__call__
     try:
         BoundLaunch.__call__ = lambda self, *a, **k: (calls.append(self.owner.__name__), bound(self, *a, **k))[1]
-        A, B = (x.to(dtype) for x in gpu_operands(2, 4096, 4096, False))
-        bn, bm = torch.randn(4096, device="cuda").to(dtype), torch.randn(2, device="cuda")
-        for kwargs, kernel in ((dict(), "mixed_gemm_kernel"), (dict(alpha=2.0), "sgemv_kernel"),
-                               (dict(bias=bn, activation="gelu"), "sgemv_kernel"),
-                               (dict(bias=bm, bias_along="m", activation="relu"), "sgemv_kernel"),
-                               (dict(out_dtype=torch.float32), None)):
-            D = tc.gemm(A, B, **kwargs)
-            ref = kwargs.get("alpha", 1.0) * (A.double() @ B.double())
-            ref = ref + (bn.double() if "bias" in kwargs and "bias_along" not in kwargs else 0.0)
-            ref = ref + (bm.double()[:, None] if "bias_along" in kwargs else 0.0)
-            ref = {"gelu": torch.nn.functional.gelu, "relu": torch.relu}.get(kwargs.get("activation"), lambda v: v)(ref)
-            assert D.dtype == kwargs.get("out_dtype", dtype)
-            assert float((D.double() - ref).norm() / ref.norm()) < tol, kwargs
-            assert {"sgemv_kernel", "mixed_gemm_kernel"} & set(calls) == ({kernel} if kernel else set()), (kwargs, calls)
-            calls.clear()
+        for n_major in (True, False):
+            A, B = (x.to(dtype) for x in gpu_operands(2, 4096, 4096, n_major))
+            bn, bm = torch.randn(4096, device="cuda").to(dtype), torch.randn(2, device="cuda")
+            kernel = "sgemv_kernel" if n_major else "mixed_gemm_kernel"
+            for kwargs, ours in ((dict(), True), (dict(alpha=2.0), True), (dict(bias=bn, activation="gelu"), True),
+                                 (dict(bias=bm, bias_along="m", activation="relu"), True),
+                                 (dict(out_dtype=torch.float32), False)):
+                D = tc.gemm(A, B, **kwargs)
+                ref = kwargs.get("alpha", 1.0) * (A.double() @ B.double())
+                ref = ref + (bn.double() if "bias" in kwargs and "bias_along" not in kwargs else 0.0)
+                ref = ref + (bm.double()[:, None] if "bias_along" in kwargs else 0.0)
+                ref = {"gelu": torch.nn.functional.gelu, "relu": torch.relu}.get(kwargs.get("activation"),
+                                                                                 lambda v: v)(ref)
+                assert D.dtype == kwargs.get("out_dtype", dtype)
+                assert float((D.double() - ref).norm() / ref.norm()) < tol, kwargs
+                assert {"sgemv_kernel", "mixed_gemm_kernel"} & set(calls) == ({kernel} if ours else set()), \
+                    (n_major, kwargs, calls)
+                calls.clear()
     finally:
         BoundLaunch.__call__ = bound
 

@@ -68,10 +68,43 @@ def test_emulated(emulated: None, n_major: bool, dtype: Any, M: int, K: int, N: 
     A = torch.randn(M, K, generator=g).to(dtype)
     B = _b(K, N, n_major, dtype, pad=8)
     bias = torch.randn(N, generator=g).to(dtype) if M % 2 else None
-    D = skinny_gemm(A, B, bias, config=cfg)
+    D = skinny_gemm(A, B, bias=bias, config=cfg)
     _check(D, A, B, bias)
     if cfg is not None and cfg.splits and cfg.splits > 1:             # the workspace is left zeroed: a second call
-        _check(skinny_gemm(A, B, bias, config=cfg), A, B, bias)
+        _check(skinny_gemm(A, B, bias=bias, config=cfg), A, B, bias)
+
+
+#: (B N-contiguous, dtype, M, alpha, beta (C's dtype), bias (dtype, along), activation, config)
+EPILOGUES = [
+    (False, torch.bfloat16, 5, 2.0, (0.5, torch.bfloat16), (torch.float32, "n"), "gelu",
+     MixedConfig(2, 2, 64, splits=2, stages=2)),
+    (True, torch.float16, 12, -1.0, (1.0, torch.float32), (torch.float16, "m"), "relu", MixedConfig(2, 4, 32, stages=2)),
+    (False, torch.float16, 40, 0.5, (0.0, None), (torch.float16, "m"), "silu", MixedConfig(2, 2, 64, stages=2)),
+    (True, torch.bfloat16, 3, 1.0, (2.0, torch.bfloat16), (None, "n"), None, MixedConfig(1, 4, 32, splits=3, stages=3)),
+]
+
+
+@pytest.mark.parametrize("n_major,dtype,M,alpha,c,b,act,cfg", EPILOGUES)
+def test_emulated_epilogue(emulated: None, n_major: bool, dtype: Any, M: int, alpha: float, c: tuple, b: tuple,
+                           act: Any, cfg: MixedConfig) -> None:
+    """act(alpha * A @ B + beta * C + bias): C of A's dtype or float32 (not read where beta is 0), a bias per column
+    or row (per row past 32 rows: two launches), in split-K too; a second call with other alpha and beta reuses the
+    plan (but for alpha 1)."""
+    K, N = 128, 64
+    g = torch.Generator().manual_seed(M)
+    A = torch.randn(M, K, generator=g).to(dtype)
+    B = _b(K, N, n_major, dtype)
+    (beta, c_dtype), (b_dtype, along) = c, b
+    C = torch.randn(M, N, generator=g).to(c_dtype) if c_dtype else torch.full((M, N), float("nan"))
+    bias = torch.randn(N if along == "n" else M, generator=g).to(b_dtype) if b_dtype else None
+    fn = {"gelu": torch.nn.functional.gelu, "relu": torch.relu, "silu": torch.nn.functional.silu, None: lambda v: v}[act]
+    for a, bt in ((alpha, beta), (alpha * 3, beta * 2)):
+        D = skinny_gemm(A, B, C, alpha=a, beta=bt, bias=bias, activation=act, bias_along=along, config=cfg)
+        ref = a * (A.double() @ B.double()) + (bt * C.double() if bt else 0)
+        ref = ref + (0 if bias is None else bias.double()[None, :] if along == "n" else bias.double()[:, None])
+        ref = fn(ref)
+        assert D.dtype == dtype and float((D.double() - ref).norm() / ref.norm()) < 4e-3, (a, bt)
+    assert len(skinny._RUNS) == 1 + (alpha == 1.0)                         # alpha 1 is a plan without the multiply
 
 
 def test_emulated_more_rows_than_a_launch(emulated: None) -> None:
@@ -94,7 +127,15 @@ def test_format_and_operand_errors(emulated: None) -> None:
     with pytest.raises(ValueError, match="one K"):
         skinny_gemm(A, _b(64, 64, True, torch.bfloat16))
     with pytest.raises(ValueError, match="bias"):
-        skinny_gemm(A, _b(128, 64, True, torch.bfloat16), torch.randn(64))
+        skinny_gemm(A, _b(128, 64, True, torch.bfloat16), bias=torch.randn(64).to(torch.float16))
+    with pytest.raises(ValueError, match="bias"):
+        skinny_gemm(A, _b(128, 64, True, torch.bfloat16), bias=torch.randn(64), bias_along="m")
+    with pytest.raises(ValueError, match="bias_along"):
+        skinny_gemm(A, _b(128, 64, True, torch.bfloat16), bias=torch.randn(64), bias_along="k")
+    with pytest.raises(ValueError, match="C must be"):
+        skinny_gemm(A, _b(128, 64, True, torch.bfloat16), torch.randn(4, 32), beta=1.0)
+    with pytest.raises(ValueError, match="activation"):
+        skinny_gemm(A, _b(128, 64, True, torch.bfloat16), activation="tanh")
     with pytest.raises(ValueError, match="tiles must be 4 or 8"):
         skinny_gemm(A, _b(128, 64, True, torch.bfloat16), config=MixedConfig(2, 2, 64))
     with pytest.raises(ValueError, match="multiple of 32"):
@@ -150,7 +191,26 @@ def test_gpu_random_shapes(n_major: bool, dtype: Any) -> None:
         A = torch.randn(M, K, generator=g).to(dtype).cuda()
         B = _b(K, N, n_major, dtype, "cuda", pad=8 * int(torch.randint(0, 3, (1,), generator=g)), seed=M)
         bias = torch.randn(N, generator=g).to(dtype).cuda() if M % 3 == 0 else None
-        _check(skinny_gemm(A, B, bias), A, B, bias)
+        _check(skinny_gemm(A, B, bias=bias), A, B, bias)
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("n_major", [False, True])
+def test_gpu_epilogues(n_major: bool) -> None:
+    """The EPILOGUES cases at a decoding size (N = 2048, K = 4096: split-K) with the picks, against float64."""
+    g = torch.Generator().manual_seed(3)
+    for _n, dtype, M, alpha, (beta, c_dtype), (b_dtype, along), act, _cfg in EPILOGUES:
+        A = torch.randn(M, 4096, generator=g).to(dtype).cuda()
+        B = _b(4096, 2048, n_major, dtype, "cuda")
+        C = torch.randn(M, 2048, generator=g).to(c_dtype or dtype).cuda()
+        bias = torch.randn(2048 if along == "n" else M, generator=g).to(b_dtype).cuda() if b_dtype else None
+        D = skinny_gemm(A, B, C, alpha=alpha, beta=beta, bias=bias, activation=act, bias_along=along)
+        ref = alpha * (A.double() @ B.double()) + beta * C.double()
+        ref = ref + (0 if bias is None else bias.double()[None, :] if along == "n" else bias.double()[:, None])
+        ref = {"gelu": torch.nn.functional.gelu, "relu": torch.relu, "silu": torch.nn.functional.silu,
+               None: lambda v: v}[act](ref)
+        assert D.dtype == dtype and float((D.double() - ref).norm() / ref.norm()) < 4e-3, (M, act)
 
 
 @gpu
@@ -206,11 +266,14 @@ def test_tc_gemm_dispatch(monkeypatch: Any) -> None:
     assert ask(1) and ask(2) and ask(16) and ask(3, n_major=True) and ask(16, n_major=True, dtype=torch.float16)
     assert not ask(17) and not ask(2, n_major=True) and not ask(1, n_major=True)
     assert ask(8, bias=torch.randn(128).to(torch.bfloat16)) and ask(8, activation="none")
-    assert not ask(8, bias=torch.randn(8).to(torch.bfloat16), bias_along="m")
-    assert not ask(8, bias=torch.randn(128))                                # a float32 bias: another path's
-    assert not ask(8, alpha=2.0) and not ask(8, activation="relu") and not ask(8, out_dtype=torch.float32)
-    assert ask(8, C=torch.randn(8, 128), beta=0.0) and not ask(8, C=torch.randn(8, 128), beta=1.0)
-    assert not ask(8, scale_a=2.0) and not ask(8, fast_accum=True)
+    assert ask(8, bias=torch.randn(8).to(torch.bfloat16), bias_along="m") and ask(8, bias=torch.randn(128))
+    assert ask(8, alpha=2.0) and ask(8, activation="relu") and ask(8, C=torch.randn(8, 128), beta=1.0)
+    assert ask(8, C=torch.randn(8, 128).to(torch.bfloat16), beta=0.5) and ask(8, C=torch.randn(3, 5), beta=0.0)
+    # what it does not take goes to the path whose checks refuse it (or that has it)
+    assert not ask(8, bias=torch.randn(8), bias_along="n") and not ask(8, bias=torch.randn(128).to(torch.float16))
+    assert not ask(8, bias=torch.randn(128), bias_along="x") and not ask(8, C=torch.randn(8, 128).double(), beta=1.0)
+    assert not ask(8, C=torch.randn(8, 64), beta=1.0) and not ask(8, activation="tanh")
+    assert not ask(8, out_dtype=torch.float32) and not ask(8, scale_a=2.0) and not ask(8, fast_accum=True)
     assert ask(8, N=132 * 64, n_major=True) and not ask(8, N=133 * 64, n_major=True)   # row blocks past the SMs
     assert ask(8, N=133 * 64)
     assert not ask(8, N=40) and not ask(8, N=96, n_major=True) and not ask(8, K=48) and not ask(8, dtype=torch.float32)

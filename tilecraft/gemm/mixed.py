@@ -228,7 +228,8 @@ def _addr(t: Tensor, coord: Any) -> str:
 
 @dsl.kernel
 def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexpr, cfg: Constexpr, mb: Constexpr,
-                      xrows: Constexpr = 0, prefetch_pdl: Constexpr = None, timeline=None):
+                      xrows: Constexpr = 0, prefetch_pdl: Constexpr = None, timeline=None, C=None, alpha=None,
+                      beta=None, act: Constexpr = "none", bias_m: Constexpr = False):
     """y (M,N) = x (M,K) @ dequant(qw, scales, zeros) (+ bias); see the module docstring.
 
     qw (N/16, K/KB, 32, 4) int32, scales / zeros (N/16, K/G, 8, 2) (zeros None when symmetric), bias (N)
@@ -239,7 +240,10 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     asks L2 for before it waits for the stream's previous kernel (None: not a programmatic dependent launch).
     timeline: None, or an int64 (gridDim.y * gridDim.x, 4) tensor where thread 0 of each CTA records its SM and
     the global timer (ns) at entry, after the wait for the previous kernel (entry again without PDL) and at
-    its end (benchmarks/probe_pdl_timeline.py); one per launch, since it is written before the wait."""
+    its end (benchmarks/probe_pdl_timeline.py); one per launch, since it is written before the wait.
+    The epilogue (the skinny GEMM's, tc.gemm's options): y = act(alpha * sum + beta * C + bias) in fp32, alpha only
+    where given, C (M,N) read where given (with beta), the bias per column (or per row: bias_m), act one of tensorop's
+    ACTIVATIONS."""
     dsl.launch_bounds(cfg.threads, cfg.min_ctas)
     current().includes.add("tilecraft/mixed.cuh")                       # the conversion and split-K helpers
     dtype, atom = _ELEM[fmt.dtype]
@@ -584,7 +588,13 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
         owned.append((rb * BN + e % BN, e // BN, e % BN))
 
     def store(n: Any, m: Any, v: Any) -> None:
-        y[m, n] = v + bias(n) if bias is not None else v
+        if alpha is not None:
+            v = alpha * v
+        if C is not None:
+            v = v + beta * C(m, n)
+        if bias is not None:
+            v = v + bias(m if bias_m else n)
+        y[m, n] = v if act == "none" else make("call", (f"tc::{act}", v), "float")
 
     for n, m, n_l in owned:
         with dsl.if_(m < M):                                              # m < M <= 8 mb: inside sRed

@@ -690,8 +690,8 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     the copy). Returns a new tensor of ``out_dtype`` (default: A's dtype). Unaligned operands are padded (a
     copy), never refused. A batched A (L, M, K) whose batch and rows merge, times a B shared by the batch (2-D,
     or batch stride 0), runs as one GEMM of L * M rows; 2-D float16 / bfloat16 calls of at most skinny.MAX_ROWS rows
-    on sm_90 run the skinny GEMM (skinny.py: the weight read in place) where it takes them (``_skinny``: no alpha,
-    C, activation or bias along M), else those of at most GEMV_16_ROWS rows (fp32 ones of at most gemv.MAX_ROWS)
+    on sm_90 run the skinny GEMM (skinny.py: the weight read in place) where it takes them (``_skinny``), with their
+    epilogue, else those of at most GEMV_16_ROWS rows (fp32 ones of at most gemv.MAX_ROWS)
     run the GEMV (gemv.py), with their bias and activation. The pick, the
     checks and the launch are resolved once per call signature (dtypes, shapes, strides, 16-byte alignment and
     devices of the tensors, the options): repeated calls of a shape cost an allocation, TMA-map lookups and the
@@ -715,7 +715,7 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     if config is None and _skinny(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b,
                                   fast_accum):
         from tilecraft.gemm.skinny import skinny_gemm
-        return skinny_gemm(A, B, bias)
+        return skinny_gemm(A, B, C, alpha=alpha, beta=beta, bias=bias, activation=activation, bias_along=bias_along)
     if config is None and _gemv_16(A, B, C, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum):
         from tilecraft.gemm.gemv import sgemv
         return _into_new_d(sgemv, A, B, C, alpha, beta, bias=bias, activation=activation, bias_along=bias_along)
@@ -770,20 +770,27 @@ def _gemv_16(A: Any, B: Any, C: Any, bias: Any, bias_along: str, activation: str
 
 def _skinny(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, bias_along: str, activation: str | None,
             out_dtype: Any, scale_a: float, scale_b: float, fast_accum: bool | None) -> bool:
-    """tc.gemm runs the skinny GEMM (tilecraft.gemm.skinny: 16-bit, few rows, B read in place) for this call: one it
-    takes (``skinny.takes``) whose epilogue it has (D = A @ B (+ bias along N) in A's dtype: alpha 1, no C read, no
-    activation, no fp8 option), except at most GEMV_16_ROWS rows of an N-contiguous B, where the GEMV ran faster
-    (H100, bf16, 1x4096x4096: 0.98x cuBLAS against 0.95; K-contiguous the skinny GEMM's 1.12 against 0.99)."""
-    if alpha != 1.0 or (C is not None and beta != 0) or activation not in (None, "none"):
-        return False
+    """tc.gemm runs the skinny GEMM (tilecraft.gemm.skinny: 16-bit, few rows, B read in place) for this call: operands
+    it takes (``skinny.takes``), the output in A's dtype, no fp8 option, an epilogue it has (C of A's dtype or
+    float32, a bias of N or M values of A's dtype or float32, an activation of ACTIVATIONS; anything else goes to the
+    path whose checks refuse it), except at most GEMV_16_ROWS rows of an N-contiguous B, where the GEMV ran faster
+    (H100, bf16, x cuBLAS: 1x4096x4096 0.98 against 0.95; K-contiguous the skinny GEMM's 1.11 against 0.99)."""
+    import torch
+
     if out_dtype not in (None, getattr(A, "dtype", None)) or scale_a != 1.0 or scale_b != 1.0 or fast_accum is not None:
         return False
-    if bias is not None and bias_along != "n":
-        return False
     from tilecraft.gemm import skinny
-    if not skinny.takes(A, B, bias):
+    if activation not in (None,) + ACTIVATIONS or not skinny.takes(A, B):
         return False
-    return A.shape[0] > GEMV_16_ROWS or not skinny.skinny_format(A, B).n_major  # K-contiguous B from one row on
+    M, N = A.shape[0], B.shape[1]
+    ok = (torch.float32, A.dtype)
+    if C is not None and beta != 0 and not (isinstance(C, torch.Tensor) and tuple(C.shape) == (M, N)
+                                            and C.dtype in ok and C.device == A.device):
+        return False
+    if bias is not None and not (isinstance(bias, torch.Tensor) and bias.dim() == 1 and bias.dtype in ok
+                                 and bias.shape[0] == {"n": N, "m": M}.get(bias_along) and bias.device == A.device):
+        return False
+    return M > GEMV_16_ROWS or not skinny.skinny_format(A, B).n_major  # K-contiguous B from one row on
 
 
 def _gemv_takes(A: Any, B: Any, bias: Any, bias_along: str, activation: str | None, rows: int) -> bool:

@@ -19,7 +19,7 @@ M on an H100 (forty-first session). ``skinny_gemm`` is the entry point; tc.gemm 
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tilecraft.gemm.mixed import (MAX_M, DenseFormat, MixedConfig, _device_cc, _pick_splits, _sm_count, _workspace,
@@ -75,14 +75,13 @@ def pick_skinny_config(fmt: DenseFormat, M: int, K: int, N: int) -> MixedConfig 
     return MixedConfig(warps=4, tiles=tiles, chunk=64 if K % 64 == 0 else 32, stages=3)
 
 
-def takes(A: Any, B: Any, bias: Any) -> bool:
-    """skinny_gemm takes this call with its pick (tc.gemm's test; nothing is raised): 2-D float16 / bfloat16 CUDA
-    operands of one dtype on an sm_90 GPU (where the picks were measured), at most MAX_ROWS rows, B N- or
-    K-contiguous with 16-byte aligned rows, a tiling for its shape (``pick_skinny_config``), bias None or (N,) in
-    A's dtype; an N-contiguous B's 64-column row blocks no more than the SMs. Past that the Hopper kernel's pick
-    ran faster (H100, x cuBLAS at 4 / 8 / 16 rows: Llama-3-70B qkv, N = 10240, K = 8192, 0.90 / 0.89 / 0.85 against
-    0.94 / 0.94 / 0.98; N = 28672, K = 4096, 0.93 / 0.99 / 0.91 against 0.95 / 1.03 / 1.02; at N = 4096..8192
-    0.88-1.02 against 0.69-0.94)."""
+def takes(A: Any, B: Any) -> bool:
+    """skinny_gemm takes these operands with its pick (tc.gemm's test; nothing is raised): 2-D float16 / bfloat16 CUDA
+    tensors of one dtype on an sm_90 GPU (where the picks were measured), at most MAX_ROWS rows, B N- or K-contiguous
+    with 16-byte aligned rows and a tiling for its shape (``pick_skinny_config``), an N-contiguous B's 64-column row
+    blocks no more than the SMs. Past that the Hopper kernel's pick ran faster (H100, x cuBLAS at 4 / 8 / 16 rows:
+    Llama-3-70B qkv, N = 10240, K = 8192, 0.90 / 0.89 / 0.85 against 0.94 / 0.94 / 0.98; N = 28672, K = 4096, 0.93 /
+    0.99 / 0.91 against 0.95 / 1.03 / 1.02; at N = 4096..8192 0.88-1.02 against 0.69-0.94)."""
     import torch
 
     if not (isinstance(A, torch.Tensor) and isinstance(B, torch.Tensor)) or A.dim() != 2 or B.dim() != 2:
@@ -90,9 +89,6 @@ def takes(A: Any, B: Any, bias: Any) -> bool:
     if A.dtype not in (torch.float16, torch.bfloat16) or B.dtype != A.dtype or not A.is_cuda or B.device != A.device:
         return False
     if A.shape[0] > MAX_ROWS or A.shape[1] != B.shape[0] or _device_cc(A) < (9, 0):
-        return False
-    if bias is not None and (not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (B.shape[1],)
-                             or bias.dtype != A.dtype or bias.device != A.device):
         return False
     try:
         fmt = skinny_format(A, B)
@@ -113,8 +109,10 @@ def _check_device(A: Any) -> None:
                          f"sm_{cc[0]}{cc[1]}")
 
 
-def _check(A: Any, B: Any, bias: Any) -> tuple[DenseFormat, int, int, int]:
+def _check(A: Any, B: Any, C: Any, bias: Any, activation: str | None, bias_along: str) -> tuple[DenseFormat, int, int, int]:
     import torch
+
+    from tilecraft.gemm.tensorop import ACTIVATIONS
     if not (isinstance(A, torch.Tensor) and isinstance(B, torch.Tensor)):
         raise TypeError(f"skinny_gemm takes torch tensors, got {type(A).__name__} and {type(B).__name__}")
     if A.dim() != 2 or B.dim() != 2 or A.shape[1] != B.shape[0]:
@@ -126,29 +124,45 @@ def _check(A: Any, B: Any, bias: Any) -> tuple[DenseFormat, int, int, int]:
     fmt = skinny_format(A, B)
     M, K = A.shape
     N = B.shape[1]
-    if bias is not None and (not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (N,)
-                             or bias.dtype != A.dtype or bias.device != A.device):
-        raise ValueError(f"skinny_gemm: bias must be a ({N},) {A.dtype} tensor on {A.device}")
+    if bias_along not in ("n", "m"):
+        raise ValueError(f"skinny_gemm: bias_along must be 'n' (a bias per column) or 'm' (per row), got {bias_along!r}")
+    n = N if bias_along == "n" else M
+    if bias is not None and (not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (n,)
+                             or bias.dtype not in (A.dtype, torch.float32) or bias.device != A.device):
+        raise ValueError(f"skinny_gemm: bias must be a ({n},) {A.dtype} or float32 tensor on {A.device} (along "
+                         f"{bias_along!r})")
+    if C is not None and (not isinstance(C, torch.Tensor) or tuple(C.shape) != (M, N)
+                          or C.dtype not in (A.dtype, torch.float32) or C.device != A.device):
+        raise ValueError(f"skinny_gemm: C must be an ({M}, {N}) {A.dtype} or float32 tensor on {A.device}")
+    if (activation or "none") not in ACTIVATIONS:
+        raise ValueError(f"skinny_gemm: activation must be None or one of {ACTIVATIONS[1:]}, got {activation!r}")
     return fmt, M, K, N
 
 
-def skinny_gemm(A: Any, B: Any, bias: Any = None, *, config: MixedConfig | None = None, pdl: bool | None = None,
-                pdl_prefetch: int = 0) -> Any:
-    """D (M, N) = A (M, K) @ B (K, N) (+ bias (N,)) for float16 / bfloat16 CUDA operands of one dtype, summed in fp32,
-    D in A's dtype. B is read in place, N- or K-contiguous, rows 16-byte aligned, N a multiple of 16 x the tiling's
-    tiles and K of its chunk (``pick_skinny_config``; ``config`` overrides it, ``config.splits`` fixing the split-K
-    count). A is read 16 bytes at a time (copied where its rows are not). ``pdl`` (None: on sm_90 and newer):
-    programmatic dependent launches, as the mixed-input GEMM's, whose CTAs ask L2 for ``pdl_prefetch`` sixteenths
-    (0..16) of their weights before they wait for the previous kernel. Each call signature is resolved once."""
+def skinny_gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0, bias: Any = None,
+                activation: str | None = None, bias_along: str = "n", config: MixedConfig | None = None,
+                pdl: bool | None = None, pdl_prefetch: int = 0) -> Any:
+    """D (M, N) = act(alpha * A (M, K) @ B (K, N) + beta * C + bias) for float16 / bfloat16 CUDA operands of one
+    dtype, summed and finished in fp32, D a new tensor in A's dtype. C (M, N) (A's dtype or float32) is read only
+    where beta is not 0; bias (A's dtype or float32) has N values (``bias_along`` "n") or M ("m"); ``activation``
+    None or one of "relu", "gelu", "silu". B is read in place, N- or K-contiguous, rows 16-byte aligned, N a
+    multiple of 16 x the tiling's tiles and K of its chunk (``pick_skinny_config``; ``config`` overrides it,
+    ``config.splits`` fixing the split-K count). A is read 16 bytes at a time (copied where its rows are not).
+    ``pdl`` (None: on sm_90 and newer): programmatic dependent launches, as the mixed-input GEMM's, whose CTAs ask L2
+    for ``pdl_prefetch`` sixteenths (0..16) of their weights before they wait for the previous kernel. Each call
+    signature is resolved once (alpha and beta are the launch's values, not the plan's)."""
     from tilecraft.gemm.op import _memo, _signature as sig
 
-    key = (sig(A), sig(B), sig(bias), config, pdl, pdl_prefetch)
-    return _memo(_RUNS, key, lambda: _prepare(A, B, bias, config, pdl, pdl_prefetch))(A, B, bias)
+    Cr = C if beta != 0 else None                                          # as in BLAS, C is not read when beta is 0
+    key = (sig(A), sig(B), sig(Cr), sig(bias), alpha != 1.0, activation, bias_along, config, pdl, pdl_prefetch)
+    run = _memo(_RUNS, key, lambda: _prepare(A, B, Cr, alpha, bias, activation, bias_along, config, pdl, pdl_prefetch))
+    return run(A, B, Cr, float(alpha), float(beta), bias)
 
 
-def _prepare(A: Any, B: Any, bias: Any, config: MixedConfig | None, pdl: bool | None, prefetch: int) -> Any:
+def _prepare(A: Any, B: Any, C: Any, alpha: float, bias: Any, activation: str | None, bias_along: str,
+             config: MixedConfig | None, pdl: bool | None, prefetch: int) -> Any:
     import torch
-    fmt, M, K, N = _check(A, B, bias)
+    fmt, M, K, N = _check(A, B, C, bias, activation, bias_along)
     if config is not None and not isinstance(config, MixedConfig):
         raise TypeError(f"skinny_gemm: config must be a MixedConfig, got {type(config).__name__}")
     sms, cc = _sm_count(A), _device_cc(A)
@@ -166,32 +180,68 @@ def _prepare(A: Any, B: Any, bias: Any, config: MixedConfig | None, pdl: bool | 
     if not (isinstance(prefetch, int) and 0 <= prefetch <= 16):
         raise ValueError(f"skinny_gemm: pdl_prefetch must be an int in 0..16 (sixteenths), got {prefetch!r}")
     clone = A.stride(1) != 1 or A.data_ptr() % 16 != 0 or A.stride(0) % 8 != 0   # 16-byte aligned rows of A
-
-    def weight(B: Any) -> Any:
-        return B if fmt.n_major else B.t()                              # the kernel's qw: (K, N) or (N, K)
-
+    epi = Epilogue(C is not None, alpha != 1.0, activation or "none", bias_along == "m")
     blocks = N // (16 * cfg.tiles)
     slices = []
     A2 = A.contiguous() if clone else A
     y = torch.empty(M, N, dtype=A.dtype, device=A.device)
     for m0 in range(0, M, MAX_M):
-        xs, ys = A2[m0:m0 + MAX_M], y[m0:m0 + MAX_M]
-        splits = cfg.splits or _splits(xs, weight(B), bias, ys, fmt, cfg, kcfg, blocks, K, sms)
-        args = _args(xs, weight(B), bias, ys, fmt, cfg, kcfg, splits > 1, pdl, prefetch)
-        bound = mixed_gemm_kernel.bind(*args, grid=(blocks, splits), block=(cfg.threads,), pdl=pdl,
-                                       max_ctas_per_sm=pdl_ctas_per_sm(blocks * splits, sms) if pdl else None)
-        slices.append((m0, bound, splits > 1))
-    whole = len(slices) == 1
+        part = _Part(fmt, cfg, kcfg, epi, pdl, prefetch, m0, whole=M <= MAX_M)
+        splits = cfg.splits or _splits(part.args(A2, B, C, alpha, 0.0, bias, y), cfg, blocks, K, sms)
+        part.split_k = splits > 1
+        part.bound = mixed_gemm_kernel.bind(*part.args(A2, B, C, alpha, 0.0, bias, y), grid=(blocks, splits),
+                                            block=(cfg.threads,), pdl=pdl,
+                                            max_ctas_per_sm=pdl_ctas_per_sm(blocks * splits, sms) if pdl else None)
+        slices.append(part)
 
-    def run(A: Any, B: Any, bias: Any) -> Any:
+    def run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any) -> Any:
         A2 = A.contiguous() if clone else A
         y = torch.empty(M, N, dtype=A.dtype, device=A.device)
-        for m0, bound, split_k in slices:
-            xs, ys = (A2, y) if whole else (A2[m0:m0 + MAX_M], y[m0:m0 + MAX_M])
-            bound(*_args(xs, weight(B), bias, ys, fmt, cfg, kcfg, split_k, pdl, prefetch))
+        for part in slices:
+            part.bound(*part.args(A2, B, C, alpha, beta, bias, y))
         return y
     run.path, run.config, run.pdl = "skinny", cfg, pdl
     return run
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """What a launch's epilogue reads and applies: C (with beta), alpha (where not 1), an activation, the bias per
+    row (else per column)."""
+
+    c: bool
+    alpha: bool
+    act: str
+    bias_m: bool
+
+
+@dataclass
+class _Part:
+    """One launch of up to MAX_M rows (rows m0 ..) of a call: its kernel arguments from the call's tensors."""
+
+    fmt: DenseFormat
+    cfg: MixedConfig
+    kcfg: MixedConfig
+    epi: Epilogue
+    pdl: bool
+    prefetch: int
+    m0: int
+    whole: bool
+    split_k: bool = True
+    bound: Any = None
+
+    def rows(self, t: Any) -> Any:
+        return t if self.whole or t is None else t[self.m0:self.m0 + MAX_M]
+
+    def weight(self, B: Any) -> Any:
+        return B if self.fmt.n_major else B.t()                           # the kernel's qw: (K, N) or (N, K)
+
+    def args(self, A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, y: Any) -> tuple:
+        e = self.epi
+        bias = self.rows(bias) if e.bias_m else bias
+        return _args(self.rows(A), self.weight(B), bias, self.rows(y), self.fmt, self.cfg, self.kcfg, self.split_k,
+                     self.pdl, self.prefetch) + (None, self.rows(C) if e.c else None, alpha if e.alpha else None,
+                                                 beta if e.c else None, e.act, e.bias_m)
 
 
 def _args(x: Any, qw: Any, bias: Any, y: Any, fmt: DenseFormat, cfg: MixedConfig, kcfg: MixedConfig, split_k: bool,
@@ -205,13 +255,12 @@ def _args(x: Any, qw: Any, bias: Any, y: Any, fmt: DenseFormat, cfg: MixedConfig
             fmt, kcfg, -(-M // 8), stage_x_rows(cfg, M), prefetch if pdl else None)
 
 
-def _splits(x: Any, qw: Any, bias: Any, y: Any, fmt: DenseFormat, cfg: MixedConfig, kcfg: MixedConfig, blocks: int,
-            K: int, sms: int) -> int:
-    """The split-K count of one launch: ``mixed._pick_splits`` with the compiled kernel's occupancy."""
+def _splits(args: tuple, cfg: MixedConfig, blocks: int, K: int, sms: int) -> int:
+    """The split-K count of one launch (its kernel arguments with split-K): ``mixed._pick_splits`` with the compiled
+    kernel's occupancy (3 CTAs per SM off a GPU, for the emulator's tests)."""
     import torch
-    per_sm = 3                                                            # off a GPU (the emulator's tests)
-    if x.is_cuda:
-        with torch.cuda.device(x.device):
-            per_sm = mixed_gemm_kernel.max_active_blocks(*_args(x, qw, bias, y, fmt, cfg, kcfg, True, False),
-                                                         block=(cfg.threads,))
+    per_sm = 3
+    if args[0].is_cuda:
+        with torch.cuda.device(args[0].device):
+            per_sm = mixed_gemm_kernel.max_active_blocks(*args, block=(cfg.threads,))
     return _pick_splits(blocks, K // cfg.chunk, cfg.warps, sms * per_sm, sms)
