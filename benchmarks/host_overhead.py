@@ -47,6 +47,7 @@ def host_us(fn, n: int = 200, batches: int = 5) -> tuple[float, float]:
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--only", default="", help="time (and profile) only the calls whose name contains this")
     a = p.parse_args()
     dt = torch.bfloat16
     cases = []
@@ -58,6 +59,12 @@ def main() -> int:
             sm80 = tc.gemm.TensorOpConfig(128, 128, 64, 2, 2, stages=3)
             cases.append((f"{M}x{N}x{K} bf16 sm80", lambda x=x, w=w: tc.gemm(x, w, config=sm80),
                           lambda x=x, w=w: x @ w))
+    for M, N, K, k_major in ((4, 4096, 4096, False), (8, 4096, 4096, True)):   # the skinny GEMM (few 16-bit rows)
+        x = torch.randn(M, K, device="cuda").to(dt)
+        w = (torch.randn(K, N, device="cuda") * 0.05).to(dt)
+        w = w.t().contiguous().t() if k_major else w
+        cases.append((f"{M}x{N}x{K} bf16 B {'K' if k_major else 'N'}-contiguous", lambda x=x, w=w: tc.gemm(x, w),
+                      lambda x=x, w=w: x @ w))
     import tilecraft.quant as Q
     w = torch.randn(8192, 8192, device="cuda") * 0.02
     w4 = Q.pack(Q.quantize(w, 4, 128), dt)
@@ -69,6 +76,7 @@ def main() -> int:
     for M, N, K in ((1, 4096, 4096), (32, 256, 256), (32, 4096, 4096)):
         x, w = torch.randn(M, K, device="cuda"), torch.randn(K, N, device="cuda")
         cases.append((f"{M}x{N}x{K} fp32", lambda x=x, w=w: tc.gemm(x, w), lambda x=x, w=w: x @ w))
+    cases = [c for c in cases if a.only in c[0]]
     print("| call | tc.gemm host µs | tc.gemm wall µs | torch host µs | torch wall µs |\n|---|---:|---:|---:|---:|")
     for name, ours, theirs in cases:
         h, w_ = host_us(ours)
