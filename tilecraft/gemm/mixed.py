@@ -808,7 +808,8 @@ def _workspace(x: Any, elems: int, blocks: int) -> tuple[Any, Any]:
     current stream. The kernel leaves both zeroed, so they are allocated (and zeroed) once and reused;
     one per stream, since two launches in flight at once must not share them."""
     import torch
-    stream = torch.cuda.current_stream(x.device).cuda_stream if x.is_cuda else 0
+    from tilecraft.gemm.sm90 import current_stream_handle
+    stream = current_stream_handle(x.device) if x.is_cuda else 0
     key = (str(x.device), stream)
     ws, cnt = _WORKSPACES.get(key, (None, None))
     if ws is None or ws.numel() < elems or cnt.numel() < blocks:

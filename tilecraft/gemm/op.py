@@ -654,6 +654,7 @@ def clear_plans() -> None:
     from tilecraft.gemm import gemv, mixed, simt_tuned, skinny
     _RUNS.clear()
     _PICKS.clear()
+    _SKINNY.clear()
     mixed._RUNS.clear()
     skinny._RUNS.clear()
     gemv._PLANS.clear()
@@ -698,6 +699,8 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     launch (``clear_plans()`` forgets them)."""
     import torch
 
+    from tilecraft.gemm import skinny
+
     if type(B).__name__ == "PackedWeight":  # quantized weights (tilecraft.quant.pack): the mixed-input GEMM
         from tilecraft.gemm.mixed import mixed_gemm
         if C is not None or alpha != 1.0 or beta != 0.0 or activation or out_dtype is not None or config is not None:
@@ -712,10 +715,11 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
                  bias_along=bias_along, config=config, allow_tf32=allow_tf32, scale_a=scale_a, scale_b=scale_b,
                  fast_accum=fast_accum)
         return D.view(L, M, D.shape[-1])
-    if config is None and _skinny(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b,
-                                  fast_accum):
-        from tilecraft.gemm.skinny import skinny_gemm
-        return skinny_gemm(A, B, C, alpha=alpha, beta=beta, bias=bias, activation=activation, bias_along=bias_along)
+    if (config is None and getattr(A, "dtype", None) in (torch.float16, torch.bfloat16) and A.dim() == 2
+            and A.shape[0] <= skinny.MAX_ROWS):
+        run = _skinny_run(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum)
+        if run is not None:
+            return run(A, B, C if beta != 0 else None, float(alpha), float(beta), bias)
     if config is None and _gemv_16(A, B, C, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum):
         from tilecraft.gemm.gemv import sgemv
         return _into_new_d(sgemv, A, B, C, alpha, beta, bias=bias, activation=activation, bias_along=bias_along)
@@ -766,6 +770,26 @@ def _gemv_16(A: Any, B: Any, C: Any, bias: Any, bias_along: str, activation: str
         return False
     return C is None or (isinstance(C, torch.Tensor) and C.dtype == A.dtype
                          and tuple(C.shape) == (A.shape[0], B.shape[1]))
+
+
+# the skinny GEMM's plan of a call signature (tc.gemm's options included), or None where it does not take the call
+_SKINNY: dict[Any, Any] = {}
+
+
+def _skinny_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, bias_along: str, activation: str | None,
+                out_dtype: Any, scale_a: float, scale_b: float, fast_accum: bool | None) -> Any:
+    """The skinny GEMM's run for this call where tc.gemm gives it the call (``_skinny``), else None; decided and
+    prepared once per signature."""
+    Cr = C if beta != 0 else None
+    key = (_signature(A), _signature(B), _signature(Cr), _signature(bias), bias_along, activation, alpha != 1.0,
+           out_dtype, scale_a == 1.0 and scale_b == 1.0, fast_accum)
+
+    def make() -> Any:
+        if not _skinny(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum):
+            return None
+        from tilecraft.gemm.skinny import _prepare
+        return _prepare(A, B, Cr, alpha, bias, activation, bias_along, None, None, 0)
+    return _memo(_SKINNY, key, make)
 
 
 def _skinny(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, bias_along: str, activation: str | None,

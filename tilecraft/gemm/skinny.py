@@ -200,8 +200,41 @@ def _prepare(A: Any, B: Any, C: Any, alpha: float, bias: Any, activation: str | 
         for part in slices:
             part.bound(*part.args(A2, B, C, alpha, beta, bias, y))
         return y
+
+    if len(slices) == 1:
+        # one launch (M <= MAX_M): its arguments from a template, the call's tensors put in place, the workspace's
+        # views kept per stream
+        part = slices[0]
+        template = list(part.args(A2, B, C, alpha, 0.0, bias, y))
+        ws_cache: dict[int, tuple[Any, Any]] = {}
+
+        def run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any) -> Any:  # noqa: F811
+            y = torch.empty(M, N, dtype=A.dtype, device=A.device)
+            a = template.copy()
+            a[0], a[1], a[4], a[5], a[14], a[15], a[16] = (A.contiguous() if clone else A), part.weight(B), bias, y, C, \
+                (alpha if part.epi.alpha else None), (beta if part.epi.c else None)
+            if part.split_k:
+                a[6], a[7] = _stream_workspace(ws_cache, A, M, N, blocks)
+            part.bound(*a)
+            return y
     run.path, run.config, run.pdl = "skinny", cfg, pdl
     return run
+
+
+def _stream_workspace(cache: dict[int, tuple[Any, Any]], x: Any, M: int, N: int, blocks: int) -> tuple[Any, Any]:
+    """The split-K workspace (M, N) and counters (``mixed._workspace``) of the current stream, remembered per stream by
+    the plan (a query of the stream's handle per call); those first met in a CUDA graph's capture are not kept."""
+    import torch
+
+    from tilecraft.gemm.sm90 import current_stream_handle
+    stream = current_stream_handle(x.device) if x.is_cuda else 0
+    hit = cache.get(stream)
+    if hit is None:
+        ws, cnt = _workspace(x, M * N, blocks)
+        hit = ws[:M * N].view(M, N), cnt[:blocks]
+        if not (x.is_cuda and torch.cuda.is_current_stream_capturing()):
+            cache[stream] = hit
+    return hit
 
 
 @dataclass(frozen=True)
