@@ -61,3 +61,15 @@ print(repr(op.pick_fp8_config(M, N, K, 1, 132)).replace('Sm90Config(', 'S('))")
       | grep -v "^| .* | _scaled_mm fast\|tc.gemm fast" | tee -a "$OUT/$name.md"
   done
 }
+
+# both PROBE NAME SECONDS SHAPES CONFIGS_N CONFIGS_K [ARGS...]: benchmarks/PROBE.py with B N- then K-contiguous (its
+# --configs CONFIGS_N / CONFIGS_K), ROUNDS rounds, ARGS passed on, appended to $OUT/NAME.md; prints the table.
+both() {
+  local probe=$1 name=$2 seconds=$3 shapes=$4 configs_n=$5 configs_k=$6 major
+  shift 6
+  for major in N K; do
+    timeout "$seconds" python3 "benchmarks/$probe.py" --rounds "${ROUNDS:-3}" --b-major $major --shapes "$shapes" \
+      --configs "$([ $major = N ] && echo "$configs_n" || echo "$configs_k")" "$@" >> "$OUT/$name.md" 2>&1
+  done
+  sed 's/  */ /g' "$OUT/$name.md" | grep -v "^|---"
+}

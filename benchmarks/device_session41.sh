@@ -24,18 +24,6 @@ H16_SHAPES_ALL=1x4096x4096,4x4096x4096,8x4096x4096,16x4096x4096,1x8192x8192,8x81
 H16_SHAPES_ALL=$H16_SHAPES_ALL,1x4096x14336
 T=32x128x16_w4x8_t128_b4
 
-# both PROBE NAME SECONDS SHAPES CONFIGS_N CONFIGS_K [ARGS...]: benchmarks/PROBE.py with B N- then K-contiguous (its
-# --configs CONFIGS_N / CONFIGS_K), ROUNDS rounds, ARGS passed on, appended to $OUT/NAME.md; prints the table.
-both() {
-  local probe=$1 name=$2 seconds=$3 shapes=$4 configs_n=$5 configs_k=$6 major
-  shift 6
-  for major in N K; do
-    timeout "$seconds" python3 "benchmarks/$probe.py" --rounds "${ROUNDS:-3}" --b-major $major --shapes "$shapes" \
-      --configs "$([ $major = N ] && echo "$configs_n" || echo "$configs_k")" "$@" >> "$OUT/$name.md" 2>&1
-  done
-  sed 's/  */ /g' "$OUT/$name.md" | grep -v "^|---"
-}
-
 for part in ${*:-g32_tests g32_probe}; do
   case $part in
   thin)

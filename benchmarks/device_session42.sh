@@ -15,18 +15,6 @@
 # - sk_gpu: the GPU tests of the skinny GEMM, tc.gemm's 16-bit dispatch and CUDA graphs.
 source "$(dirname "$0")/device_env.sh"
 
-# both PROBE NAME SECONDS SHAPES CONFIGS_N CONFIGS_K [ARGS...]: benchmarks/PROBE.py with B N- then K-contiguous (its
-# --configs CONFIGS_N / CONFIGS_K), ROUNDS rounds, ARGS passed on, appended to $OUT/NAME.md; prints the table.
-both() {
-  local probe=$1 name=$2 seconds=$3 shapes=$4 configs_n=$5 configs_k=$6 major
-  shift 6
-  for major in N K; do
-    timeout "$seconds" python3 "benchmarks/$probe.py" --rounds "${ROUNDS:-3}" --b-major $major --shapes "$shapes" \
-      --configs "$([ $major = N ] && echo "$configs_n" || echo "$configs_k")" "$@" >> "$OUT/$name.md" 2>&1
-  done
-  sed 's/  */ /g' "$OUT/$name.md" | grep -v "^|---"
-}
-
 for part in ${*:-sk_tests sk}; do
   case $part in
   sk_tests)
