@@ -78,7 +78,8 @@ def test_emulated(emulated: None, n_major: bool, dtype: Any, M: int, K: int, N: 
 EPILOGUES = [
     (False, torch.bfloat16, 5, 2.0, (0.5, torch.bfloat16), (torch.float32, "n"), "gelu",
      MixedConfig(2, 2, 64, splits=2, stages=2)),
-    (True, torch.float16, 12, -1.0, (1.0, torch.float32), (torch.float16, "m"), "relu", MixedConfig(2, 4, 32, stages=2)),
+    (True, torch.float16, 12, -1.0, (1.0, torch.float32), (torch.float16, "m"), "relu",
+     MixedConfig(2, 4, 32, stages=2)),
     (False, torch.float16, 40, 0.5, (0.0, None), (torch.float16, "m"), "silu", MixedConfig(2, 2, 64, stages=2)),
     (True, torch.bfloat16, 3, 1.0, (2.0, torch.bfloat16), (None, "n"), None, MixedConfig(1, 4, 32, splits=3, stages=3)),
 ]
@@ -97,7 +98,8 @@ def test_emulated_epilogue(emulated: None, n_major: bool, dtype: Any, M: int, al
     (beta, c_dtype), (b_dtype, along) = c, b
     C = torch.randn(M, N, generator=g).to(c_dtype) if c_dtype else torch.full((M, N), float("nan"))
     bias = torch.randn(N if along == "n" else M, generator=g).to(b_dtype) if b_dtype else None
-    fn = {"gelu": torch.nn.functional.gelu, "relu": torch.relu, "silu": torch.nn.functional.silu, None: lambda v: v}[act]
+    fn = {"gelu": torch.nn.functional.gelu, "relu": torch.relu, "silu": torch.nn.functional.silu,
+          None: lambda v: v}[act]
     for a, bt in ((alpha, beta), (alpha * 3, beta * 2)):
         D = skinny_gemm(A, B, C, alpha=a, beta=bt, bias=bias, activation=act, bias_along=along, config=cfg)
         ref = a * (A.double() @ B.double()) + (bt * C.double() if bt else 0)
@@ -150,20 +152,45 @@ def test_format_and_operand_errors(emulated: None) -> None:
         skinny_gemm(A, _b(128, 96, True, torch.bfloat16))              # N-contiguous: N a multiple of 64
 
 
+def test_empty_operands(emulated: None) -> None:
+    """No rows: an empty D, nothing launched; K or N of 0: no tiling (tc.gemm keeps such calls elsewhere)."""
+    D = skinny_gemm(torch.empty(0, 128).to(torch.bfloat16), _b(128, 64, False, torch.bfloat16))
+    assert D.shape == (0, 64) and D.dtype == torch.bfloat16
+    assert pick_skinny_config(DenseFormat("bfloat16"), 2, 0, 64) is None
+    with pytest.raises(ValueError, match="no tiling for K = 128, N = 0"):
+        skinny_gemm(torch.randn(2, 128).to(torch.bfloat16), torch.empty(0, 128).to(torch.bfloat16).t())
+
+
 def test_device_check() -> None:
     with pytest.raises(ValueError, match="CUDA tensors"):
         skinny_gemm(torch.randn(4, 128).to(torch.bfloat16), _b(128, 64, True, torch.bfloat16))
 
 
-def _compile(n_major: bool, M: int, K: int, N: int, cfg: MixedConfig, dtype: Any = torch.bfloat16,
-             arch: str = "sm_90a") -> Any:
+def _args(n_major: bool, M: int, K: int, N: int, cfg: MixedConfig, dtype: Any, prefetch: int | None) -> tuple:
     fmt = DenseFormat(str(dtype).replace("torch.", ""), n_major)
     cfg.validate(fmt, K, N, M)
     qw = torch.empty(K, N, dtype=dtype) if n_major else torch.empty(N, K, dtype=dtype)
-    return mixed_gemm_kernel.compile(torch.empty(M, K, dtype=dtype), qw, None, None, torch.empty(N, dtype=dtype),
-                                     torch.empty(M, N, dtype=dtype), torch.empty(M, N),
-                                     torch.empty(N // 16, dtype=torch.int32), fmt, cfg, -(-M // 8),
-                                     mixed.stage_x_rows(cfg, M), 0 if arch == "sm_90a" else None, arch=arch)
+    return (torch.empty(M, K, dtype=dtype), qw, None, None, torch.empty(N, dtype=dtype), torch.empty(M, N, dtype=dtype),
+            torch.empty(M, N), torch.empty(N // 16, dtype=torch.int32), fmt, cfg, -(-M // 8), mixed.stage_x_rows(cfg, M),
+            prefetch)
+
+
+def _compile(n_major: bool, M: int, K: int, N: int, cfg: MixedConfig, dtype: Any = torch.bfloat16,
+             arch: str = "sm_90a") -> Any:
+    return mixed_gemm_kernel.compile(*_args(n_major, M, K, N, cfg, dtype, 0 if arch == "sm_90a" else None), arch=arch)
+
+
+@pytest.mark.parametrize("n_major", [False, True])
+def test_pdl_prefetch_of_a_dense_weight_compiles(n_major: bool) -> None:
+    """pdl_prefetch > 0 (an option, measured slower): bulk prefetches of the weight's first rows before the PDL wait,
+    more CTA rows than threads included (8 tiles of 1 warp: 128 rows of W^T, 32 threads)."""
+    for cfg in (pick_skinny_config(DenseFormat("bfloat16", n_major), 8, 4096, 4096),
+                MixedConfig(1, 8, 32, stages=2, async_copy=True)):
+        args = _args(n_major, 8, 4096, 4096, cfg, torch.bfloat16, 2)
+        assert "prefetch_l2_bulk" in mixed_gemm_kernel.source(*args)
+        assert "prefetch_l2_bulk" not in mixed_gemm_kernel.source(*args[:-1], 0)
+        r = mixed_gemm_kernel.compile(*args, arch="sm_90a").resources
+        assert r.spill_store_bytes == 0 and r.spill_load_bytes == 0, (cfg.name, r)
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
@@ -276,6 +303,7 @@ def test_tc_gemm_dispatch(monkeypatch: Any) -> None:
     assert not ask(8, out_dtype=torch.float32) and not ask(8, scale_a=2.0) and not ask(8, fast_accum=True)
     assert ask(8, N=132 * 64, n_major=True) and not ask(8, N=133 * 64, n_major=True)   # row blocks past the SMs
     assert ask(8, N=133 * 64)
+    assert not ask(0) and not ask(8, K=0)
     assert not ask(8, N=40) and not ask(8, N=96, n_major=True) and not ask(8, K=48) and not ask(8, dtype=torch.float32)
     B = torch.randn(256, 256).to(torch.bfloat16)[:, ::2].as_subclass(_Cuda)   # neither N- nor K-contiguous
     assert not op._skinny(torch.randn(8, 256).to(torch.bfloat16).as_subclass(_Cuda), B, None, 1.0, 0.0, None, "n", None,

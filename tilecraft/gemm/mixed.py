@@ -234,7 +234,8 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
 
     qw (N/16, K/KB, 32, 4) int32, scales / zeros (N/16, K/G, 8, 2) (zeros None when symmetric), bias (N)
     or None; with a DenseFormat fmt, qw is the 16-bit weight itself, W^T (N, K) or W (K, N) (fmt.n_major), rows
-    16-byte aligned, and scales, zeros None; ws (M,N) fp32 and counters (N / 16 tiles) int32, zeroed, or None without split-K (grid.y = 1);
+    16-byte aligned, and scales, zeros None; ws (M,N) fp32 and counters (N / 16 tiles) int32, zeroed, or None
+    without split-K (grid.y = 1);
     mb = ceil(M / 8) m-blocks of 8 columns; xrows (async_copy) the rows of x a stage holds, >= M.
     prefetch_pdl (sm_90, a launch with ``pdl=True``): the sixteenths (0..16) of its k-range whose weights the CTA
     asks L2 for before it waits for the stream's previous kernel (None: not a programmatic dependent launch).
@@ -309,13 +310,14 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
         # (13.30 round-robin); with the first 2/16 of every warp's run instead, 13.58 (13.25 round-robin,
         # another machine)
         if prefetch_pdl and dense:
-            # a dense weight: the CTA's rows of W^T from its first chunk (one bulk prefetch per row, a thread
-            # each), or the first chunks' rows k of W, the CTA's BN columns each (the threads in turn)
+            # a dense weight: the CTA's rows of W^T from its first chunk (one bulk prefetch per row, the threads
+            # in turn), or the first chunks' rows k of W, the CTA's BN columns each (the same)
             n_pf = (c_end - c_begin) * prefetch_pdl // 16
             if dense_k:
-                with dsl.if_((threadIdx.x < BN) & (n_pf > 0)):
-                    hopper.prefetch_l2_bulk(tc.local_tile(mW(rb * BN + threadIdx.x, _), (CK,), (c_begin,)),
-                                            n_pf * (2 * CK))
+                for r0 in range(0, BN, cfg.threads):
+                    with dsl.if_((r0 + threadIdx.x < BN) & (n_pf > 0)):
+                        hopper.prefetch_l2_bulk(tc.local_tile(mW(rb * BN + r0 + threadIdx.x, _), (CK,), (c_begin,)),
+                                                n_pf * (2 * CK))
             else:
                 for it in dsl.range((n_pf * CK + cfg.threads - 1) // cfg.threads):
                     r = it * cfg.threads + threadIdx.x

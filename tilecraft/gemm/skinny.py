@@ -1,11 +1,11 @@
-"""Dense 16-bit GEMM for few rows (decoding with unquantized weights): D (M, N) = A (M, K) @ B (K, N) (+ bias) for
-float16 / bfloat16 operands and M up to a few dozen, the weight B read in place.
+"""Dense 16-bit GEMM for few rows (decoding with unquantized weights): D (M, N) = act(alpha A (M, K) @ B (K, N) +
+beta C + bias) for float16 / bfloat16 operands and M up to a few dozen, the weight B read in place.
 
 At these M the time is the time to stream B from HBM once. The kernel is the mixed-input GEMM's
 (tilecraft/gemm/mixed.py) with a ``DenseFormat`` weight: mma.sync m16n8k16 computes D^T = B^T A^T with B^T as
 the A operand (16 columns of D per tile, A's rows padded to 8), each lane's 16-byte loads of B are its own
-operands (no barrier guards them), ``cp.async`` stages in shared memory keep the bytes in flight without
-holding registers, split-K fills the SMs where the row blocks are few, and sm_90 launches overlap the
+operands (no barrier guards them), chunks of B travel while one is multiplied (register buffers, the picks'
+choice, or ``cp.async`` stages in shared memory), split-K fills the SMs where the row blocks are few, and sm_90 launches overlap the
 previous kernel of the stream (programmatic dependent launches). B is read as the caller holds it:
 
 * K-contiguous (``B = W.t()`` for an nn.Linear weight W (N, K)): lane (g, q) reads 8 values of rows g and
@@ -14,8 +14,9 @@ previous kernel of the stream (programmatic dependent launches). B is read as th
   k = 4 q + r; pairs of rows make the A operands of four tiles at once (columns of D permuted among them,
   undone where the warps meet).
 
-The Hopper kernel's smallest tiles (64 rows of wgmma for at most 16 useful ones) ran 0.70-0.85x cuBLAS at these
-M on an H100 (forty-first session). ``skinny_gemm`` is the entry point; tc.gemm dispatches to it (``use_skinny``).
+tc.gemm ran the Hopper kernel's smallest tiles at these M (64 rows of wgmma for at most 16 useful ones): 0.69-0.95x
+cuBLAS on an H100, 0.57-0.92x on an H200 (benchmarks/RESULTS.md, forty-second session). ``skinny_gemm`` is the entry
+point; tc.gemm gives it the calls ``op._skinny`` accepts.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ __all__ = ["skinny_gemm", "pick_skinny_config", "skinny_format", "takes", "MAX_R
 
 #: the most rows of A tc.gemm gives this kernel (more run in slices of MAX_M, each streaming B again)
 MAX_ROWS = 16
-_DTYPES = {"float16": "float16", "bfloat16": "bfloat16"}
+_DTYPES = ("float16", "bfloat16")
 
 _RUNS: dict[Any, Any] = {}
 
@@ -54,7 +55,7 @@ def skinny_format(A: Any, B: Any) -> DenseFormat:
 
 def pick_skinny_config(fmt: DenseFormat, M: int, K: int, N: int) -> MixedConfig | None:
     """The tiling for M rows (of at most MAX_M), B of K x N in format fmt (None where none applies: N not a multiple of
-    16, or of 64 for N-contiguous B, K not of 32); splits are left to the launch. Register buffers, as an H100 ranked
+    16, or of 64 for N-contiguous B, K not of 32, either 0); splits are left to the launch. Register buffers, as an H100 ranked
     them (bf16, PDL stream, x cuBLAS at M = 1, 4, 16 x 4096², 8 x 8192², 16 x 14336 x 4096, 8 x 4096 x 14336;
     forty-second session, probe_sgemv.py): K-contiguous, two tiles, two buffers of 128-value chunks (4 warps: 1.12,
     1.10, 1.06, 1.01, 1.00, 1.06; 64-value chunks in three buffers 1.07, 1.06, 1.05, 0.98, 1.01, 1.01), in 8 warps
@@ -65,6 +66,8 @@ def pick_skinny_config(fmt: DenseFormat, M: int, K: int, N: int) -> MixedConfig 
     for four stages of 64) but 0.62-0.70 N-contiguous, with x in registers too; asking L2 for the weights before the
     PDL wait (``pdl_prefetch``) lost 0.01-0.07 everywhere. Split counts above the launch's (``_pick_splits``: the
     fewest that reach nine SMs in ten) to even out the last wave won as often as they lost."""
+    if N <= 0 or K <= 0:
+        return None
     if fmt.n_major:
         return MixedConfig(warps=8, tiles=4, chunk=32, stages=2) if N % 64 == 0 and K % 32 == 0 else None
     tiles = 2 if N % 32 == 0 else 1
@@ -88,7 +91,7 @@ def takes(A: Any, B: Any) -> bool:
         return False
     if A.dtype not in (torch.float16, torch.bfloat16) or B.dtype != A.dtype or not A.is_cuda or B.device != A.device:
         return False
-    if A.shape[0] > MAX_ROWS or A.shape[1] != B.shape[0] or _device_cc(A) < (9, 0):
+    if not 0 < A.shape[0] <= MAX_ROWS or A.shape[1] != B.shape[0] or A.shape[1] == 0 or _device_cc(A) < (9, 0):
         return False
     try:
         fmt = skinny_format(A, B)
@@ -109,7 +112,8 @@ def _check_device(A: Any) -> None:
                          f"sm_{cc[0]}{cc[1]}")
 
 
-def _check(A: Any, B: Any, C: Any, bias: Any, activation: str | None, bias_along: str) -> tuple[DenseFormat, int, int, int]:
+def _check(A: Any, B: Any, C: Any, bias: Any, activation: str | None,
+           bias_along: str) -> tuple[DenseFormat, int, int, int]:
     import torch
 
     from tilecraft.gemm.tensorop import ACTIVATIONS
@@ -125,7 +129,8 @@ def _check(A: Any, B: Any, C: Any, bias: Any, activation: str | None, bias_along
     M, K = A.shape
     N = B.shape[1]
     if bias_along not in ("n", "m"):
-        raise ValueError(f"skinny_gemm: bias_along must be 'n' (a bias per column) or 'm' (per row), got {bias_along!r}")
+        raise ValueError(f"skinny_gemm: bias_along must be 'n' (a bias per column) or 'm' (per row), got "
+                         f"{bias_along!r}")
     n = N if bias_along == "n" else M
     if bias is not None and (not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (n,)
                              or bias.dtype not in (A.dtype, torch.float32) or bias.device != A.device):
@@ -179,6 +184,10 @@ def _prepare(A: Any, B: Any, C: Any, alpha: float, bias: Any, activation: str | 
     pdl = cc >= (9, 0) if pdl is None else pdl
     if not (isinstance(prefetch, int) and 0 <= prefetch <= 16):
         raise ValueError(f"skinny_gemm: pdl_prefetch must be an int in 0..16 (sixteenths), got {prefetch!r}")
+    if M == 0:                                                            # no rows: nothing to launch
+        def empty(A: Any, *_args: Any) -> Any:
+            return torch.empty(0, N, dtype=A.dtype, device=A.device)
+        return empty
     clone = A.stride(1) != 1 or A.data_ptr() % 16 != 0 or A.stride(0) % 8 != 0   # 16-byte aligned rows of A
     epi = Epilogue(C is not None, alpha != 1.0, activation or "none", bias_along == "m")
     blocks = N // (16 * cfg.tiles)
@@ -211,8 +220,8 @@ def _prepare(A: Any, B: Any, C: Any, alpha: float, bias: Any, activation: str | 
         def run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any) -> Any:  # noqa: F811
             y = torch.empty(M, N, dtype=A.dtype, device=A.device)
             a = template.copy()
-            a[0], a[1], a[4], a[5], a[14], a[15], a[16] = (A.contiguous() if clone else A), part.weight(B), bias, y, C, \
-                (alpha if part.epi.alpha else None), (beta if part.epi.c else None)
+            a[0], a[1], a[4], a[5], a[14] = (A.contiguous() if clone else A), part.weight(B), bias, y, C
+            a[15], a[16] = (alpha if part.epi.alpha else None), (beta if part.epi.c else None)
             if part.split_k:
                 a[6], a[7] = _stream_workspace(ws_cache, A, M, N, blocks)
             part.bound(*a)

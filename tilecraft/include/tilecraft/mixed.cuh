@@ -98,7 +98,6 @@ TC_DEVICE void dequant_u8_bf16(u32 w0, u32 w1, u32 z, u32* a) {
     a[3] = pack_bf16_hi(u8_minus(w1, 0x7442, ch), u8_minus(w1, 0x7443, ch));
 }
 
-// A hint: bring the 128-byte line at p from HBM into L2 (no register, nothing to wait for).
 // A dense 16-bit weight read in place (tilecraft/gemm/mixed.py, DenseFormat). K-contiguous: the four words
 // are the A operand as loaded (ptxas keeps them where they are). N-contiguous: p0..p3 hold rows k = 4q + r of
 // W at the columns of tile rows g (low half) and g + 8 (high half); slots 2q, 2q+1 take rows 0, 1 and slots
@@ -116,6 +115,7 @@ TC_DEVICE void dense_n_a(u32 p0, u32 p1, u32 p2, u32 p3, u32* a) {
     a[3] = prmt(p2, p3, 0x7632);
 }
 
+// A hint: bring the 128-byte line at p from HBM into L2 (no register, nothing to wait for).
 TC_DEVICE void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
 // 0, computed from v: an offset that makes a load depend on the instruction that produced v, so ptxas
