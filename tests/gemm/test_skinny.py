@@ -88,7 +88,8 @@ EPILOGUES = [
 @pytest.mark.parametrize("n_major,dtype,M,alpha,c,b,act,cfg", EPILOGUES)
 def test_emulated_epilogue(emulated: None, n_major: bool, dtype: Any, M: int, alpha: float, c: tuple, b: tuple,
                            act: Any, cfg: MixedConfig) -> None:
-    """act(alpha * A @ B + beta * C + bias): C of A's dtype or float32 (not read where beta is 0), a bias per column
+    """act(alpha * A @ B + beta * C + bias): C of A's dtype or float32, row- or column-major (not read where beta is
+    0), a bias per column
     or row (per row past 32 rows: two launches), in split-K too; a second call with other alpha and beta reuses the
     plan (but for alpha 1)."""
     K, N = 128, 64
@@ -97,6 +98,7 @@ def test_emulated_epilogue(emulated: None, n_major: bool, dtype: Any, M: int, al
     B = _b(K, N, n_major, dtype)
     (beta, c_dtype), (b_dtype, along) = c, b
     C = torch.randn(M, N, generator=g).to(c_dtype) if c_dtype else torch.full((M, N), float("nan"))
+    C = C.t().contiguous().t() if n_major else C                         # a column-major C: read through its strides
     bias = torch.randn(N if along == "n" else M, generator=g).to(b_dtype) if b_dtype else None
     fn = {"gelu": torch.nn.functional.gelu, "relu": torch.relu, "silu": torch.nn.functional.silu,
           None: lambda v: v}[act]
