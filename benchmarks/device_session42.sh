@@ -11,6 +11,7 @@
 # - sk_final: tc.gemm at Llama-3 layer shapes, M = 1, 4, 8, 16, against cuBLAS and what it ran before, into
 #   $OUT/sk_final.md;
 # - sk_waves: fixed split counts where the row blocks fill their last wave poorly, into $OUT/sk_waves.md;
+# - sk_fp16: tc.gemm against cuBLAS and the Hopper kernel's pick with fp16 operands, into $OUT/sk_fp16.md;
 # - host: benchmarks/host_overhead.py (HOST_ARGS, e.g. "--profile --only contiguous"), into $OUT/host.md;
 # - sk_gpu: the GPU tests of the skinny GEMM, tc.gemm's 16-bit dispatch and CUDA graphs.
 source "$(dirname "$0")/device_env.sh"
@@ -36,6 +37,9 @@ for part in ${*:-sk_tests sk}; do
     both probe_sgemv sk_waves "${SK_S:-240}" "${SK_SHAPES:-8x10240x8192,16x10240x8192,8x6144x4096,16x28672x4096,8x28672x4096,16x4096x14336}" \
       "${SK_CONFIGS_N:-hopper,tc,sk8.4.32.2/s2,sk8.4.32.2/s3,sk8.4.32.2/s4,sk4.4.32.2/s4}" \
       "${SK_CONFIGS_K:-hopper,tc,sk4.2.128.2/s2,sk4.2.128.2/s3,sk8.2.128.2,sk8.2.128.2/s2}" --dtype bf16 ;;
+  sk_fp16)
+    both probe_sgemv sk_fp16 "${SK_S:-120}" "${SK_SHAPES:-4x4096x4096,16x8192x8192,8x4096x14336,1x4096x4096}" \
+      hopper,tc hopper,tc --dtype fp16 ;;
   host)
     timeout "${HOST_S:-150}" python3 benchmarks/host_overhead.py ${HOST_ARGS:-} 2>&1 | tee "$OUT/host.md" | head -60 ;;
   sk_gpu)
