@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 import tilecraft as tc  # noqa: E402
-from tilecraft.bench.timing import Timer, against, in_turn  # noqa: E402
+from tilecraft.bench.timing import Timer, calls_in_turn  # noqa: E402
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
@@ -57,8 +57,7 @@ def main() -> int:
         ref = x.double() @ w.double()
         runs = {"torch": lambda x, w: x @ w, "tc.gemm": lambda x, w: tc.gemm(x, w)}
         errs = {name: float((call(x, w).double() - ref).norm() / ref.norm()) for name, call in runs.items()}
-        times = in_turn({name: lambda call=call: timer(call, ops).median_ms for name, call in runs.items()}, a.rounds)
-        stats = against(times, "torch")
+        stats = calls_in_turn(timer, runs, ops, a.rounds, "torch")
         for name in runs:
             ms, ratio, spread = stats[name]
             print(f"| {shape} | {name} | {ms * 1e3:.1f} | {2 * L * m * n * k / ms / 1e9:.1f} | {ratio:.3f}x "

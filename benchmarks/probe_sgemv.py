@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from tilecraft.bench.timing import Timer, against, in_turn  # noqa: E402
+from tilecraft.bench.timing import Timer, calls_in_turn  # noqa: E402
 import tilecraft as tc  # noqa: E402
 from tilecraft.gemm.op import _device_facts, pick_sm90_config  # noqa: E402
 from tilecraft.gemm.gemv import MAX_ROWS, pick_sgemv, sgemv, b_vectorizable  # noqa: E402
@@ -127,9 +127,7 @@ def main() -> int:
                     del runs[name]
                     continue
                 errs[name] = float((out.double() - ref).norm() / ref.norm())
-            times = in_turn({name: lambda call=call: timer(call, ops).median_ms for name, call in runs.items()},
-                            a.rounds)
-            stats = against(times, "cuBLAS")
+            stats = calls_in_turn(timer, runs, ops, a.rounds, "cuBLAS")
             for name in runs:
                 ms, x, spread = stats[name]
                 print(f"| {m}x{n}x{k} | {major} | {name} | {ms * 1e3:.2f} | {es * n * k / ms / 1e6:.0f} | {x:.3f}x "

@@ -73,3 +73,19 @@ def test_against_compares_medians_with_the_base() -> None:
     stats = against({"base": [2.0, 4.0, 3.0], "fast": [1.0, 1.5, 2.0]}, "base")
     assert stats["base"] == (3.0, 1.0, 2.0 / 3.0)
     assert stats["fast"] == (1.5, 2.0, 1.0 / 1.5)
+
+
+def test_calls_in_turn_times_each_call_on_the_arg_sets_and_compares() -> None:
+    from types import SimpleNamespace
+
+    from tilecraft.bench.timing import calls_in_turn
+
+    seen: list[tuple] = []
+
+    def timer(fn, arg_sets):
+        seen.append((fn(), arg_sets))
+        return SimpleNamespace(median_ms={"slow": 4.0, "fast": 1.0}[fn()])
+
+    stats = calls_in_turn(timer, {"slow": lambda: "slow", "fast": lambda: "fast"}, ["ops"], 2, "slow")
+    assert seen == [("slow", ["ops"]), ("fast", ["ops"]), ("fast", ["ops"]), ("slow", ["ops"])]
+    assert stats == {"slow": (4.0, 1.0, 0.0), "fast": (1.0, 4.0, 0.0)}

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 from tilecraft.bench.stats import Stats, summarize
 
-__all__ = ["TimingResult", "Timer", "bench", "in_turn", "against", "Sustained", "sustain"]
+__all__ = ["TimingResult", "Timer", "bench", "in_turn", "against", "calls_in_turn", "Sustained", "sustain"]
 
 # Calls enqueued behind one GPU spin: enough to amortise the spin, few enough that the launch queue
 # (about a thousand entries) never fills while three entries (event, kernel, event) go in per call.
@@ -337,6 +337,14 @@ def against(times: dict[str, list[float]], base: str) -> dict[str, tuple[float, 
         med = statistics.median(ts)
         out[name] = (med, ref / med, (max(ts) - min(ts)) / med)
     return out
+
+
+def calls_in_turn(timer: Callable[..., Any], calls: dict[str, Callable[..., Any]], arg_sets: Any, rounds: int,
+                  base: str) -> dict[str, tuple[float, float, float]]:
+    """``against(base)`` of the contenders `calls` (name -> fn), each timed ``timer(fn, arg_sets).median_ms`` (a
+    ``Timer`` over rotating operands) ``in_turn`` for `rounds` rounds: the probes' side-by-side comparison."""
+    return against(in_turn({name: lambda fn=fn: timer(fn, arg_sets).median_ms for name, fn in calls.items()}, rounds),
+                   base)
 
 
 @dataclass(frozen=True)
