@@ -20,7 +20,7 @@ point; tc.gemm gives it the calls ``op._skinny`` accepts.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tilecraft.gemm.mixed import (MAX_M, DenseFormat, MixedConfig, _device_cc, _pick_splits, _sm_count, _workspace,
@@ -198,8 +198,8 @@ def _prepare(A: Any, B: Any, C: Any, alpha: float, bias: Any, activation: str | 
         part = _Part(fmt, cfg, kcfg, epi, pdl, prefetch, m0, whole=M <= MAX_M)
         splits = cfg.splits or _splits(part.args(A2, B, C, alpha, 0.0, bias, y), cfg, blocks, K, sms)
         part.split_k = splits > 1
-        part.bound = mixed_gemm_kernel.bind(*part.args(A2, B, C, alpha, 0.0, bias, y), grid=(blocks, splits),
-                                            block=(cfg.threads,), pdl=pdl,
+        part.template = list(part.args(A2, B, C, alpha, 0.0, bias, y))
+        part.bound = mixed_gemm_kernel.bind(*part.template, grid=(blocks, splits), block=(cfg.threads,), pdl=pdl,
                                             max_ctas_per_sm=pdl_ctas_per_sm(blocks * splits, sms) if pdl else None)
         slices.append(part)
 
@@ -207,25 +207,8 @@ def _prepare(A: Any, B: Any, C: Any, alpha: float, bias: Any, activation: str | 
         A2 = A.contiguous() if clone else A
         y = torch.empty(M, N, dtype=A.dtype, device=A.device)
         for part in slices:
-            part.bound(*part.args(A2, B, C, alpha, beta, bias, y))
+            part.launch(A2, B, C, alpha, beta, bias, y)
         return y
-
-    if len(slices) == 1:
-        # one launch (M <= MAX_M): its arguments from a template, the call's tensors put in place, the workspace's
-        # views kept per stream
-        part = slices[0]
-        template = list(part.args(A2, B, C, alpha, 0.0, bias, y))
-        ws_cache: dict[int, tuple[Any, Any]] = {}
-
-        def run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any) -> Any:  # noqa: F811
-            y = torch.empty(M, N, dtype=A.dtype, device=A.device)
-            a = template.copy()
-            a[0], a[1], a[4], a[5], a[14] = (A.contiguous() if clone else A), part.weight(B), bias, y, C
-            a[15], a[16] = (alpha if part.epi.alpha else None), (beta if part.epi.c else None)
-            if part.split_k:
-                a[6], a[7] = _stream_workspace(ws_cache, A, M, N, blocks)
-            part.bound(*a)
-            return y
     run.path, run.config, run.pdl = "skinny", cfg, pdl
     return run
 
@@ -271,6 +254,8 @@ class _Part:
     whole: bool
     split_k: bool = True
     bound: Any = None
+    template: list[Any] = field(default_factory=list)                     # the plan's arguments (``args``)
+    ws: dict[int, tuple[Any, Any]] = field(default_factory=dict)          # split-K workspace views per stream
 
     def rows(self, t: Any) -> Any:
         return t if self.whole or t is None else t[self.m0:self.m0 + MAX_M]
@@ -284,6 +269,17 @@ class _Part:
         return _args(self.rows(A), self.weight(B), bias, self.rows(y), self.fmt, self.cfg, self.kcfg, self.split_k,
                      self.pdl, self.prefetch) + (None, self.rows(C) if e.c else None, alpha if e.alpha else None,
                                                  beta if e.c else None, e.act, e.bias_m)
+
+    def launch(self, A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, y: Any) -> None:
+        """One call's launch: the plan's arguments with the call's tensors and scalars put in place (what ``args``
+        would build, without remaking the workspace's views: they are kept per stream)."""
+        e, a = self.epi, self.template.copy()
+        a[0], a[1], a[5] = self.rows(A), self.weight(B), self.rows(y)
+        a[4] = self.rows(bias) if e.bias_m else bias
+        a[14], a[15], a[16] = (self.rows(C) if e.c else None), (alpha if e.alpha else None), (beta if e.c else None)
+        if self.split_k:
+            a[6], a[7] = _stream_workspace(self.ws, a[0], *a[5].shape, self.template[7].shape[0])
+        self.bound(*a)
 
 
 def _args(x: Any, qw: Any, bias: Any, y: Any, fmt: DenseFormat, cfg: MixedConfig, kcfg: MixedConfig, split_k: bool,
