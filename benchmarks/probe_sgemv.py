@@ -10,7 +10,8 @@ B is torch's row-major (K, N) (``--b-major N``: ``x @ W``) or the transpose of a
 tc.gemm ran for these fp32 shapes before the GEMV), ``hopper`` (tc.gemm with the Hopper kernel's pick: what it ran
 for 16-bit ones), ``tc`` (tc.gemm as called, its host path included), ``skinny`` (16-bit: tilecraft.gemm.skinny's pick) or ``sk<warps>.<tiles>.<chunk>.<stages>[a][x][r]``
 (its MixedConfig: a async_copy, x x_regs, r runs; ``f<n>`` asks L2 for n sixteenths of the weights before the
-PDL wait, 0 without it; ``/s<splits>`` fixes the splits), ``auto`` (sgemv's pick) and GEMV tilings
+PDL wait, 0 without it; ``/s<splits>`` fixes the splits), ``sw<blk_m>[x<blk_n>]s<stages>[c<consumers>][k<splits>][q<stream_k>]`` (16-bit: the
+Hopper kernel on the swapped problem D^T = B^T A^T, ``swap_call``; blk_n omitted: the rows of x, rounded up to a wgmma N), ``auto`` (sgemv's pick) and GEMV tilings
 ``w<warps>u<unroll>c<cols>g<rows_group>b<min_blocks>t<0|1: scatter>a<0|1: a_smem>`` (fields omitted keep the
 pick's), ``/s<splits>`` for a split count (k_slice follows it). Operands rotate over enough copies that B's bytes
 exceed twice the L2; every contender is first checked against float64 (relative Frobenius error). One line per
@@ -71,6 +72,32 @@ def skinny_call(spec: str):
     return lambda x, w, cfg=cfg, pf=int(pf or 0): skinny_gemm(x, w, config=cfg, pdl_prefetch=pf)
 
 
+def swap_call(spec: str, dt: torch.dtype, rows: int):
+    """``sw<blk_m>[x<blk_n>]s<stages>[c<consumers>][k<splits>][q<stream_k>]``: the Hopper kernel on the swapped problem
+    D^T (N, M) = B^T A^T, the weight as wgmma's A operand (blk_m of its N rows per tile) and x^T as B (blk_n of the
+    M rows), written into D's row-major storage through a column-major view."""
+    from tilecraft.gemm.op import GemmOp
+    from tilecraft.gemm.sm90 import Sm90Config
+
+    m = re.fullmatch(r"sw(\d+)(?:x(\d+))?s(\d+)(?:c(\d+))?(?:k(\d+))?(?:q(\d+))?", spec)
+    if not m:
+        raise SystemExit(f"bad swap spec {spec!r}")
+    bm, bn, st, cons, splits, sk = m.groups()
+    bn = bn or next(n for n in (8, 16, 32, 64, 96, 128, 192, 256) if n >= rows)     # omitted: the rows of x
+    cons = int(cons or (2 if int(bm) >= 128 else 1))
+    cfg = Sm90Config(blk_m=int(bm), blk_n=int(bn), blk_k=64, stages=int(st), consumers=cons, splits=int(splits or 1),
+                     stream_k=int(sk or 0))
+    cfg.validate()
+    # D in fp32: 16-bit stores through a column-major view serialize the wgmmas (ptxas C7514)
+    op = GemmOp(str(dt).replace("torch.", ""), "float32", cfg)
+
+    def call(x, w):
+        out = torch.empty(x.shape[0], w.shape[1], dtype=torch.float32, device=x.device)
+        op(w.t(), x.t(), out=out.t())
+        return out
+    return call
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--shapes", default="1x4096x4096,4x4096x4096,16x4096x4096", help="MxNxK, comma-separated")
@@ -111,6 +138,8 @@ def main() -> int:
                     runs[spec] = lambda x, w: tc.gemm(x, w)
                 elif spec == "sgemm":
                     runs[spec] = lambda x, w: sgemm_tuned(x, w)
+                elif spec.startswith("sw"):
+                    runs[spec] = swap_call(spec, dt, m)
                 elif spec.startswith("sk"):
                     runs[spec] = skinny_call(spec)
                 elif spec == "hopper":
