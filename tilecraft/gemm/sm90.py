@@ -650,7 +650,6 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
             dsl.assign(slot, slot + 2 * sch.k_tiles)
         if not cfg.promote:                                               # (the promoted loop ends so itself)
             hopper.wgmma_wait(0)
-            hopper.fence_operands(tCrC)                                   # no read of the sums above the wait
             with dsl.if_(leader):                                         # the tile's last stage
                 _release(empty_bar, dsl.where(dsl.eq(stage, 0), cfg.stages - 1, stage - 1), sch.writers)
         stamp(1)
