@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Forty-third session: the Hopper kernel on the swapped problem D^T = B^T A^T for dense 16-bit GEMMs of few rows
 # (the weight as wgmma's A operand, the rows of x as its N).
-# Usage: bash benchmarks/device_session43.sh [swap ...]
+# Usage: bash benchmarks/device_session43.sh [swap|sw_tests|sw_final|sw_range ...]
 # - swap: probe_sgemv.py --dtype bf16 at SW_SHAPES, cuBLAS against tc.gemm and swapped tilings (SW_CONFIGS), both B
-#   majors, into $OUT/swap.md.
+#   majors, into $OUT/swap.md;
+# - sw_tests: the GPU tests of the swapped problem and the Hopper kernel's float64 cases (its D stored by halves);
+# - sw_final: tc.gemm (the swapped problem from 17 rows) against the Hopper kernel's pick (what it ran before) and
+#   cuBLAS at Llama-3 layer shapes, M = 17, 24, 32, into $OUT/sw_final.md;
+# - sw_range: swapped tilings against tc.gemm below 17 rows (the skinny GEMM) and above 32 (the Hopper kernel's
+#   pick), into $OUT/sw_range.md.
 source "$(dirname "$0")/device_env.sh"
+L=6144x4096,4096x4096,28672x4096,4096x14336,10240x8192,8192x8192,8192x28672
 
 for part in ${*:-swap}; do
   case $part in
@@ -12,6 +18,14 @@ for part in ${*:-swap}; do
     C="${SW_CONFIGS:-tc,sw64s8,sw64s6,sw128s8,sw128s8k2,sw128s8q1,sw64s8k2}"
     both probe_sgemv swap "${SW_S:-280}" "${SW_SHAPES:-16x8192x8192,32x8192x8192,64x8192x8192,32x4096x4096,32x28672x4096,32x4096x14336}" \
       "$C" "$C" --dtype bf16 ;;
+  sw_tests)
+    gpu_tests sw_tests "${SWT_S:-240}" tests/gemm/test_swapped.py tests/sm90/test_gemm_sm90.py -k "swapped or by_halves or matches_float64" ;;
+  sw_final)
+    S=$(for m in ${SW_MS:-17 24 32}; do echo $L | tr , '\n' | sed "s/^/${m}x/"; done | paste -sd,)
+    both probe_sgemv sw_final "${SW_S:-240}" "${SW_SHAPES:-$S}" hopper,tc hopper,tc --dtype bf16 ;;
+  sw_range)
+    S=$(for m in ${SW_MS:-4 8 16 48 64}; do echo 4096x4096,8192x8192,4096x14336 | tr , '\n' | sed "s/^/${m}x/"; done | paste -sd,)
+    both probe_sgemv sw_range "${SW_S:-240}" "${SW_SHAPES:-$S}" tc,sw64s8,sw64s8k2 tc,sw64s8,sw64s8k2 --dtype bf16 ;;
   *) echo "unknown part $part" ;;
   esac
 done

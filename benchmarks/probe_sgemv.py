@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from dataclasses import replace
 import re
 import sys
 from pathlib import Path
@@ -88,11 +89,10 @@ def swap_call(spec: str, dt: torch.dtype, rows: int):
     cfg = Sm90Config(blk_m=int(bm), blk_n=int(bn), blk_k=64, stages=int(st), consumers=cons, splits=int(splits or 1),
                      stream_k=int(sk or 0))
     cfg.validate()
-    # D in fp32: 16-bit stores through a column-major view serialize the wgmmas (ptxas C7514)
-    op = GemmOp(str(dt).replace("torch.", ""), "float32", cfg)
+    op = GemmOp(str(dt).replace("torch.", ""), None, replace(cfg, tma_store=False))
 
     def call(x, w):
-        out = torch.empty(x.shape[0], w.shape[1], dtype=torch.float32, device=x.device)
+        out = torch.empty(x.shape[0], w.shape[1], dtype=x.dtype, device=x.device)
         op(w.t(), x.t(), out=out.t())
         return out
     return call

@@ -655,6 +655,7 @@ def clear_plans() -> None:
     _RUNS.clear()
     _PICKS.clear()
     _SKINNY.clear()
+    _SWAPPED.clear()
     mixed._RUNS.clear()
     skinny._RUNS.clear()
     gemv._PLANS.clear()
@@ -717,6 +718,10 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     if (config is None and getattr(A, "dtype", None) in (torch.float16, torch.bfloat16) and A.dim() == 2
             and A.shape[0] <= skinny.MAX_ROWS):
         run = _skinny_run(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum)
+        if run is not None:
+            return run(A, B, C if beta != 0 else None, float(alpha), float(beta), bias)
+    if config is None and getattr(A, "dtype", None) in (torch.float16, torch.bfloat16) and A.dim() == 2:
+        run = _swapped_run(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum)
         if run is not None:
             return run(A, B, C if beta != 0 else None, float(alpha), float(beta), bias)
     if config is None and _gemv_16(A, B, C, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum):
@@ -814,6 +819,70 @@ def _skinny(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, bias_a
                                  and bias.shape[0] == {"n": N, "m": M}.get(bias_along) and bias.device == A.device):
         return False
     return M > GEMV_16_ROWS or not skinny.skinny_format(A, B).n_major  # K-contiguous B from one row on
+
+
+#: the most rows of 16-bit operands tc.gemm runs on sm_90 as the swapped problem D^T = B^T A^T (``_swapped_run``): the
+#: weight as wgmma's A operand, 64 of its N rows per tile, and the rows of x as wgmma's N (no 64-row tile of x
+#: padded from a few rows). H100, bf16, x cuBLAS (forty-third session, probe_sgemv.py; B N- / K-contiguous), the
+#: swapped 64x32 tile against the Hopper kernel's pick at 32 rows: 8192x8192 1.013 / 1.005 against 0.986 / 0.975,
+#: 4096x4096 0.971 / 0.967 against 0.900 / 0.895, 4096x14336 (2 splits) 1.013 / 1.015 against 0.940 / 0.957
+SWAP_ROWS = 32
+
+# the swapped problem's run of a call signature (tc.gemm's options included), or None where it does not take the call
+_SWAPPED: dict[Any, Any] = {}
+
+
+def pick_swap_config(M: int, N: int, K: int, sms: int) -> Sm90Config:
+    """The tiling of the swapped problem (N rows of B^T times M columns of A^T): 64 rows of B^T per tile, one
+    consumer warpgroup, 8 stages, wgmma N the rows of x rounded up to a wrapper's N; D is stored straight from the
+    registers (column-major for the swapped problem, so no TMA store). Two splits of K where the tiles fill at most
+    half of the SMs and K is long (4096x14336: 1.013 / 1.015 against 1.000 / 0.964 without; at K = 4096 they lost,
+    0.916 against 0.971)."""
+    from tilecraft.atoms.sm90_codegen import HEADER_N
+    bn = next(n for n in HEADER_N if n >= M)
+    splits = 2 if -(-N // 64) * 2 <= sms and K >= 8192 else 1
+    return Sm90Config(blk_m=64, blk_n=bn, blk_k=64, stages=8, consumers=1, splits=splits, tma_store=False)
+
+
+def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, bias_along: str,
+                 activation: str | None, out_dtype: Any, scale_a: float, scale_b: float, fast_accum: bool | None) -> Any:
+    """``run(A, B, C, alpha, beta, bias) -> D`` that computes D (M, N) as the swapped problem D^T = B^T A^T where
+    tc.gemm gives it the call (2-D float16 / bfloat16 operands on sm_90 of skinny.MAX_ROWS + 1 .. SWAP_ROWS rows that
+    TMA reads as swapped, with the epilogue mirrored: C^T, a bias along the other mode), else None; decided and
+    prepared once per signature."""
+    Cr = C if beta != 0 else None
+    key = (_signature(A), _signature(B), _signature(Cr), _signature(bias), bias_along, activation, alpha != 1.0,
+           out_dtype, scale_a == 1.0 and scale_b == 1.0, fast_accum)
+
+    def make() -> Any:
+        import torch
+        from tilecraft.gemm import skinny
+
+        if not (isinstance(A, torch.Tensor) and isinstance(B, torch.Tensor) and A.dim() == 2 and B.dim() == 2
+                and A.is_cuda and A.dtype in (torch.float16, torch.bfloat16) and B.dtype == A.dtype
+                and skinny.MAX_ROWS < A.shape[0] <= SWAP_ROWS and _is_sm90(A.device)):
+            return None
+        if scale_a != 1.0 or scale_b != 1.0 or fast_accum is not None or activation not in (None,) + ACTIVATIONS:
+            return None
+        out = A.dtype if out_dtype is None else out_dtype
+        if out not in (torch.float16, torch.bfloat16, torch.float32):
+            return None
+        if bias is not None and bias_along not in ("n", "m"):
+            return None
+        M, K, N = A.shape[0], A.shape[1], B.shape[1]
+        op = GemmOp(str(A.dtype).replace("torch.", ""), str(out).replace("torch.", ""),
+                    pick_swap_config(M, N, K, _sm_count(A.device)), activation or "none",
+                    {"n": "m", "m": "n"}[bias_along] if bias is not None else "none")
+        if not op.can_implement(B.t(), A.t(), None if Cr is None else Cr.t(), bias)[0]:
+            return None                                                   # the other paths take (or refuse) it
+        sa, sb = _signature(B.t()), _signature(A.t())
+
+        def run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any) -> Any:
+            D = torch.empty(M, N, dtype=out, device=A.device)
+            op._call(sa, sb, B.t(), A.t(), None if C is None else C.t(), alpha, beta, bias, D.t(), False)
+            return D
+        return run
+    return _memo(_SWAPPED, key, make)
 
 
 def _gemv_takes(A: Any, B: Any, bias: Any, bias_along: str, activation: str | None, rows: int) -> bool:

@@ -70,6 +70,8 @@ from tilecraft import _, dsl
 from tilecraft.atoms import gmma_layout_atom, make_tiled_mma, wgmma_atom
 from tilecraft.atoms.sm90_codegen import HEADER_N
 from tilecraft.dsl import Constexpr, blockIdx, gridDim, hopper, threadIdx
+from tilecraft.dsl.expr import make, render
+from tilecraft.dsl.trace import current
 from tilecraft.gemm.limits import CTA_SMEM
 from tilecraft.layout.inttuple import imax, imin
 from tilecraft.runtime.errors import LaunchError
@@ -757,8 +759,9 @@ def _sum_split_blocks(cfg: Sm90Config, W: Any, flags: Any, tCrS: Any, tCgC: Any,
                         total = total + parts[p](q * 4 + i if p == r else i)
                     tCrS[q * 4 + i] = total
                 blk = ((_, _, q % per_mb), q // per_mb, 0)
-                _epilogue(tCrS(blk), tCgC(blk) if ep.read_c else None, tCgD(blk), tCcD(blk), bias, alpha, beta, ep,
-                          M, N, full)
+                store = _epilogue_by_halves if _single_16bit_stores(tCgD(blk), full) else _epilogue
+                store(tCrS(blk), tCgC(blk) if ep.read_c else None, tCgD(blk), tCcD(blk), bias, alpha, beta, ep, M, N,
+                      full)
     _count_out(flags, flag, S, cw, leader)
 
 
@@ -968,8 +971,34 @@ def _tile_epilogue(cfg: Sm90Config, wg_type: str, tCrC: Any, tCgC: Any, tCgD: An
     for mb in range(tc.size(tCrC, 1)):
         for j in range(cfg.blk_n // 8):
             blk = ((_, _, j), mb, 0)
-            _epilogue(tCrC(blk), tCgC(blk) if ep.read_c else None, tCgD(blk), tCcD(blk), bias, alpha, beta, ep, M, N,
-                      full)
+            store = _epilogue_by_halves if _single_16bit_stores(tCgD(blk), full) else _epilogue
+            store(tCrC(blk), tCgC(blk) if ep.read_c else None, tCgD(blk), tCcD(blk), bias, alpha, beta, ep, M, N, full)
+
+
+def _single_16bit_stores(tCgD: Any, full: Any) -> bool:
+    """Whether the epilogue would store a 16-bit D one value at a time: a ragged tile (stores under predicates) or
+    a D whose fragment pairs are not adjacent in memory (column-major)."""
+    return tCgD.engine.dtype.bits == 16 and not (full and tCgD.layout(1) == 1)
+
+
+def _epilogue_by_halves(acc: Any, tCgC: Any, tCgD: Any, tCcD: Any, bias: Any, alpha: Any, beta: Any, ep: Any,
+                        M: Any, N: Any, full: Any) -> None:
+    """tensorop._epilogue for a 16-bit D stored one value at a time (``_single_16bit_stores``): each pair of
+    values converts into one 32-bit register and each half is stored from it. Converted into 16-bit registers,
+    as the plain epilogue does, the sums make ptxas serialize every wgmma of the kernel (C7514)."""
+    from tilecraft.gemm.tensorop import _pred, epilogue_value_at
+
+    pack = "tc::pack_bf16x2" if tCgD.engine.dtype == dsl.bfloat16 else "tc::pack_f16x2"
+    if tCgD.engine.root is not None:
+        tCgD.engine.root.written = True                                   # (the stores below bypass engine.write)
+    for p in range(tc.size(acc) // 2):
+        lo, hi = (epilogue_value_at(i, acc, tCgC, tCcD, bias, alpha, beta, ep, M, N, full) for i in (2 * p, 2 * p + 1))
+        word = dsl.declare(make("raw", (f"{pack}({render(lo)}, {render(hi)})",), "unsigned"), "pair")
+        for h in (0, 1):
+            i = 2 * p + h
+            with dsl.if_(_pred(tCcD, i, M, N, full)) if not full else contextlib.nullcontext():
+                current().emit(f"tc::st_global_lo16({tCgD.engine.address(tCgD.offset + tCgD.layout(i))}, "
+                               f"{render(word)}{' >> 16' if h else ''});")
 
 
 def _partial(cfg: Sm90Config, W: Any, cta: Any, cw: Any, n: int) -> Any:

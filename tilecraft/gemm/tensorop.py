@@ -593,17 +593,22 @@ def _epilogue_values(acc: Any, tCgC: Any, tCgD: Any, tCcD: Any, bias: Any, alpha
     """The fragment act(alpha * acc + beta * C + bias) in D's type (MMA,MMA_M,MMA_N)."""
     tCrD = tc.make_fragment_like(tCgD)                                    # (MMA,MMA_M,MMA_N) in D's type
     for i in range(tc.size(acc)):
-        m, n = tCcD(i)
-        p = _pred(tCcD, i, M, N, full)
-        c = None
-        if ep.read_c:
-            c = dsl.read_if(p, tCgC, i, 0.0)
-        b = None
-        if ep.bias != "none":
-            j = n if ep.bias == "n" else m
-            b = bias(j if full else imin(j, (N if ep.bias == "n" else M) - 1))
-        tCrD[i] = epilogue_value(acc(i), c, b, alpha, beta, ep)
+        tCrD[i] = epilogue_value_at(i, acc, tCgC, tCcD, bias, alpha, beta, ep, M, N, full)
     return tCrD
+
+
+def epilogue_value_at(i: int, acc: Any, tCgC: Any, tCcD: Any, bias: Any, alpha: Any, beta: Any, ep: EpilogueSpec,
+                      M: Any, N: Any, full: bool) -> Any:
+    """The fp32 epilogue value of element i of a thread's C partition (C read and bias indexed inside (M, N))."""
+    m, n = tCcD(i)
+    c = None
+    if ep.read_c:
+        c = dsl.read_if(_pred(tCcD, i, M, N, full), tCgC, i, 0.0)
+    b = None
+    if ep.bias != "none":
+        j = n if ep.bias == "n" else m
+        b = bias(j if full else imin(j, (N if ep.bias == "n" else M) - 1))
+    return epilogue_value(acc(i), c, b, alpha, beta, ep)
 
 
 @dsl.kernel

@@ -323,6 +323,23 @@ TC_DEVICE u32 ld_shared_cluster_u32(u32 cluster_addr) {
     return r;
 }
 
+// ------------------------------------------------------------------ 16-bit stores of wgmma sums
+// Two f32 as one register of 16-bit floats (lo in the low half), and a store of that register's low half.
+// A wgmma kernel that stores its sums as single 16-bit values (a column-major or ragged D without TMA) keeps
+// them in 32-bit registers this way: converted one at a time into 16-bit registers, ptxas serializes the
+// kernel's wgmmas (C7514: "non wgmma instructions reading accumulator registers").
+TC_DEVICE u32 pack_f16x2(f32 lo, f32 hi) {
+    u32 r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+TC_DEVICE u32 pack_bf16x2(f32 lo, f32 hi) {
+    u32 r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+TC_DEVICE void st_global_lo16(void* p, u32 v) { asm volatile("st.global.b16 [%0], %1;" ::"l"(p), "r"(v) : "memory"); }
+
 }  // namespace tc
 
 #include <tilecraft/sm90_wgmma.cuh>

@@ -1,0 +1,195 @@
+"""tc.gemm's swapped problem (op._swapped_run): 16-bit products of skinny.MAX_ROWS + 1 .. SWAP_ROWS rows on sm_90 run
+the Hopper kernel on D^T = B^T A^T, the weight as wgmma's A operand and the rows of x as its N, D written through a
+column-major view. And the Hopper kernel's 16-bit stores of single values (a column-major or ragged D without TMA),
+which keep the sums in 32-bit registers so that ptxas does not serialize the wgmmas. CPU: the pick, the dispatch
+decisions, compiles; GPU: float64 checks."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tilecraft.gemm import Sm90Config, op, sm90  # noqa: E402
+from tilecraft.gemm.op import SWAP_ROWS, pick_swap_config  # noqa: E402
+from tilecraft.gemm.tensorop import EpilogueSpec  # noqa: E402
+
+gpu = pytest.mark.gpu
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+FULL_EP = EpilogueSpec(read_c=True, unit_alpha=False, bias="m", activation="gelu")
+
+
+def _b(K: int, N: int, n_major: bool, dtype: Any, device: str = "cpu", seed: int = 0) -> Any:
+    """B (K, N), N-contiguous (``x @ W``) or K-contiguous (``x @ W.t()``, an nn.Linear weight)."""
+    g = torch.Generator().manual_seed(seed)
+    if n_major:
+        return torch.randn(K, N, generator=g).to(dtype).to(device)
+    return torch.randn(N, K, generator=g).to(dtype).to(device).t()
+
+
+def test_pick_swap_config() -> None:
+    """64 rows of B^T per tile, wgmma N the rows of x rounded up, two splits of a long K where the tiles fill at most
+    half of the SMs; D stored from the registers."""
+    c = pick_swap_config(24, 8192, 8192, 132)
+    assert (c.blk_m, c.blk_n, c.stages, c.consumers, c.splits, c.tma_store) == (64, 32, 8, 1, 1, False)
+    assert pick_swap_config(17, 4096, 14336, 132).splits == 2 and pick_swap_config(17, 4096, 4096, 132).splits == 1
+    assert pick_swap_config(32, 4224, 8192, 132).splits == 2 and pick_swap_config(32, 4288, 8192, 132).splits == 1
+    assert pick_swap_config(9, 4096, 4096, 132).blk_n == 16 and pick_swap_config(33, 4096, 4096, 132).blk_n == 64
+    c.validate()
+    assert c.smem_bytes() * 2 <= 227 * 1024                               # two CTAs per SM
+
+
+def _compile(cfg: Sm90Config, M: int, N: int, K: int, a_major: str, d_dtype: Any, ep: EpilogueSpec,
+             d_major: str = "M") -> tuple[Any, str]:
+    """The kernel of the swapped problem (A = B^T (N, K), B = x (M, K) as (N', K) = (M, K)) compiled for sm_90a, and
+    its source. d_major "M": D' (N, M) column-major (D (M, N) row-major), "N": row-major D'."""
+    A = torch.empty(1, N, K, dtype=torch.bfloat16)
+    if a_major == "M":
+        A = A.transpose(1, 2).contiguous().transpose(1, 2)
+    Bt = torch.empty(1, M, K, dtype=torch.bfloat16)
+    D = torch.empty(1, M, N, dtype=d_dtype).transpose(1, 2) if d_major == "M" else torch.empty(1, N, M, dtype=d_dtype)
+    C = torch.empty(1, M, N, dtype=d_dtype).transpose(1, 2) if ep.read_c else None
+    bias = torch.empty(N if ep.bias == "m" else M, dtype=torch.bfloat16) if ep.bias != "none" else None
+    tmA, tmB = sm90.make_maps(A, Bt, cfg, "bfloat16")
+    full = N % cfg.blk_m == 0 and M % cfg.blk_n == 0
+    W = flags = None
+    if cfg.splits > 1:                                                    # split-K summed in the kernel
+        W, flags = sm90.split_workspace(D, cfg, -(-N // cfg.blk_m)), torch.zeros(264, dtype=torch.int32)
+    args = (tmA, tmB, C, D, bias, np.float32(1), np.float32(0), K, W, cfg, "bfloat16", sm90.operand_majors(A, Bt), ep,
+            full, sm90.d_map(D, cfg) if cfg.splits == 1 else None) + ((flags,) if flags is not None else ())
+    return sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a"), sm90.sm90_gemm_kernel.source(*args)
+
+
+@pytest.mark.parametrize("M, N, K", [(24, 8192, 8192), (32, 4096, 14336), (17, 1000, 4096)])
+@pytest.mark.parametrize("a_major", ["K", "M"])
+@pytest.mark.parametrize("d_dtype, ep", [(torch.bfloat16, EpilogueSpec()), (torch.float16, FULL_EP),
+                                         (torch.float32, FULL_EP)])
+def test_swapped_tilings_compile_unserialized(M: int, N: int, K: int, a_major: str, d_dtype: Any,
+                                              ep: EpilogueSpec) -> None:
+    """The picks of the swapped problem (split-K summed in the kernel too) with D column-major: HGMMA not serialized,
+    no spills; a 16-bit D leaves the accumulators by halves of packed registers."""
+    if a_major == "M" and N % 64:
+        pytest.skip("a ragged MN-major weight is another test's (column blocks)")
+    cfg = pick_swap_config(M, N, K, 132)
+    k, src = _compile(cfg, M, N, K, a_major, d_dtype, ep)
+    assert "serialized" not in k.module.log, k.module.log
+    assert k.resources.spill_store_bytes == 0 and k.resources.stack_frame_bytes == 0, k.resources
+    if cfg.splits == 1:                                                   # (the splits' sum stores D from fp32 memory)
+        assert ("tc::st_global_lo16(" in src) == (d_dtype != torch.float32)
+
+
+def test_stores_by_halves_only_where_values_leave_one_at_a_time() -> None:
+    """Whole tiles of a row-major D keep their paired stores (the kernel's source as before); a ragged one takes
+    the stores by halves, and its wgmmas are no longer serialized (ptxas C7514 before)."""
+    cfg = Sm90Config(128, 128, 64, 6, tma_store=False)
+    k, src = _compile(cfg, 1024, 1024, 1024, "K", torch.bfloat16, EpilogueSpec(), d_major="N")
+    assert "tc::st_global_lo16(" not in src and "reinterpret_cast<unsigned*>(tCgD" in src
+    k, src = _compile(cfg, 1001, 1000, 1000, "K", torch.bfloat16, EpilogueSpec(), d_major="N")
+    assert "tc::st_global_lo16(" in src and "serialized" not in k.module.log, k.module.log
+
+
+class _Cuda(torch.Tensor):
+    """A CPU tensor that says it is on CUDA (tc.gemm's dispatch reads is_cuda only)."""
+
+    @property
+    def is_cuda(self) -> bool:
+        return True
+
+
+def test_tc_gemm_dispatch(monkeypatch: Any) -> None:
+    """op._swapped_run: tc.gemm runs the swapped problem for 2-D 16-bit calls of MAX_ROWS + 1 .. SWAP_ROWS rows on
+    sm_90 that TMA reads swapped, with tc.gemm's epilogue; anything else keeps the other paths."""
+    cc = {"cc": (9, 0)}
+    monkeypatch.setattr(op, "_device_facts", lambda device: (132, cc["cc"]))
+    monkeypatch.setattr(op, "_SWAPPED", {})
+
+    def ask(M: int, N: int = 256, K: int = 512, n_major: bool = False, dtype: Any = torch.bfloat16,
+            a: Any = None, **kw: Any) -> bool:
+        A = (a if a is not None else torch.randn(M, K).to(dtype)).as_subclass(_Cuda)
+        B = _b(K, N, n_major, dtype).as_subclass(_Cuda)
+        args = dict(C=None, alpha=1.0, beta=0.0, bias=None, bias_along="n", activation=None, out_dtype=None,
+                    scale_a=1.0, scale_b=1.0, fast_accum=None)
+        args.update(kw)
+        op._SWAPPED.clear()
+        return op._swapped_run(A, B, **args) is not None
+
+    assert ask(17) and ask(SWAP_ROWS) and ask(24, n_major=True) and ask(20, dtype=torch.float16)
+    assert not ask(16) and not ask(SWAP_ROWS + 1) and not ask(24, dtype=torch.float32)
+    assert ask(24, bias=torch.randn(256).to(torch.bfloat16)) and ask(24, bias=torch.randn(24), bias_along="m")
+    assert ask(24, C=torch.randn(24, 256), beta=1.0) and ask(24, activation="silu", alpha=2.0)
+    assert ask(24, out_dtype=torch.float32) and not ask(24, out_dtype=torch.float64)
+    assert not ask(24, scale_a=2.0) and not ask(24, fast_accum=False) and not ask(24, activation="tanh")
+    assert not ask(24, bias=torch.randn(24), bias_along="n") and not ask(24, C=torch.randn(24, 64), beta=1.0)
+    assert not ask(24, K=500)                                             # rows off 16 bytes: TMA cannot read them
+    assert not ask(24, a=torch.randn(512, 24).to(torch.bfloat16).t())     # x column-major: an MN-major tile of 32
+    assert ask(24, N=1000) and not ask(24, N=1000, n_major=True, K=500)
+    cc["cc"] = (8, 0)
+    assert not ask(24)
+
+
+# ----------------------------------------------------------------------------- GPU
+
+def _ref(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, along: str, act: Any) -> Any:
+    ref = alpha * (A.double() @ B.double())
+    if C is not None:
+        ref = ref + beta * C.double()
+    if bias is not None:
+        ref = ref + (bias.double()[None, :] if along == "n" else bias.double()[:, None])
+    return {"gelu": torch.nn.functional.gelu, "relu": torch.relu, "silu": torch.nn.functional.silu,
+            None: lambda v: v}[act](ref)
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("n_major", [False, True])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_gpu_tc_gemm_swapped(n_major: bool, dtype: Any) -> None:
+    """tc.gemm at 17..32 rows (the swapped problem on sm_90) against float64: random N (ragged too) and K, split-K,
+    every epilogue, fp32 output."""
+    import tilecraft as tc
+
+    g = torch.Generator().manual_seed(11 + n_major)
+    for i in range(10):
+        M = int(torch.randint(17, SWAP_ROWS + 1, (1,), generator=g))
+        N = 8 * int(torch.randint(8, 1200, (1,), generator=g)) if not n_major else 64 * int(torch.randint(1, 150, (1,),
+                                                                                                          generator=g))
+        K = 64 * int(torch.randint(1, 260, (1,), generator=g))
+        A = torch.randn(M, K, generator=g).to(dtype).cuda()
+        B = _b(K, N, n_major, dtype, "cuda", seed=i)
+        along = "n" if i % 2 else "m"
+        C = torch.randn(M, N, generator=g).to(dtype).cuda() if i % 3 == 0 else None
+        bias = torch.randn(N if along == "n" else M, generator=g).to(dtype).cuda() if i % 4 < 2 else None
+        act = (None, "gelu", "relu", "silu")[i % 4]
+        out = torch.float32 if i == 5 else None
+        alpha, beta = (1.0, 0.0) if i % 5 else (0.5, 2.0)
+        D = tc.gemm(A, B, C, alpha=alpha, beta=beta, bias=bias, bias_along=along, activation=act, out_dtype=out)
+        ref = _ref(A, B, C if beta else None, alpha, beta, bias, along, act)
+        assert D.dtype == (out or dtype) and tuple(D.shape) == (M, N) and D.is_contiguous()
+        err = float((D.double() - ref).norm() / ref.norm())
+        assert err < 4e-3, (M, N, K, i, err)
+    if torch.cuda.get_device_capability() == (9, 0):
+        assert op._SWAPPED and all(run is not None for run in op._SWAPPED.values())
+
+
+@gpu
+@needs_cuda
+def test_gpu_d_without_tma_by_halves() -> None:
+    """The Hopper kernel's 16-bit D stored one value at a time: ragged row-major (N = 1001: rows off 16 bytes, no TMA
+    store) and column-major, against float64."""
+    import tilecraft as tc
+
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the Hopper kernel")
+    A = torch.randn(300, 520, device="cuda").to(torch.bfloat16)
+    B = torch.randn(520, 1001, device="cuda").to(torch.bfloat16)
+    bias = torch.randn(1001, device="cuda").to(torch.bfloat16)
+    cfg = Sm90Config(128, 128, 64, 4)
+    D = tc.gemm(A, B, bias=bias, activation="relu", config=cfg)
+    ref = torch.relu(A.double() @ B.double() + bias.double())
+    assert float((D.double() - ref).norm() / ref.norm()) < 4e-3
+    out = torch.empty(1001, 300, device="cuda", dtype=torch.bfloat16).t()   # column-major D
+    op.GemmOp("bfloat16", None, cfg)(A, B[:, :1000].contiguous(), out=out[:, :1000])
+    ref = A.double() @ B[:, :1000].double()
+    assert float((out[:, :1000].double() - ref).norm() / ref.norm()) < 4e-3
