@@ -24,7 +24,7 @@ for part in ${*:-swap}; do
     S=$(for m in ${SW_MS:-17 24 32}; do echo $L | tr , '\n' | sed "s/^/${m}x/"; done | paste -sd,)
     both probe_sgemv sw_final "${SW_S:-240}" "${SW_SHAPES:-$S}" hopper,tc hopper,tc --dtype bf16 ;;
   sw_range)
-    S=$(for m in ${SW_MS:-4 8 16 48 64}; do echo 4096x4096,8192x8192,4096x14336 | tr , '\n' | sed "s/^/${m}x/"; done | paste -sd,)
+    S=$(for m in ${SW_MS:-4 8 16 48 64}; do echo 6144x4096,4096x4096,8192x8192,4096x14336 | tr , '\n' | sed "s/^/${m}x/"; done | paste -sd,)
     both probe_sgemv sw_range "${SW_S:-240}" "${SW_SHAPES:-$S}" tc,sw64s8,sw64s8k2 tc,sw64s8,sw64s8k2 --dtype bf16 ;;
   *) echo "unknown part $part" ;;
   esac

@@ -125,6 +125,7 @@ def test_tc_gemm_dispatch(monkeypatch: Any) -> None:
     assert not ask(24, K=500)                                             # rows off 16 bytes: TMA cannot read them
     assert not ask(24, a=torch.randn(512, 24).to(torch.bfloat16).t())     # x column-major: an MN-major tile of 32
     assert ask(24, N=1000) and not ask(24, N=1000, n_major=True, K=500)
+    assert ask(24, N=132 * 64, K=64) and not ask(24, N=132 * 64 + 8, K=64)   # B^T's 64-row tiles past the SMs
     cc["cc"] = (8, 0)
     assert not ask(24)
 
@@ -183,13 +184,13 @@ def test_gpu_d_without_tma_by_halves() -> None:
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("the Hopper kernel")
     A = torch.randn(300, 520, device="cuda").to(torch.bfloat16)
-    B = torch.randn(520, 1001, device="cuda").to(torch.bfloat16)
+    B = torch.randn(1001, 520, device="cuda").to(torch.bfloat16).t()       # K-major: TMA reads any N
     bias = torch.randn(1001, device="cuda").to(torch.bfloat16)
     cfg = Sm90Config(128, 128, 64, 4)
     D = tc.gemm(A, B, bias=bias, activation="relu", config=cfg)
     ref = torch.relu(A.double() @ B.double() + bias.double())
     assert float((D.double() - ref).norm() / ref.norm()) < 4e-3
     out = torch.empty(1001, 300, device="cuda", dtype=torch.bfloat16).t()   # column-major D
-    op.GemmOp("bfloat16", None, cfg)(A, B[:, :1000].contiguous(), out=out[:, :1000])
+    op.GemmOp("bfloat16", None, cfg)(A, B[:, :1000], out=out[:, :1000])
     ref = A.double() @ B[:, :1000].double()
     assert float((out[:, :1000].double() - ref).norm() / ref.norm()) < 4e-3

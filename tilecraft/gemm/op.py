@@ -825,7 +825,9 @@ def _skinny(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, bias_a
 #: weight as wgmma's A operand, 64 of its N rows per tile, and the rows of x as wgmma's N (no 64-row tile of x
 #: padded from a few rows). H100, bf16, x cuBLAS (forty-third session, probe_sgemv.py; B N- / K-contiguous), the
 #: swapped 64x32 tile against the Hopper kernel's pick at 32 rows: 8192x8192 1.013 / 1.005 against 0.986 / 0.975,
-#: 4096x4096 0.971 / 0.967 against 0.900 / 0.895, 4096x14336 (2 splits) 1.013 / 1.015 against 0.940 / 0.957
+#: 4096x4096 0.971 / 0.967 against 0.900 / 0.895, 4096x14336 (2 splits) 1.013 / 1.015 against 0.940 / 0.957. Not
+#: where B^T has more 64-row tiles than the GPU has SMs: at 17..32 rows 10240x8192 ran 1.04-1.10 against the pick's
+#: 1.05-1.12 and 28672x4096 (N-contiguous) 0.95-0.97 against 0.97-0.99
 SWAP_ROWS = 32
 
 # the swapped problem's run of a call signature (tc.gemm's options included), or None where it does not take the call
@@ -870,6 +872,8 @@ def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, b
         if bias is not None and bias_along not in ("n", "m"):
             return None
         M, K, N = A.shape[0], A.shape[1], B.shape[1]
+        if -(-N // 64) > _sm_count(A.device):
+            return None                                                   # more 64-row tiles than SMs: SWAP_ROWS
         op = GemmOp(str(A.dtype).replace("torch.", ""), str(out).replace("torch.", ""),
                     pick_swap_config(M, N, K, _sm_count(A.device)), activation or "none",
                     {"n": "m", "m": "n"}[bias_along] if bias is not None else "none")
