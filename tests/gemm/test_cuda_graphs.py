@@ -2,9 +2,9 @@
 
 Each path is warmed up eagerly (compiles, plans), captured once, then replayed twice on new inputs copied into
 the captured ones, against float64: the dense Hopper kernel (whole tiles, split-K summed in the kernel, stream-K:
-cooperative launches), the sm80 kernel, the skinny GEMM of few 16-bit rows, fp8, and the mixed-input kernels (the small-M kernels' programmatic
-dependent launches, the register-A kernel with and without its in-kernel split-K sum). A second replay checks
-that the flags the captured launches leave behind are back at 0.
+cooperative launches), the sm80 kernel, the skinny GEMM and the swapped problem of few 16-bit rows, fp8, and the
+mixed-input kernels (the small-M kernels' programmatic dependent launches, the register-A kernel with and without
+its in-kernel split-K sum). A second replay checks that the flags the captured launches leave behind are back at 0.
 """
 from __future__ import annotations
 
@@ -71,12 +71,23 @@ def test_gpu_dense_gemm_in_a_cuda_graph(case: tuple) -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("n_major", [False, True], ids=["B K-contiguous", "B N-contiguous"])
 def test_gpu_skinny_gemm_in_a_cuda_graph(n_major: bool) -> None:
-    """8 rows (tc.gemm's skinny GEMM, a programmatic dependent launch), N = 1024: 32 or 16 row blocks in split-K."""
+    """8 rows, N = 1024: a K-contiguous B runs tc.gemm's skinny GEMM (a programmatic dependent launch, 32 row blocks in
+    split-K), an N-contiguous one the swapped problem (op.SWAP_ROWS)."""
     if not _hopper():
         pytest.skip("needs sm_90")
     A = torch.randn(8, 4096, device="cuda").to(torch.bfloat16)
     B = torch.randn(4096, 1024, device="cuda").to(torch.bfloat16)
     B = B if n_major else B.t().contiguous().t()
+    _replays(lambda: tc.gemm(A, B), [A, B], lambda: A.double() @ B.double(), 1e-2)
+
+
+@pytest.mark.gpu
+def test_gpu_swapped_problem_in_a_cuda_graph() -> None:
+    """24 rows of a long K (tc.gemm's swapped problem, two splits summed in the kernel: a cooperative launch)."""
+    if not _hopper():
+        pytest.skip("needs sm_90")
+    A = torch.randn(24, 16384, device="cuda").to(torch.bfloat16)
+    B = torch.randn(1024, 16384, device="cuda").to(torch.bfloat16).t()
     _replays(lambda: tc.gemm(A, B), [A, B], lambda: A.double() @ B.double(), 1e-2)
 
 

@@ -1,5 +1,5 @@
-"""tc.gemm's swapped problem (op._swapped_run): 16-bit products of skinny.MAX_ROWS + 1 .. SWAP_ROWS rows on sm_90 run
-the Hopper kernel on D^T = B^T A^T, the weight as wgmma's A operand and the rows of x as its N, D written through a
+"""tc.gemm's swapped problem (op._swapped_run): 16-bit products of few rows (SWAP_ROWS) on sm_90 run the Hopper
+kernel on D^T = B^T A^T, the weight as wgmma's A operand and the rows of x as its N, D written through a
 column-major view. And the Hopper kernel's 16-bit stores of single values (a column-major or ragged D without TMA),
 which keep the sums in 32-bit registers so that ptxas does not serialize the wgmmas. CPU: the pick, the dispatch
 decisions, compiles; GPU: float64 checks."""
@@ -37,6 +37,7 @@ def test_pick_swap_config() -> None:
     assert pick_swap_config(17, 4096, 14336, 132).splits == 2 and pick_swap_config(17, 4096, 4096, 132).splits == 1
     assert pick_swap_config(32, 4224, 8192, 132).splits == 2 and pick_swap_config(32, 4288, 8192, 132).splits == 1
     assert pick_swap_config(9, 4096, 4096, 132).blk_n == 16 and pick_swap_config(33, 4096, 4096, 132).blk_n == 64
+    assert pick_swap_config(3, 4096, 14336, 132).blk_n == 8 and pick_swap_config(33, 4096, 14336, 132).splits == 1
     c.validate()
     assert c.smem_bytes() * 2 <= 227 * 1024                               # two CTAs per SM
 
@@ -62,7 +63,8 @@ def _compile(cfg: Sm90Config, M: int, N: int, K: int, a_major: str, d_dtype: Any
     return sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a"), sm90.sm90_gemm_kernel.source(*args)
 
 
-@pytest.mark.parametrize("M, N, K", [(24, 8192, 8192), (32, 4096, 14336), (17, 1000, 4096)])
+@pytest.mark.parametrize("M, N, K", [(24, 8192, 8192), (32, 4096, 14336), (17, 1000, 4096), (4, 6144, 4096),
+                                     (12, 4096, 14336), (48, 4096, 8192)])
 @pytest.mark.parametrize("a_major", ["K", "M"])
 @pytest.mark.parametrize("d_dtype, ep", [(torch.bfloat16, EpilogueSpec()), (torch.float16, FULL_EP),
                                          (torch.float32, FULL_EP)])
@@ -99,8 +101,8 @@ class _Cuda(torch.Tensor):
 
 
 def test_tc_gemm_dispatch(monkeypatch: Any) -> None:
-    """op._swapped_run: tc.gemm runs the swapped problem for 2-D 16-bit calls of MAX_ROWS + 1 .. SWAP_ROWS rows on
-    sm_90 that TMA reads swapped, with tc.gemm's epilogue; anything else keeps the other paths."""
+    """op._swapped_run: tc.gemm runs the swapped problem for 2-D 16-bit calls of SWAP_ROWS rows (by B's contiguous
+    mode) on sm_90 that TMA reads swapped, with tc.gemm's epilogue; anything else keeps the other paths."""
     cc = {"cc": (9, 0)}
     monkeypatch.setattr(op, "_device_facts", lambda device: (132, cc["cc"]))
     monkeypatch.setattr(op, "_SWAPPED", {})
@@ -115,8 +117,14 @@ def test_tc_gemm_dispatch(monkeypatch: Any) -> None:
         op._SWAPPED.clear()
         return op._swapped_run(A, B, **args) is not None
 
-    assert ask(17) and ask(SWAP_ROWS) and ask(24, n_major=True) and ask(20, dtype=torch.float16)
-    assert not ask(16) and not ask(SWAP_ROWS + 1) and not ask(24, dtype=torch.float32)
+    (k_low, k_high), (n_low, n_high) = SWAP_ROWS["K"], SWAP_ROWS["N"]
+    assert ask(17) and ask(k_low) and ask(k_high) and ask(24, n_major=True) and ask(20, dtype=torch.float16)
+    assert ask(n_low, n_major=True) and ask(n_high, n_major=True) and not ask(n_high + 1, n_major=True)
+    assert not ask(k_low - 1) and not ask(n_low - 1, n_major=True) and not ask(k_high + 1)
+    assert not ask(24, dtype=torch.float32)
+    b = torch.randn(512, 512).to(torch.bfloat16)[:, ::2].as_subclass(_Cuda)   # neither N- nor K-contiguous
+    assert op._swapped_run(torch.randn(24, 512).to(torch.bfloat16).as_subclass(_Cuda), b, None, 1.0, 0.0, None, "n",
+                           None, None, 1.0, 1.0, None) is None
     assert ask(24, bias=torch.randn(256).to(torch.bfloat16)) and ask(24, bias=torch.randn(24), bias_along="m")
     assert ask(24, C=torch.randn(24, 256), beta=1.0) and ask(24, activation="silu", alpha=2.0)
     assert ask(24, out_dtype=torch.float32) and not ask(24, out_dtype=torch.float64)
@@ -147,15 +155,17 @@ def _ref(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, along: st
 @pytest.mark.parametrize("n_major", [False, True])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_gpu_tc_gemm_swapped(n_major: bool, dtype: Any) -> None:
-    """tc.gemm at 17..32 rows (the swapped problem on sm_90) against float64: random N (ragged too) and K, split-K,
+    """tc.gemm at SWAP_ROWS rows (the swapped problem on sm_90) against float64: random N (ragged too) and K, split-K,
     every epilogue, fp32 output."""
     import tilecraft as tc
 
     g = torch.Generator().manual_seed(11 + n_major)
+    low, high = SWAP_ROWS["N" if n_major else "K"]
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     for i in range(10):
-        M = int(torch.randint(17, SWAP_ROWS + 1, (1,), generator=g))
-        N = 8 * int(torch.randint(8, 1200, (1,), generator=g)) if not n_major else 64 * int(torch.randint(1, 150, (1,),
-                                                                                                          generator=g))
+        M = int(torch.randint(low, high + 1, (1,), generator=g))
+        blocks = int(torch.randint(1, sms + 1, (1,), generator=g))       # B's 64-column blocks: at most the SMs
+        N = 64 * blocks if n_major else 64 * blocks - 8 * int(torch.randint(0, 8, (1,), generator=g))
         K = 64 * int(torch.randint(1, 260, (1,), generator=g))
         A = torch.randn(M, K, generator=g).to(dtype).cuda()
         B = _b(K, N, n_major, dtype, "cuda", seed=i)

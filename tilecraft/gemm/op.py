@@ -691,8 +691,9 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     operands only: fp8 operands are copied K-major, tf32 ones when the problem is large enough to amortize
     the copy). Returns a new tensor of ``out_dtype`` (default: A's dtype). Unaligned operands are padded (a
     copy), never refused. A batched A (L, M, K) whose batch and rows merge, times a B shared by the batch (2-D,
-    or batch stride 0), runs as one GEMM of L * M rows; 2-D float16 / bfloat16 calls of at most skinny.MAX_ROWS rows
-    on sm_90 run the skinny GEMM (skinny.py: the weight read in place) where it takes them (``_skinny``), with their
+    or batch stride 0), runs as one GEMM of L * M rows; 2-D float16 / bfloat16 calls of few rows on sm_90 run the
+    Hopper kernel on the swapped problem D^T = B^T A^T (SWAP_ROWS, ``_swapped_run``) or else, up to skinny.MAX_ROWS
+    rows, the skinny GEMM (skinny.py: the weight read in place) where it takes them (``_skinny``), with their
     epilogue; those of at most GEMV_16_ROWS rows that it leaves (fp32 ones of at most gemv.MAX_ROWS) run the GEMV
     (gemv.py), with their bias and activation. The pick, the checks and the launch are resolved once per call signature (dtypes, shapes, strides, 16-byte alignment and
     devices of the tensors, the options): repeated calls of a shape cost an allocation, TMA-map lookups and the
@@ -715,13 +716,11 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
                  bias_along=bias_along, config=config, allow_tf32=allow_tf32, scale_a=scale_a, scale_b=scale_b,
                  fast_accum=fast_accum)
         return D.view(L, M, D.shape[-1])
-    if (config is None and getattr(A, "dtype", None) in (torch.float16, torch.bfloat16) and A.dim() == 2
-            and A.shape[0] <= skinny.MAX_ROWS):
-        run = _skinny_run(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum)
-        if run is not None:
-            return run(A, B, C if beta != 0 else None, float(alpha), float(beta), bias)
     if config is None and getattr(A, "dtype", None) in (torch.float16, torch.bfloat16) and A.dim() == 2:
         run = _swapped_run(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum)
+        if run is None and A.shape[0] <= skinny.MAX_ROWS:
+            run = _skinny_run(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b,
+                              fast_accum)
         if run is not None:
             return run(A, B, C if beta != 0 else None, float(alpha), float(beta), bias)
     if config is None and _gemv_16(A, B, C, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum):
@@ -821,14 +820,18 @@ def _skinny(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, bias_a
     return M > GEMV_16_ROWS or not skinny.skinny_format(A, B).n_major  # K-contiguous B from one row on
 
 
-#: the most rows of 16-bit operands tc.gemm runs on sm_90 as the swapped problem D^T = B^T A^T (``_swapped_run``): the
-#: weight as wgmma's A operand, 64 of its N rows per tile, and the rows of x as wgmma's N (no 64-row tile of x
-#: padded from a few rows). H100, bf16, x cuBLAS (forty-third session, probe_sgemv.py; B N- / K-contiguous), the
-#: swapped 64x32 tile against the Hopper kernel's pick at 32 rows: 8192x8192 1.013 / 1.005 against 0.986 / 0.975,
-#: 4096x4096 0.971 / 0.967 against 0.900 / 0.895, 4096x14336 (2 splits) 1.013 / 1.015 against 0.940 / 0.957. Not
-#: where B^T has more 64-row tiles than the GPU has SMs: at 17..32 rows 10240x8192 ran 1.04-1.10 against the pick's
-#: 1.05-1.12 and 28672x4096 (N-contiguous) 0.95-0.97 against 0.97-0.99
-SWAP_ROWS = 32
+#: the rows of 16-bit operands tc.gemm runs on sm_90 as the swapped problem D^T = B^T A^T (``_swapped_run``), by B's
+#: contiguous mode: the weight as wgmma's A operand, 64 of its N rows per tile, and the rows of x as wgmma's N (no
+#: 64-row tile of x padded from a few rows). H100, bf16, x cuBLAS (forty-third session, probe_sgemv.py; B N- / K-
+#: contiguous), the swapped 64x32 tile against the Hopper kernel's pick at 32 rows: 8192x8192 1.013 / 1.005 against
+#: 0.986 / 0.975, 4096x4096 0.971 / 0.967 against 0.900 / 0.895, 4096x14336 (2 splits) 1.013 / 1.015 against 0.940 /
+#: 0.957; at 48 rows (64x64) 0.96-1.06 against 0.95-1.05. Below 17 rows against the skinny GEMM: an N-contiguous B
+#: from 3 rows (4 rows: 6144x4096 1.13 against 0.96, 4096x4096 0.98 against 0.93; 16 rows: 1.07 / 1.08 against 0.98 /
+#: 0.93; the GEMV keeps 1-2 rows), a K-contiguous one from 9 (8 rows: 4096x4096 1.04 against 1.09, 4096x14336 1.02
+#: against 1.04; 16 rows: 6144x4096 1.05 against 0.96, 8192x8192 1.01 against 0.98, 4096x4096 1.08 against 1.10).
+#: Not where B^T has more 64-row tiles than the GPU has SMs: at 17..32 rows 10240x8192 ran 1.04-1.10 against the
+#: pick's 1.05-1.12 and 28672x4096 (N-contiguous) 0.95-0.97 against 0.97-0.99
+SWAP_ROWS = {"N": (3, 48), "K": (9, 48)}
 
 # the swapped problem's run of a call signature (tc.gemm's options included), or None where it does not take the call
 _SWAPPED: dict[Any, Any] = {}
@@ -838,31 +841,32 @@ def pick_swap_config(M: int, N: int, K: int, sms: int) -> Sm90Config:
     """The tiling of the swapped problem (N rows of B^T times M columns of A^T): 64 rows of B^T per tile, one
     consumer warpgroup, 8 stages, wgmma N the rows of x rounded up to a wrapper's N; D is stored straight from the
     registers (column-major for the swapped problem, so no TMA store). Two splits of K where the tiles fill at most
-    half of the SMs and K is long (4096x14336: 1.013 / 1.015 against 1.000 / 0.964 without; at K = 4096 they lost,
-    0.916 against 0.971)."""
+    half of the SMs, K is long and the rows of x at most 32 (4096x14336 at 16 / 32 rows: 1.03 / 1.01 against 1.01 /
+    1.00 without, B N-contiguous; at K = 4096 they lost, 0.92 against 0.97; at 48 rows, 0.94 against 1.01)."""
     from tilecraft.atoms.sm90_codegen import HEADER_N
     bn = next(n for n in HEADER_N if n >= M)
-    splits = 2 if -(-N // 64) * 2 <= sms and K >= 8192 else 1
+    splits = 2 if -(-N // 64) * 2 <= sms and K >= 8192 and bn <= 32 else 1
     return Sm90Config(blk_m=64, blk_n=bn, blk_k=64, stages=8, consumers=1, splits=splits, tma_store=False)
 
 
 def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, bias_along: str,
                  activation: str | None, out_dtype: Any, scale_a: float, scale_b: float, fast_accum: bool | None) -> Any:
     """``run(A, B, C, alpha, beta, bias) -> D`` that computes D (M, N) as the swapped problem D^T = B^T A^T where
-    tc.gemm gives it the call (2-D float16 / bfloat16 operands on sm_90 of skinny.MAX_ROWS + 1 .. SWAP_ROWS rows that
-    TMA reads as swapped, with the epilogue mirrored: C^T, a bias along the other mode), else None; decided and
-    prepared once per signature."""
+    tc.gemm gives it the call (2-D float16 / bfloat16 operands on sm_90 of SWAP_ROWS rows for B's contiguous mode, at
+    most as many 64-column blocks of B as SMs, that TMA reads as swapped; the epilogue mirrored: C^T, a bias along the
+    other mode), else None; decided and prepared once per signature."""
     Cr = C if beta != 0 else None
     key = (_signature(A), _signature(B), _signature(Cr), _signature(bias), bias_along, activation, alpha != 1.0,
            out_dtype, scale_a == 1.0 and scale_b == 1.0, fast_accum)
 
     def make() -> Any:
         import torch
-        from tilecraft.gemm import skinny
-
         if not (isinstance(A, torch.Tensor) and isinstance(B, torch.Tensor) and A.dim() == 2 and B.dim() == 2
                 and A.is_cuda and A.dtype in (torch.float16, torch.bfloat16) and B.dtype == A.dtype
-                and skinny.MAX_ROWS < A.shape[0] <= SWAP_ROWS and _is_sm90(A.device)):
+                and (B.stride(0) == 1 or B.stride(1) == 1) and _is_sm90(A.device)):
+            return None
+        low, high = SWAP_ROWS["K" if B.stride(0) == 1 and B.shape[0] > 1 else "N"]
+        if not low <= A.shape[0] <= high:
             return None
         if scale_a != 1.0 or scale_b != 1.0 or fast_accum is not None or activation not in (None,) + ACTIVATIONS:
             return None
@@ -873,7 +877,7 @@ def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, b
             return None
         M, K, N = A.shape[0], A.shape[1], B.shape[1]
         if -(-N // 64) > _sm_count(A.device):
-            return None                                                   # more 64-row tiles than SMs: SWAP_ROWS
+            return None                                                   # more 64-row tiles than SMs (SWAP_ROWS)
         op = GemmOp(str(A.dtype).replace("torch.", ""), str(out).replace("torch.", ""),
                     pick_swap_config(M, N, K, _sm_count(A.device)), activation or "none",
                     {"n": "m", "m": "n"}[bias_along] if bias is not None else "none")
