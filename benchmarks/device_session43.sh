@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Forty-third session: the Hopper kernel on the swapped problem D^T = B^T A^T for dense 16-bit GEMMs of few rows
 # (the weight as wgmma's A operand, the rows of x as its N).
-# Usage: bash benchmarks/device_session43.sh [swap|sw_tests|sw_final|sw_range ...]
+# Usage: bash benchmarks/device_session43.sh [swap|sw_tests|sw_gpu|sw_final|sw_range ...]
 # - swap: probe_sgemv.py --dtype bf16 at SW_SHAPES, cuBLAS against tc.gemm and swapped tilings (SW_CONFIGS), both B
 #   majors, into $OUT/swap.md;
 # - sw_tests: the GPU tests of the swapped problem and the Hopper kernel's float64 cases (its D stored by halves);
-# - sw_final: tc.gemm (the swapped problem from 17 rows) against the Hopper kernel's pick (what it ran before) and
-#   cuBLAS at Llama-3 layer shapes, M = 17, 24, 32, into $OUT/sw_final.md;
+# - sw_gpu: the GPU tests of the swapped problem, the skinny GEMM, tc.gemm's 16-bit dispatch and CUDA graphs;
+# - sw_final: tc.gemm (the swapped problem) against what it ran before (SW_BEFORE: hopper, the Hopper kernel's pick,
+#   or skinny) and cuBLAS at Llama-3 layer shapes, M = SW_MS (17, 24, 32), into $OUT/sw_final.md;
 # - sw_range: swapped tilings against tc.gemm below 17 rows (the skinny GEMM) and above 32 (the Hopper kernel's
 #   pick), into $OUT/sw_range.md.
 source "$(dirname "$0")/device_env.sh"
@@ -20,9 +21,12 @@ for part in ${*:-swap}; do
       "$C" "$C" --dtype bf16 ;;
   sw_tests)
     gpu_tests sw_tests "${SWT_S:-240}" tests/gemm/test_swapped.py tests/sm90/test_gemm_sm90.py -k "swapped or by_halves or matches_float64" ;;
+  sw_gpu)
+    gpu_tests sw_gpu "${SWT_S:-240}" tests/gemm/test_swapped.py tests/gemm/test_skinny.py tests/gemm/test_cuda_graphs.py \
+      tests/gemm/test_gemv.py -k "swapped or by_halves or skinny or tc_gemm or 16_bit or graph" ;;
   sw_final)
     S=$(for m in ${SW_MS:-17 24 32}; do echo $L | tr , '\n' | sed "s/^/${m}x/"; done | paste -sd,)
-    both probe_sgemv sw_final "${SW_S:-240}" "${SW_SHAPES:-$S}" hopper,tc hopper,tc --dtype bf16 ;;
+    both probe_sgemv sw_final "${SW_S:-240}" "${SW_SHAPES:-$S}" "${SW_BEFORE:-hopper},tc" "${SW_BEFORE:-hopper},tc" --dtype bf16 ;;
   sw_range)
     S=$(for m in ${SW_MS:-4 8 16 48 64}; do echo 6144x4096,4096x4096,8192x8192,4096x14336 | tr , '\n' | sed "s/^/${m}x/"; done | paste -sd,)
     both probe_sgemv sw_range "${SW_S:-240}" "${SW_SHAPES:-$S}" tc,sw64s8,sw64s8k2 tc,sw64s8,sw64s8k2 --dtype bf16 ;;
