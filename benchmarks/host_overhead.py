@@ -59,7 +59,8 @@ def main() -> int:
             sm80 = tc.gemm.TensorOpConfig(128, 128, 64, 2, 2, stages=3)
             cases.append((f"{M}x{N}x{K} bf16 sm80", lambda x=x, w=w: tc.gemm(x, w, config=sm80),
                           lambda x=x, w=w: x @ w))
-    for M, N, K, k_major in ((4, 4096, 4096, False), (8, 4096, 4096, True)):   # the skinny GEMM (few 16-bit rows)
+    # the skinny GEMM and the swapped problem (few 16-bit rows)
+    for M, N, K, k_major in ((4, 4096, 4096, False), (8, 4096, 4096, True), (24, 4096, 4096, True)):
         x = torch.randn(M, K, device="cuda").to(dt)
         w = (torch.randn(K, N, device="cuda") * 0.05).to(dt)
         w = w.t().contiguous().t() if k_major else w

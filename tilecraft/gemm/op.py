@@ -881,13 +881,15 @@ def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, b
         op = GemmOp(str(A.dtype).replace("torch.", ""), str(out).replace("torch.", ""),
                     pick_swap_config(M, N, K, _sm_count(A.device)), activation or "none",
                     {"n": "m", "m": "n"}[bias_along] if bias is not None else "none")
-        if not op.can_implement(B.t(), A.t(), None if Cr is None else Cr.t(), bias)[0]:
+        Ct = None if Cr is None else Cr.t()
+        if not op.can_implement(B.t(), A.t(), Ct, bias)[0]:
             return None                                                   # the other paths take (or refuse) it
-        sa, sb = _signature(B.t()), _signature(A.t())
+        swapped = op._prepare(B.t(), A.t(), Ct, alpha, beta, bias, torch.empty(M, N, dtype=out, device=A.device).t(),
+                              False)                                      # (the signature decides what it reads)
 
         def run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any) -> Any:
             D = torch.empty(M, N, dtype=out, device=A.device)
-            op._call(sa, sb, B.t(), A.t(), None if C is None else C.t(), alpha, beta, bias, D.t(), False)
+            swapped(B.t(), A.t(), None if C is None else C.t(), alpha, beta, bias, D.t())
             return D
         return run
     return _memo(_SWAPPED, key, make)
