@@ -527,6 +527,11 @@ class GemmOp:
         run = _memo(_RUNS, key, lambda: self._prepare(A, B, C, alpha, beta, bias, out, pad))
         return run(A, B, C, alpha, beta, bias, out)
 
+    def _epilogue_spec(self, C: Any, alpha: float, beta: float, bias: Any) -> EpilogueSpec:
+        """The kernels' epilogue for a call of this op with these C, alpha, beta and bias."""
+        return EpilogueSpec(read_c=C is not None and beta != 0, unit_alpha=alpha == 1,
+                            bias=self.bias if bias is not None else "none", activation=self.activation)
+
     def _prepare(self, A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any, pad: bool) -> Any:
         """Check the call and return ``run(A, B, C, alpha, beta, bias, out) -> D`` for calls of its signature."""
         import numpy as np
@@ -541,16 +546,17 @@ class GemmOp:
             raise ValueError(f"out must be {out_dt} of shape {d_shape}, got {out.dtype} {tuple(out.shape)}")
         dev = A.device
         read_c = C is not None and beta != 0
-        ep = EpilogueSpec(read_c=read_c, unit_alpha=alpha == 1, bias=self.bias if bias is not None else "none",
-                          activation=self.activation)
+        ep = self._epilogue_spec(C, alpha, beta, bias)
         hopper = isinstance(self.config, Sm90Config)
         a_dim, b_dim = A.dim(), B.dim()
 
         def views(A: Any, B: Any, C: Any, out: Any) -> tuple[Any, Any, Any, Any, Any]:
             """D (new or out) and the kernel's views: A3 (L,M,K), Bt (L,N,K), C3 (L,M,N) or None, D3."""
             D = out if out is not None else torch.empty(d_shape, dtype=out_dt, device=dev)
-            A3 = (A if a_dim == 3 else A.unsqueeze(0)).expand(L, M, K)
-            Bt = (B if b_dim == 3 else B.unsqueeze(0)).expand(L, K, N).transpose(1, 2)   # (L,N,K) as the kernel takes B
+            # (a 2-D operand of one batch takes one view op, not two: each costs about a microsecond of host time)
+            A3 = A.unsqueeze(0) if a_dim == 2 and L == 1 else (A if a_dim == 3 else A.unsqueeze(0)).expand(L, M, K)
+            Bt = (B.unsqueeze(0) if b_dim == 2 and L == 1 else (B if b_dim == 3 else B.unsqueeze(0)).expand(L, K, N)
+                  ).transpose(1, 2)                                       # (L,N,K) as the kernel takes B
             C3 = (C if C.dim() == 3 else C.unsqueeze(0)).expand(L, M, N) if read_c else None
             return D, A3, Bt, C3, (D if D.dim() == 3 else D.unsqueeze(0))
 
@@ -881,15 +887,25 @@ def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, b
         op = GemmOp(str(A.dtype).replace("torch.", ""), str(out).replace("torch.", ""),
                     pick_swap_config(M, N, K, _sm_count(A.device)), activation or "none",
                     {"n": "m", "m": "n"}[bias_along] if bias is not None else "none")
-        Ct = None if Cr is None else Cr.t()
-        if not op.can_implement(B.t(), A.t(), Ct, bias)[0]:
+        if N == 0 or K == 0 or not op.can_implement(B.t(), A.t(), None if Cr is None else Cr.t(), bias)[0]:
             return None                                                   # the other paths take (or refuse) it
-        swapped = op._prepare(B.t(), A.t(), Ct, alpha, beta, bias, torch.empty(M, N, dtype=out, device=A.device).t(),
-                              False)                                      # (the signature decides what it reads)
+        import numpy as np
+        from tilecraft.gemm import sm90
+
+        def views(A: Any, B: Any, C: Any, D: Any) -> tuple[Any, Any, Any, Any]:
+            """The swapped problem's (1, N, K) B^T, (1, M, K) x (as the kernel takes B), C^T and D^T (1, N, M), one
+            view each (the host path of a decoding step: each torch view op costs about a microsecond)."""
+            def swap(x: Any) -> Any:                                      # x.t().unsqueeze(0)
+                return x.as_strided((1, x.shape[1], x.shape[0]), (x.shape[1] * x.stride(1), x.stride(1), x.stride(0)))
+            return swap(B), A.as_strided((1, M, K), (M * A.stride(0), A.stride(0), A.stride(1))), \
+                None if C is None else swap(C), swap(D)
+        D = torch.empty(M, N, dtype=out, device=A.device)
+        launch = sm90.Launch(*views(A, B, Cr, D), bias, np.float32(alpha), np.float32(beta), op.config, op.element,
+                             op._epilogue_spec(Cr, alpha, beta, bias), _sm_count(A.device))
 
         def run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any) -> Any:
             D = torch.empty(M, N, dtype=out, device=A.device)
-            swapped(B.t(), A.t(), None if C is None else C.t(), alpha, beta, bias, D.t())
+            launch(*views(A, B, C, D), bias, np.float32(alpha), np.float32(beta))
             return D
         return run
     return _memo(_SWAPPED, key, make)
