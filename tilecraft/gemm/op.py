@@ -722,7 +722,8 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
                  bias_along=bias_along, config=config, allow_tf32=allow_tf32, scale_a=scale_a, scale_b=scale_b,
                  fast_accum=fast_accum)
         return D.view(L, M, D.shape[-1])
-    if config is None and getattr(A, "dtype", None) in (torch.float16, torch.bfloat16) and A.dim() == 2:
+    if (config is None and getattr(A, "dtype", None) in (torch.float16, torch.bfloat16) and A.dim() == 2
+            and A.shape[0] <= max(SWAP_ROWS["N"][1], SWAP_ROWS["K"][1], skinny.MAX_ROWS)):
         run = _swapped_run(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum)
         if run is None and A.shape[0] <= skinny.MAX_ROWS:
             run = _skinny_run(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b,
