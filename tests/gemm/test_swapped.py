@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from tilecraft.gemm import Sm90Config, op, sm90  # noqa: E402
-from tilecraft.gemm.op import SWAP_ROWS, pick_swap_config  # noqa: E402
+from tilecraft.gemm.op import SWAP_ROWS, SWAP_WIDE_ROWS, pick_swap_config  # noqa: E402
 from tilecraft.gemm.tensorop import EpilogueSpec  # noqa: E402
 
 gpu = pytest.mark.gpu
@@ -40,6 +40,9 @@ def test_pick_swap_config() -> None:
     assert pick_swap_config(3, 4096, 14336, 132).blk_n == 8 and pick_swap_config(33, 4096, 14336, 132).splits == 1
     c.validate()
     assert c.smem_bytes() * 2 <= 227 * 1024                               # two CTAs per SM
+    w = pick_swap_config(24, 133 * 64, 4096, 132)                          # wide: 128-row tiles
+    assert (w.blk_m, w.blk_n, w.stages, w.consumers, w.splits, w.tma_store) == (128, 32, 6, 2, 1, False)
+    w.validate()
 
 
 def _compile(cfg: Sm90Config, M: int, N: int, K: int, a_major: str, d_dtype: Any, ep: EpilogueSpec,
@@ -64,7 +67,7 @@ def _compile(cfg: Sm90Config, M: int, N: int, K: int, a_major: str, d_dtype: Any
 
 
 @pytest.mark.parametrize("M, N, K", [(24, 8192, 8192), (32, 4096, 14336), (17, 1000, 4096), (4, 6144, 4096),
-                                     (12, 4096, 14336), (48, 4096, 8192)])
+                                     (12, 4096, 14336), (48, 4096, 8192), (8, 28672, 4096), (32, 10240, 8192)])
 @pytest.mark.parametrize("a_major", ["K", "M"])
 @pytest.mark.parametrize("d_dtype, ep", [(torch.bfloat16, EpilogueSpec()), (torch.float16, FULL_EP),
                                          (torch.float32, FULL_EP)])
@@ -134,7 +137,9 @@ def test_tc_gemm_dispatch(monkeypatch: Any) -> None:
     assert not ask(24, K=500)                                             # rows off 16 bytes: TMA cannot read them
     assert not ask(24, a=torch.randn(512, 24).to(torch.bfloat16).t())     # x column-major: an MN-major tile of 32
     assert ask(24, N=1000) and not ask(24, N=1000, n_major=True, K=500)
-    assert ask(24, N=132 * 64, K=64) and not ask(24, N=132 * 64 + 8, K=64)   # B^T's 64-row tiles past the SMs
+    # B^T's 64-row tiles past the SMs: 128-row tiles, up to SWAP_WIDE_ROWS rows of x
+    assert ask(24, N=132 * 64, K=64) and ask(24, N=132 * 64 + 8, K=64) and ask(SWAP_WIDE_ROWS, N=133 * 64, n_major=True)
+    assert not ask(SWAP_WIDE_ROWS + 1, N=133 * 64, K=64) and ask(SWAP_WIDE_ROWS + 1, N=132 * 64, K=64)
     cc["cc"] = (8, 0)
     assert not ask(24)
 
@@ -156,8 +161,8 @@ def _ref(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, along: st
 @pytest.mark.parametrize("n_major", [False, True])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_gpu_tc_gemm_swapped(n_major: bool, dtype: Any) -> None:
-    """tc.gemm at SWAP_ROWS rows (the swapped problem on sm_90) against float64: random N (ragged too) and K, split-K,
-    every epilogue, fp32 output."""
+    """tc.gemm at SWAP_ROWS rows (the swapped problem on sm_90) against float64: random N (ragged too, and wide: 128-row
+    tiles) and K, split-K, every epilogue, fp32 output."""
     import tilecraft as tc
 
     g = torch.Generator().manual_seed(11 + n_major)
@@ -165,7 +170,8 @@ def test_gpu_tc_gemm_swapped(n_major: bool, dtype: Any) -> None:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for i in range(10):
         M = int(torch.randint(low, high + 1, (1,), generator=g))
-        blocks = int(torch.randint(1, sms + 1, (1,), generator=g))       # B's 64-column blocks: at most the SMs
+        blocks = int(torch.randint(1, 2 * sms + 1, (1,), generator=g))   # B's 64-column blocks
+        M = min(M, SWAP_WIDE_ROWS) if blocks > sms else M                 # (wide: 128-row tiles, fewer rows)
         N = 64 * blocks if n_major else 64 * blocks - 8 * int(torch.randint(0, 8, (1,), generator=g))
         K = 64 * int(torch.randint(1, 260, (1,), generator=g))
         A = torch.randn(M, K, generator=g).to(dtype).cuda()

@@ -836,9 +836,13 @@ def _skinny(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, bias_a
 #: from 3 rows (4 rows: 6144x4096 1.13 against 0.96, 4096x4096 0.98 against 0.93; 16 rows: 1.07 / 1.08 against 0.98 /
 #: 0.93; the GEMV keeps 1-2 rows), a K-contiguous one from 9 (8 rows: 4096x4096 1.04 against 1.09, 4096x14336 1.02
 #: against 1.04; 16 rows: 6144x4096 1.05 against 0.96, 8192x8192 1.01 against 0.98, 4096x4096 1.08 against 1.10).
-#: Not where B^T has more 64-row tiles than the GPU has SMs: at 17..32 rows 10240x8192 ran 1.04-1.10 against the
-#: pick's 1.05-1.12 and 28672x4096 (N-contiguous) 0.95-0.97 against 0.97-0.99
+#: Where B^T has more 64-row tiles than the GPU has SMs (``wide``), 128-row tiles, at most 32 rows: x cuBLAS at 8 / 16
+#: / 24 rows, B N-contiguous, H100: 10240x8192 1.07 / 1.07 / 1.10 against 0.93 / 0.96 / 1.00, 28672x4096 0.99 / 0.98 /
+#: 0.98 against 0.96 / 0.95 / 0.97; H200: 1.04 / 1.05 / 1.06 against 0.83 / 0.87 / 0.94 and 0.96 / 0.96 / 0.96 against
+#: 0.83 / 0.86 / 0.89 (K-contiguous: 1.02-1.13 against 0.99-1.08 on the H100, 0.97-1.08 against 0.89-1.02 on the H200)
 SWAP_ROWS = {"N": (3, 48), "K": (9, 48)}
+#: the most rows of x the swapped problem takes where B^T's 64-row tiles outnumber the SMs (not measured beyond)
+SWAP_WIDE_ROWS = 32
 
 # the swapped problem's run of a call signature (tc.gemm's options included), or None where it does not take the call
 _SWAPPED: dict[Any, Any] = {}
@@ -847,11 +851,15 @@ _SWAPPED: dict[Any, Any] = {}
 def pick_swap_config(M: int, N: int, K: int, sms: int) -> Sm90Config:
     """The tiling of the swapped problem (N rows of B^T times M columns of A^T): 64 rows of B^T per tile, one
     consumer warpgroup, 8 stages, wgmma N the rows of x rounded up to a wrapper's N; D is stored straight from the
-    registers (column-major for the swapped problem, so no TMA store). Two splits of K where the tiles fill at most
+    registers (column-major for the swapped problem, so no TMA store). Where the 64-row tiles outnumber the SMs,
+    128-row tiles of two consumer warpgroups and 6 stages (SWAP_WIDE_ROWS; 6 stages ran 0-5% faster than 8 there,
+    and 64-row tiles 1-7% slower, on both the H100 and the H200). Two splits of K where the tiles fill at most
     half of the SMs, K is long and the rows of x at most 32 (4096x14336 at 16 / 32 rows: 1.03 / 1.01 against 1.01 /
     1.00 without, B N-contiguous; at K = 4096 they lost, 0.92 against 0.97; at 48 rows, 0.94 against 1.01)."""
     from tilecraft.atoms.sm90_codegen import HEADER_N
     bn = next(n for n in HEADER_N if n >= M)
+    if -(-N // 64) > sms:                                                 # wide: 128-row tiles (SWAP_WIDE_ROWS)
+        return Sm90Config(blk_m=128, blk_n=bn, blk_k=64, stages=6, consumers=2, tma_store=False)
     splits = 2 if -(-N // 64) * 2 <= sms and K >= 8192 and bn <= 32 else 1
     return Sm90Config(blk_m=64, blk_n=bn, blk_k=64, stages=8, consumers=1, splits=splits, tma_store=False)
 
@@ -860,8 +868,8 @@ def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, b
                  activation: str | None, out_dtype: Any, scale_a: float, scale_b: float, fast_accum: bool | None) -> Any:
     """``run(A, B, C, alpha, beta, bias) -> D`` that computes D (M, N) as the swapped problem D^T = B^T A^T where
     tc.gemm gives it the call (2-D float16 / bfloat16 operands on sm_90 of SWAP_ROWS rows for B's contiguous mode, at
-    most as many 64-column blocks of B as SMs, that TMA reads as swapped; the epilogue mirrored: C^T, a bias along the
-    other mode), else None; decided and prepared once per signature."""
+    most SWAP_WIDE_ROWS where B has more 64-column blocks than the GPU has SMs, that TMA reads as swapped; the
+    epilogue mirrored: C^T, a bias along the other mode), else None; decided and prepared once per signature."""
     Cr = C if beta != 0 else None
     key = (_signature(A), _signature(B), _signature(Cr), _signature(bias), bias_along, activation, alpha != 1.0,
            out_dtype, scale_a == 1.0 and scale_b == 1.0, fast_accum)
@@ -883,8 +891,8 @@ def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, b
         if bias is not None and bias_along not in ("n", "m"):
             return None
         M, K, N = A.shape[0], A.shape[1], B.shape[1]
-        if -(-N // 64) > _sm_count(A.device):
-            return None                                                   # more 64-row tiles than SMs (SWAP_ROWS)
+        if -(-N // 64) > _sm_count(A.device) and M > SWAP_WIDE_ROWS:
+            return None                                                   # (SWAP_WIDE_ROWS)
         op = GemmOp(str(A.dtype).replace("torch.", ""), str(out).replace("torch.", ""),
                     pick_swap_config(M, N, K, _sm_count(A.device)), activation or "none",
                     {"n": "m", "m": "n"}[bias_along] if bias is not None else "none")
