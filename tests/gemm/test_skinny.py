@@ -246,8 +246,8 @@ def test_gpu_epilogues(n_major: bool) -> None:
 @needs_cuda
 def test_gpu_tc_gemm_runs_it() -> None:
     """tc.gemm on sm_90 runs the skinny GEMM (the mixed-input kernel) for the 16-bit calls of up to 16 rows that the
-    swapped problem leaves (op.SWAP_ROWS): a K-contiguous B at up to 8 rows, or one of more 64-column blocks than SMs;
-    with a bias (tests/gemm/test_cuda_graphs.py captures it in a CUDA graph)."""
+    swapped problem leaves (op.SWAP_ROWS, SWAP_WIDE_ROWS): a K-contiguous B at up to 8 rows (1 where it has more
+    64-column blocks than SMs); with a bias (tests/gemm/test_cuda_graphs.py captures it in a CUDA graph)."""
     import tilecraft as tc
     from tilecraft.dsl.kernel import BoundLaunch
 
@@ -259,7 +259,8 @@ def test_gpu_tc_gemm_runs_it() -> None:
         BoundLaunch.__call__ = lambda self, *a, **k: (calls.append(self.owner.__name__), bound(self, *a, **k))[1]
         sms = torch.cuda.get_device_properties(0).multi_processor_count
         for M, N, n_major, kernel in ((8, 1024, False, "mixed_gemm_kernel"), (1, 1024, False, "mixed_gemm_kernel"),
-                                      (16, 64 * sms + 64, False, "mixed_gemm_kernel"),
+                                      (1, 64 * sms + 64, False, "mixed_gemm_kernel"),
+                                      (2, 64 * sms + 64, False, "sm90_gemm_kernel"),
                                       (16, 1024, False, "sm90_gemm_kernel"), (5, 1024, True, "sm90_gemm_kernel")):
             A = torch.randn(M, 4096, device="cuda").to(torch.bfloat16)
             B = _b(4096, N, n_major, torch.bfloat16, "cuda")

@@ -137,9 +137,12 @@ def test_tc_gemm_dispatch(monkeypatch: Any) -> None:
     assert not ask(24, K=500)                                             # rows off 16 bytes: TMA cannot read them
     assert not ask(24, a=torch.randn(512, 24).to(torch.bfloat16).t())     # x column-major: an MN-major tile of 32
     assert ask(24, N=1000) and not ask(24, N=1000, n_major=True, K=500)
-    # B^T's 64-row tiles past the SMs: 128-row tiles, up to SWAP_WIDE_ROWS rows of x
-    assert ask(24, N=132 * 64, K=64) and ask(24, N=132 * 64 + 8, K=64) and ask(SWAP_WIDE_ROWS, N=133 * 64, n_major=True)
-    assert not ask(SWAP_WIDE_ROWS + 1, N=133 * 64, K=64) and ask(SWAP_WIDE_ROWS + 1, N=132 * 64, K=64)
+    # B^T's 64-row tiles past the SMs: 128-row tiles, SWAP_WIDE_ROWS rows of x
+    (wk_low, wk_high), (wn_low, wn_high) = SWAP_WIDE_ROWS["K"], SWAP_WIDE_ROWS["N"]
+    wide = 133 * 64
+    assert ask(24, N=132 * 64, K=64) and ask(24, N=132 * 64 + 8, K=64) and ask(wn_high, N=wide, n_major=True)
+    assert not ask(wk_high + 1, N=wide, K=64) and ask(wk_high + 1, N=132 * 64, K=64) and ask(wk_low, N=wide, K=64)
+    assert not ask(wk_low - 1, N=wide, K=64) and not ask(wn_low - 1, N=wide, n_major=True) and not ask(k_low - 1)
     cc["cc"] = (8, 0)
     assert not ask(24)
 
@@ -171,7 +174,7 @@ def test_gpu_tc_gemm_swapped(n_major: bool, dtype: Any) -> None:
     for i in range(10):
         M = int(torch.randint(low, high + 1, (1,), generator=g))
         blocks = int(torch.randint(1, 2 * sms + 1, (1,), generator=g))   # B's 64-column blocks
-        M = min(M, SWAP_WIDE_ROWS) if blocks > sms else M                 # (wide: 128-row tiles, fewer rows)
+        M = min(M, SWAP_WIDE_ROWS["N"][1]) if blocks > sms else M         # (wide: 128-row tiles, fewer rows)
         N = 64 * blocks if n_major else 64 * blocks - 8 * int(torch.randint(0, 8, (1,), generator=g))
         K = 64 * int(torch.randint(1, 260, (1,), generator=g))
         A = torch.randn(M, K, generator=g).to(dtype).cuda()

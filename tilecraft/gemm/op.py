@@ -836,13 +836,15 @@ def _skinny(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, bias_a
 #: from 3 rows (4 rows: 6144x4096 1.13 against 0.96, 4096x4096 0.98 against 0.93; 16 rows: 1.07 / 1.08 against 0.98 /
 #: 0.93; the GEMV keeps 1-2 rows), a K-contiguous one from 9 (8 rows: 4096x4096 1.04 against 1.09, 4096x14336 1.02
 #: against 1.04; 16 rows: 6144x4096 1.05 against 0.96, 8192x8192 1.01 against 0.98, 4096x4096 1.08 against 1.10).
-#: Where B^T has more 64-row tiles than the GPU has SMs (``wide``), 128-row tiles, at most 32 rows: x cuBLAS at 8 / 16
-#: / 24 rows, B N-contiguous, H100: 10240x8192 1.07 / 1.07 / 1.10 against 0.93 / 0.96 / 1.00, 28672x4096 0.99 / 0.98 /
-#: 0.98 against 0.96 / 0.95 / 0.97; H200: 1.04 / 1.05 / 1.06 against 0.83 / 0.87 / 0.94 and 0.96 / 0.96 / 0.96 against
-#: 0.83 / 0.86 / 0.89 (K-contiguous: 1.02-1.13 against 0.99-1.08 on the H100, 0.97-1.08 against 0.89-1.02 on the H200)
 SWAP_ROWS = {"N": (3, 48), "K": (9, 48)}
-#: the most rows of x the swapped problem takes where B^T's 64-row tiles outnumber the SMs (not measured beyond)
-SWAP_WIDE_ROWS = 32
+#: SWAP_ROWS where B^T has more 64-row tiles than the GPU has SMs (``wide``: 128-row tiles; not measured beyond 32
+#: rows). x cuBLAS at 8 / 16 / 24 rows against what tc.gemm ran before (the Hopper kernel's pick; the skinny GEMM for a
+#: K-contiguous B to 16 rows), B N-contiguous, H100: 10240x8192 1.07 / 1.07 / 1.10 against 0.93 / 0.96 / 1.00,
+#: 28672x4096 0.99 / 0.98 / 0.98 against 0.96 / 0.95 / 0.97; H200: 1.04 / 1.05 / 1.06 against 0.83 / 0.87 / 0.94 and
+#: 0.96 / 0.96 / 0.96 against 0.83 / 0.86 / 0.89. K-contiguous: 1.02-1.13 against 0.99-1.08 on the H100, 0.97-1.08
+#: against 0.89-1.02 on the H200; from 2 rows (H100, 2 / 4 rows: 10240x8192 1.08 / 1.10 against 1.05 / 1.06,
+#: 28672x4096 at 4 rows 1.06 against 1.05; 1 row 1.035 against 1.031, left to the skinny GEMM)
+SWAP_WIDE_ROWS = {"N": (3, 32), "K": (2, 32)}
 
 # the swapped problem's run of a call signature (tc.gemm's options included), or None where it does not take the call
 _SWAPPED: dict[Any, Any] = {}
@@ -852,7 +854,7 @@ def pick_swap_config(M: int, N: int, K: int, sms: int) -> Sm90Config:
     """The tiling of the swapped problem (N rows of B^T times M columns of A^T): 64 rows of B^T per tile, one
     consumer warpgroup, 8 stages, wgmma N the rows of x rounded up to a wrapper's N; D is stored straight from the
     registers (column-major for the swapped problem, so no TMA store). Where the 64-row tiles outnumber the SMs,
-    128-row tiles of two consumer warpgroups and 6 stages (SWAP_WIDE_ROWS; 6 stages ran 0-5% faster than 8 there,
+    128-row tiles of two consumer warpgroups and 6 stages (SWAP_WIDE_ROWS: 6 stages ran 0-5% faster than 8 there,
     and 64-row tiles 1-7% slower, on both the H100 and the H200). Two splits of K where the tiles fill at most
     half of the SMs, K is long and the rows of x at most 32 (4096x14336 at 16 / 32 rows: 1.03 / 1.01 against 1.01 /
     1.00 without, B N-contiguous; at K = 4096 they lost, 0.92 against 0.97; at 48 rows, 0.94 against 1.01)."""
@@ -868,7 +870,7 @@ def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, b
                  activation: str | None, out_dtype: Any, scale_a: float, scale_b: float, fast_accum: bool | None) -> Any:
     """``run(A, B, C, alpha, beta, bias) -> D`` that computes D (M, N) as the swapped problem D^T = B^T A^T where
     tc.gemm gives it the call (2-D float16 / bfloat16 operands on sm_90 of SWAP_ROWS rows for B's contiguous mode, at
-    most SWAP_WIDE_ROWS where B has more 64-column blocks than the GPU has SMs, that TMA reads as swapped; the
+    SWAP_WIDE_ROWS where B has more 64-column blocks than the GPU has SMs, that TMA reads as swapped; the
     epilogue mirrored: C^T, a bias along the other mode), else None; decided and prepared once per signature."""
     Cr = C if beta != 0 else None
     key = (_signature(A), _signature(B), _signature(Cr), _signature(bias), bias_along, activation, alpha != 1.0,
@@ -880,8 +882,10 @@ def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, b
                 and A.is_cuda and A.dtype in (torch.float16, torch.bfloat16) and B.dtype == A.dtype
                 and (B.stride(0) == 1 or B.stride(1) == 1) and _is_sm90(A.device)):
             return None
-        low, high = SWAP_ROWS["K" if B.stride(0) == 1 and B.shape[0] > 1 else "N"]
-        if not low <= A.shape[0] <= high:
+        M, K, N = A.shape[0], A.shape[1], B.shape[1]
+        wide = -(-N // 64) > _sm_count(A.device)
+        low, high = (SWAP_WIDE_ROWS if wide else SWAP_ROWS)["K" if B.stride(0) == 1 and K > 1 else "N"]
+        if not low <= M <= high:
             return None
         if scale_a != 1.0 or scale_b != 1.0 or fast_accum is not None or activation not in (None,) + ACTIVATIONS:
             return None
@@ -890,9 +894,6 @@ def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, b
             return None
         if bias is not None and bias_along not in ("n", "m"):
             return None
-        M, K, N = A.shape[0], A.shape[1], B.shape[1]
-        if -(-N // 64) > _sm_count(A.device) and M > SWAP_WIDE_ROWS:
-            return None                                                   # (SWAP_WIDE_ROWS)
         op = GemmOp(str(A.dtype).replace("torch.", ""), str(out).replace("torch.", ""),
                     pick_swap_config(M, N, K, _sm_count(A.device)), activation or "none",
                     {"n": "m", "m": "n"}[bias_along] if bias is not None else "none")
