@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Forty-third session: the Hopper kernel on the swapped problem D^T = B^T A^T for dense 16-bit GEMMs of few rows
 # (the weight as wgmma's A operand, the rows of x as its N).
-# Usage: bash benchmarks/device_session43.sh [swap|sw_tests|sw_gpu|sw_final|sw_range|sw_wide ...]
+# Usage: bash benchmarks/device_session43.sh [swap|sw_tests|sw_gpu|sw_final|sw_range|sw_wide|sw_table ...]
 # - swap: probe_sgemv.py --dtype bf16 at SW_SHAPES, cuBLAS against tc.gemm and swapped tilings (SW_CONFIGS), both B
 #   majors, into $OUT/swap.md;
 # - sw_tests: the GPU tests of the swapped problem and the Hopper kernel's float64 cases (its D stored by halves);
@@ -10,7 +10,9 @@
 #   or skinny) and cuBLAS at Llama-3 layer shapes, M = SW_MS (17, 24, 32), into $OUT/sw_final.md;
 # - sw_range: swapped tilings against tc.gemm below 17 rows (the skinny GEMM) and above 32 (the Hopper kernel's
 #   pick), into $OUT/sw_range.md;
-# - sw_wide: swapped tilings where B has more 64-column blocks than SMs, into $OUT/sw_wide.md.
+# - sw_wide: swapped tilings where B has more 64-column blocks than SMs, into $OUT/sw_wide.md;
+# - sw_table: tc.gemm against the skinny GEMM and the Hopper kernel's pick, B SW_MAJOR-contiguous, into
+#   $OUT/sw_table.md.
 source "$(dirname "$0")/device_env.sh"
 L=6144x4096,4096x4096,28672x4096,4096x14336,10240x8192,8192x8192,8192x28672
 
@@ -37,6 +39,13 @@ for part in ${*:-swap}; do
     S=$(for m in ${SW_MS:-8 16 24}; do echo 28672x4096,10240x8192 | tr , '\n' | sed "s/^/${m}x/"; done | paste -sd,)
     C="${SW_CONFIGS:-tc,hopper,skinny,sw64s8,sw128s8,sw128s6,sw128s8q1}"
     both probe_sgemv sw_wide "${SW_S:-250}" "${SW_SHAPES:-$S}" "$C" "$C" --dtype bf16 ;;
+  sw_table)
+    # the final table: tc.gemm against what it ran before (the skinny GEMM, the Hopper kernel's pick), B's major
+    # SW_MAJOR (N or K), M = SW_MS (4 8 16 24 32), Llama-3 layers
+    S=$(for m in ${SW_MS:-4 8 16 24 32}; do echo $L | tr , '\n' | sed "s/^/${m}x/"; done | paste -sd,)
+    timeout "${SW_S:-300}" python3 benchmarks/probe_sgemv.py --rounds "${ROUNDS:-3}" --b-major "${SW_MAJOR:-N}" \
+      --shapes "$S" --configs tc,skinny,hopper --dtype bf16 >> "$OUT/sw_table.md" 2>&1
+    sed 's/  */ /g' "$OUT/sw_table.md" | grep -v "^|---" ;;
   *) echo "unknown part $part" ;;
   esac
 done
