@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Forty-third session: the Hopper kernel on the swapped problem D^T = B^T A^T for dense 16-bit GEMMs of few rows
 # (the weight as wgmma's A operand, the rows of x as its N).
-# Usage: bash benchmarks/device_session43.sh [swap|sw_tests|sw_gpu|sw_final|sw_range|sw_wide|sw_table ...]
+# Usage: bash benchmarks/device_session43.sh [swap|sw_tests|sw_gpu|sw_final|sw_range|sw_wide|sw_table|fp8_swap ...]
 # - swap: probe_sgemv.py --dtype bf16 at SW_SHAPES, cuBLAS against tc.gemm and swapped tilings (SW_CONFIGS), both B
 #   majors, into $OUT/swap.md;
 # - sw_tests: the GPU tests of the swapped problem and the Hopper kernel's float64 cases (its D stored by halves);
@@ -12,7 +12,8 @@
 #   pick), into $OUT/sw_range.md;
 # - sw_wide: swapped tilings where B has more 64-column blocks than SMs, into $OUT/sw_wide.md;
 # - sw_table: tc.gemm against the skinny GEMM and the Hopper kernel's pick, B SW_MAJOR-contiguous, into
-#   $OUT/sw_table.md.
+#   $OUT/sw_table.md;
+# - fp8_swap: fp8 e4m3 of few rows, swapped tilings against _scaled_mm and tc.gemm's pick, into $OUT/fp8_swap.md.
 source "$(dirname "$0")/device_env.sh"
 L=6144x4096,4096x4096,28672x4096,4096x14336,10240x8192,8192x8192,8192x28672
 
@@ -46,6 +47,12 @@ for part in ${*:-swap}; do
     timeout "${SW_S:-300}" python3 benchmarks/probe_sgemv.py --rounds "${ROUNDS:-3}" --b-major "${SW_MAJOR:-N}" \
       --shapes "$S" --configs tc,skinny,hopper --dtype bf16 >> "$OUT/sw_table.md" 2>&1
     sed 's/  */ /g' "$OUT/sw_table.md" | grep -v "^|---" ;;
+  fp8_swap)
+    # fp8 e4m3 of few rows (W8A8 decoding): the swapped problem against _scaled_mm and tc.gemm's pick
+    S=$(for m in ${SW_MS:-4 16 32}; do echo ${FP8_L:-8192x8192,4096x4096,28672x4096,10240x8192} | tr , '\n' | sed "s/^/${m}x/"; done | paste -sd,)
+    timeout "${SW_S:-300}" python3 benchmarks/probe_fp8.py --rounds "${ROUNDS:-3}" --shapes "$S" --configs "" --swap \
+      "${FP8_SWAP:-S(64, 16, 128, stages=8, consumers=1, promote=True, tma_store=False);S(64, 32, 128, stages=8, consumers=1, promote=True, tma_store=False);S(128, 32, 128, stages=6, consumers=2, promote=True, tma_store=False)}" \
+      2>&1 | tee -a "$OUT/fp8_swap.md" | grep -v "^|---" ;;
   *) echo "unknown part $part" ;;
   esac
 done

@@ -9,7 +9,7 @@ tensor cores' partial sums into fp32 every so often) and with ``use_fast_accum=T
 own accumulation throughout). tc.gemm likewise: by default it adds each 128-element k-tile's sums into fp32
 registers (``Sm90Config.promote``); ``fast_accum=True`` does not. The relative error column shows what
 that costs. Candidates: tc.gemm's two automatic picks and ``--configs`` (';'-separated Sm90Config
-expressions, S = Sm90Config).
+expressions, S = Sm90Config), and ``--swap`` (the same, on the swapped problem D^T = B^T A^T).
 One line per (shape, contender): µs, TFLOP/s, x ``_scaled_mm``, x fast-accum ``_scaled_mm``, relative error.
 ``--sustain SECONDS`` then runs each contender back to back for that long and reports the SM clock and board
 power it sustains and its joules per TFLOP (``probe_sgemm.sustained``; ratios against ``_scaled_mm``).
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from tilecraft.bench.timing import Timer, against, in_turn  # noqa: E402
-from tilecraft.gemm import Sm90Config, gemm  # noqa: E402
+from tilecraft.gemm import GemmOp, Sm90Config, gemm  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from probe_sgemm import sustained  # noqa: E402
@@ -42,6 +42,8 @@ def main() -> int:
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--configs", default=CONFIGS)
+    p.add_argument("--swap", default="", help="';'-separated Sm90Config expressions run on the swapped problem D^T = "
+                                              "B^T A^T (the weight as wgmma's A operand, D through a column-major view)")
     p.add_argument("--out-dtype", default="bfloat16", help="D's element type, for every contender")
     p.add_argument("--sustain", type=float, default=0.0, help="seconds of each contender back to back (0: none)")
     a = p.parse_args()
@@ -68,6 +70,15 @@ def main() -> int:
         for e in a.configs.split(";") if a.configs else []:
             cfg = eval(e, {"S": S})
             calls[cfg.name] = lambda x, w, cfg=cfg: gemm(x, w, config=cfg, out_dtype=out_dt)
+        for e in a.swap.split(";") if a.swap else []:
+            cfg = eval(e, {"S": S})
+            op = GemmOp(a.dtype, a.out_dtype, cfg)
+
+            def swapped(x, w, op=op):
+                out = torch.empty(x.shape[0], w.shape[1], device="cuda", dtype=out_dt)
+                op(w.t(), x.t(), out=out.t())
+                return out
+            calls["swap " + cfg.name] = swapped
         errs = {}
         for name, call in list(calls.items()):
             try:
