@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from tilecraft.gemm import Sm90Config, op, sm90  # noqa: E402
-from tilecraft.gemm.op import SWAP_ROWS, SWAP_WIDE_ROWS, pick_swap_config  # noqa: E402
+from tilecraft.gemm.op import SWAP_FP8_ROWS, SWAP_ROWS, SWAP_WIDE_ROWS, pick_swap_config  # noqa: E402
 from tilecraft.gemm.tensorop import EpilogueSpec  # noqa: E402
 
 gpu = pytest.mark.gpu
@@ -46,22 +46,22 @@ def test_pick_swap_config() -> None:
 
 
 def _compile(cfg: Sm90Config, M: int, N: int, K: int, a_major: str, d_dtype: Any, ep: EpilogueSpec,
-             d_major: str = "M") -> tuple[Any, str]:
+             d_major: str = "M", elem: str = "bfloat16") -> tuple[Any, str]:
     """The kernel of the swapped problem (A = B^T (N, K), B = x (M, K) as (N', K) = (M, K)) compiled for sm_90a, and
     its source. d_major "M": D' (N, M) column-major (D (M, N) row-major), "N": row-major D'."""
-    A = torch.empty(1, N, K, dtype=torch.bfloat16)
+    A = torch.empty(1, N, K, dtype=getattr(torch, elem))
     if a_major == "M":
         A = A.transpose(1, 2).contiguous().transpose(1, 2)
-    Bt = torch.empty(1, M, K, dtype=torch.bfloat16)
+    Bt = torch.empty(1, M, K, dtype=getattr(torch, elem))
     D = torch.empty(1, M, N, dtype=d_dtype).transpose(1, 2) if d_major == "M" else torch.empty(1, N, M, dtype=d_dtype)
     C = torch.empty(1, M, N, dtype=d_dtype).transpose(1, 2) if ep.read_c else None
     bias = torch.empty(N if ep.bias == "m" else M, dtype=torch.bfloat16) if ep.bias != "none" else None
-    tmA, tmB = sm90.make_maps(A, Bt, cfg, "bfloat16")
+    tmA, tmB = sm90.make_maps(A, Bt, cfg, elem)
     full = N % cfg.blk_m == 0 and M % cfg.blk_n == 0
     W = flags = None
     if cfg.splits > 1:                                                    # split-K summed in the kernel
         W, flags = sm90.split_workspace(D, cfg, -(-N // cfg.blk_m)), torch.zeros(264, dtype=torch.int32)
-    args = (tmA, tmB, C, D, bias, np.float32(1), np.float32(0), K, W, cfg, "bfloat16", sm90.operand_majors(A, Bt), ep,
+    args = (tmA, tmB, C, D, bias, np.float32(1), np.float32(0), K, W, cfg, elem, sm90.operand_majors(A, Bt), ep,
             full, sm90.d_map(D, cfg) if cfg.splits == 1 else None) + ((flags,) if flags is not None else ())
     return sm90.sm90_gemm_kernel.compile(*args, arch="sm_90a"), sm90.sm90_gemm_kernel.source(*args)
 
@@ -83,6 +83,19 @@ def test_swapped_tilings_compile_unserialized(M: int, N: int, K: int, a_major: s
     assert k.resources.spill_store_bytes == 0 and k.resources.stack_frame_bytes == 0, k.resources
     if cfg.splits == 1:                                                   # (the splits' sum stores D from fp32 memory)
         assert ("tc::st_global_lo16(" in src) == (d_dtype != torch.float32)
+
+
+@pytest.mark.parametrize("M, N, K", [(1, 8192, 8192), (16, 4096, 4096), (32, 10240, 8192)])
+@pytest.mark.parametrize("promote", [True, False])
+def test_swapped_fp8_tilings_compile_unserialized(M: int, N: int, K: int, promote: bool) -> None:
+    """fp8 e4m3 picks of the swapped problem (128-element k-tiles, promoted or fast accumulation, wide too): QGMMA
+    not serialized, no spills, with the whole epilogue into a column-major bf16 D."""
+    cfg = pick_swap_config(M, N, K, 132, fp8=True, promote=promote)
+    assert cfg.blk_k == 128 and cfg.promote == promote and cfg.splits == 1
+    k, src = _compile(cfg, M, N, K, "K", torch.bfloat16, FULL_EP, elem="float8_e4m3fn")
+    assert "serialized" not in k.module.log, k.module.log
+    assert k.resources.spill_store_bytes == 0 and k.resources.stack_frame_bytes == 0, k.resources
+    assert f"wgmma_m64n{cfg.blk_n}k32_f32_e4m3" in src
 
 
 def test_stores_by_halves_only_where_values_leave_one_at_a_time() -> None:
@@ -143,6 +156,14 @@ def test_tc_gemm_dispatch(monkeypatch: Any) -> None:
     assert ask(24, N=132 * 64, K=64) and ask(24, N=132 * 64 + 8, K=64) and ask(wn_high, N=wide, n_major=True)
     assert not ask(wk_high + 1, N=wide, K=64) and ask(wk_high + 1, N=132 * 64, K=64) and ask(wk_low, N=wide, K=64)
     assert not ask(wk_low - 1, N=wide, K=64) and not ask(wn_low - 1, N=wide, n_major=True) and not ask(k_low - 1)
+    # fp8: B K-contiguous and x row-major (fp8 wgmma reads K-major operands), fast_accum allowed, scales folded
+    e4m3 = torch.float8_e4m3fn
+    f8 = lambda M, **kw: ask(M, a=torch.randn(M, 512).to(e4m3), **kw)      # noqa: E731
+    low8, high8 = SWAP_FP8_ROWS
+    assert f8(low8, dtype=e4m3) and f8(high8, dtype=e4m3) and not f8(high8 + 1, dtype=e4m3)
+    assert f8(16, dtype=e4m3, fast_accum=True) and f8(16, dtype=e4m3, out_dtype=torch.float16)
+    assert not f8(16, dtype=e4m3, n_major=True) and not f8(16, dtype=e4m3, scale_a=2.0)
+    assert not ask(16, a=torch.randn(512, 16).to(e4m3).t(), dtype=e4m3)    # x column-major
     cc["cc"] = (8, 0)
     assert not ask(24)
 
@@ -214,3 +235,29 @@ def test_gpu_d_without_tma_by_halves() -> None:
     op.GemmOp("bfloat16", None, cfg)(A, B[:, :1000], out=out[:, :1000])
     ref = A.double() @ B[:, :1000].double()
     assert float((out[:, :1000].double() - ref).norm() / ref.norm()) < 4e-3
+
+
+@gpu
+@needs_cuda
+def test_gpu_tc_gemm_swapped_fp8() -> None:
+    """fp8 e4m3 at SWAP_FP8_ROWS rows through tc.gemm (the swapped problem on sm_90): per-tensor scales, promoted and
+    fast accumulation, a bias and an activation, against float64 of the fp8 values (torch._scaled_mm's tolerance)."""
+    import tilecraft as tc
+
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("fp8 on the Hopper kernel")
+    g = torch.Generator().manual_seed(5)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    op._SWAPPED.clear()
+    for i, (M, N, K) in enumerate([(1, 4096, 4096), (7, 1000, 2048), (16, 64 * sms + 64, 1024), (32, 2048, 8192)]):
+        A = torch.randn(M, K, generator=g).cuda().to(torch.float8_e4m3fn)
+        B = torch.randn(N, K, generator=g).cuda().to(torch.float8_e4m3fn).t()
+        bias = torch.randn(N, generator=g).cuda().to(torch.bfloat16) if i % 2 else None
+        D = tc.gemm(A, B, scale_a=0.5, scale_b=2.0, bias=bias, activation="relu" if i % 2 else None,
+                    fast_accum=True if i == 3 else None)
+        ref = 0.5 * 2.0 * (A.double() @ B.double()) + (bias.double() if bias is not None else 0.0)
+        ref = torch.relu(ref) if i % 2 else ref
+        assert D.dtype == torch.bfloat16 and tuple(D.shape) == (M, N)
+        err = float((D.double() - ref).norm() / ref.norm())
+        assert err < (1e-2 if i == 3 else 4e-3), (M, N, K, err)
+    assert op._SWAPPED and all(run is not None for run in op._SWAPPED.values())

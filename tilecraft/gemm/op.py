@@ -730,6 +730,12 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
                               fast_accum)
         if run is not None:
             return run(A, B, C if beta != 0 else None, float(alpha), float(beta), bias)
+    if (config is None and str(getattr(A, "dtype", None)).replace("torch.", "") in _FP8 and A.dim() == 2
+            and A.shape[0] <= SWAP_FP8_ROWS[1]):
+        scaled = alpha * float(scale_a) * float(scale_b)                  # per-tensor scales, as below
+        run = _swapped_run(A, B, C, scaled, beta, bias, bias_along, activation, out_dtype, 1.0, 1.0, fast_accum)
+        if run is not None:
+            return run(A, B, C if beta != 0 else None, scaled, float(beta), bias)
     if config is None and _gemv_16(A, B, C, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum):
         from tilecraft.gemm.gemv import sgemv
         return _into_new_d(sgemv, A, B, C, alpha, beta, bias=bias, activation=activation, bias_along=bias_along)
@@ -845,32 +851,43 @@ SWAP_ROWS = {"N": (3, 48), "K": (9, 48)}
 #: against 0.89-1.02 on the H200; from 2 rows (H100, 2 / 4 rows: 10240x8192 1.08 / 1.10 against 1.05 / 1.06,
 #: 28672x4096 at 4 rows 1.06 against 1.05; 1 row 1.035 against 1.031, left to the skinny GEMM)
 SWAP_WIDE_ROWS = {"N": (3, 32), "K": (2, 32)}
+#: the rows of fp8 operands (B K-contiguous, as fp8 wgmma reads it) tc.gemm runs as the swapped problem, the same
+#: tilings with 128-element k-tiles (and fp32 promotion unless fast_accum). H100, e4m3, bf16 D, x ``_scaled_mm``
+#: (forty-third session, probe_fp8.py --swap), at 4 / 16 / 32 rows against tc.gemm's pick: 8192x8192 1.02 / 1.03 /
+#: 1.03 against 0.86 / 0.91 / 1.00, 4096x4096 1.02 / 1.02 / 1.01 against 0.81 / 0.90 / 0.96, 28672x4096 (wide,
+#: 128-row tiles) 1.02 / 1.02 / 1.04 against 0.99 / 0.99 / 1.02, 10240x8192 1.03 / 1.02 / 1.03 against 0.96 / 1.00 /
+#: 1.01
+SWAP_FP8_ROWS = (1, 32)
 
 # the swapped problem's run of a call signature (tc.gemm's options included), or None where it does not take the call
 _SWAPPED: dict[Any, Any] = {}
 
 
-def pick_swap_config(M: int, N: int, K: int, sms: int) -> Sm90Config:
+def pick_swap_config(M: int, N: int, K: int, sms: int, fp8: bool = False, promote: bool = True) -> Sm90Config:
     """The tiling of the swapped problem (N rows of B^T times M columns of A^T): 64 rows of B^T per tile, one
     consumer warpgroup, 8 stages, wgmma N the rows of x rounded up to a wrapper's N; D is stored straight from the
     registers (column-major for the swapped problem, so no TMA store). Where the 64-row tiles outnumber the SMs,
     128-row tiles of two consumer warpgroups and 6 stages (SWAP_WIDE_ROWS: 6 stages ran 0-5% faster than 8 there,
     and 64-row tiles 1-7% slower, on both the H100 and the H200). Two splits of K where the tiles fill at most
     half of the SMs, K is long and the rows of x at most 32 (4096x14336 at 16 / 32 rows: 1.03 / 1.01 against 1.01 /
-    1.00 without, B N-contiguous; at K = 4096 they lost, 0.92 against 0.97; at 48 rows, 0.94 against 1.01)."""
+    1.00 without, B N-contiguous; at K = 4096 they lost, 0.92 against 0.97; at 48 rows, 0.94 against 1.01). ``fp8``:
+    the same tiles with 128-element k-tiles, ``promote`` (SWAP_FP8_ROWS; split-K not measured there)."""
     from tilecraft.atoms.sm90_codegen import HEADER_N
     bn = next(n for n in HEADER_N if n >= M)
     if -(-N // 64) > sms:                                                 # wide: 128-row tiles (SWAP_WIDE_ROWS)
-        return Sm90Config(blk_m=128, blk_n=bn, blk_k=64, stages=6, consumers=2, tma_store=False)
-    splits = 2 if -(-N // 64) * 2 <= sms and K >= 8192 and bn <= 32 else 1
-    return Sm90Config(blk_m=64, blk_n=bn, blk_k=64, stages=8, consumers=1, splits=splits, tma_store=False)
+        cfg = Sm90Config(blk_m=128, blk_n=bn, blk_k=64, stages=6, consumers=2, tma_store=False)
+    else:
+        splits = 2 if -(-N // 64) * 2 <= sms and K >= 8192 and bn <= 32 and not fp8 else 1
+        cfg = Sm90Config(blk_m=64, blk_n=bn, blk_k=64, stages=8, consumers=1, splits=splits, tma_store=False)
+    return replace(cfg, blk_k=128, promote=promote) if fp8 else cfg
 
 
 def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, bias_along: str,
                  activation: str | None, out_dtype: Any, scale_a: float, scale_b: float, fast_accum: bool | None) -> Any:
     """``run(A, B, C, alpha, beta, bias) -> D`` that computes D (M, N) as the swapped problem D^T = B^T A^T where
-    tc.gemm gives it the call (2-D float16 / bfloat16 operands on sm_90 of SWAP_ROWS rows for B's contiguous mode, at
-    SWAP_WIDE_ROWS where B has more 64-column blocks than the GPU has SMs, that TMA reads as swapped; the
+    tc.gemm gives it the call (2-D float16 / bfloat16 operands on sm_90 of SWAP_ROWS rows for B's contiguous mode,
+    SWAP_WIDE_ROWS where B has more 64-column blocks than the GPU has SMs, or fp8 ones of SWAP_FP8_ROWS with B
+    K-contiguous and A row-major (per-tensor scales folded into alpha by the caller), that TMA reads as swapped; the
     epilogue mirrored: C^T, a bias along the other mode), else None; decided and prepared once per signature."""
     Cr = C if beta != 0 else None
     key = (_signature(A), _signature(B), _signature(Cr), _signature(bias), bias_along, activation, alpha != 1.0,
@@ -879,23 +896,29 @@ def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, b
     def make() -> Any:
         import torch
         if not (isinstance(A, torch.Tensor) and isinstance(B, torch.Tensor) and A.dim() == 2 and B.dim() == 2
-                and A.is_cuda and A.dtype in (torch.float16, torch.bfloat16) and B.dtype == A.dtype
-                and (B.stride(0) == 1 or B.stride(1) == 1) and _is_sm90(A.device)):
+                and A.is_cuda and B.dtype == A.dtype and (B.stride(0) == 1 or B.stride(1) == 1) and _is_sm90(A.device)):
+            return None
+        elem = str(A.dtype).replace("torch.", "")
+        fp8 = elem in _FP8
+        if elem not in ("float16", "bfloat16") and not fp8:
             return None
         M, K, N = A.shape[0], A.shape[1], B.shape[1]
         wide = -(-N // 64) > _sm_count(A.device)
-        low, high = (SWAP_WIDE_ROWS if wide else SWAP_ROWS)["K" if B.stride(0) == 1 and K > 1 else "N"]
-        if not low <= M <= high:
+        k_major = B.stride(0) == 1 and K > 1
+        low, high = SWAP_FP8_ROWS if fp8 else (SWAP_WIDE_ROWS if wide else SWAP_ROWS)["K" if k_major else "N"]
+        if not low <= M <= high or fp8 and not (k_major and A.stride(1) == 1):
+            return None                                                   # (fp8 wgmma reads K-major operands only)
+        if scale_a != 1.0 or scale_b != 1.0 or (fast_accum is not None and not fp8):
             return None
-        if scale_a != 1.0 or scale_b != 1.0 or fast_accum is not None or activation not in (None,) + ACTIVATIONS:
+        if activation not in (None,) + ACTIVATIONS:
             return None
-        out = A.dtype if out_dtype is None else out_dtype
+        out = (torch.bfloat16 if fp8 else A.dtype) if out_dtype is None else out_dtype
         if out not in (torch.float16, torch.bfloat16, torch.float32):
             return None
         if bias is not None and bias_along not in ("n", "m"):
             return None
-        op = GemmOp(str(A.dtype).replace("torch.", ""), str(out).replace("torch.", ""),
-                    pick_swap_config(M, N, K, _sm_count(A.device)), activation or "none",
+        op = GemmOp(elem, str(out).replace("torch.", ""),
+                    pick_swap_config(M, N, K, _sm_count(A.device), fp8, promote=not fast_accum), activation or "none",
                     {"n": "m", "m": "n"}[bias_along] if bias is not None else "none")
         if N == 0 or K == 0 or not op.can_implement(B.t(), A.t(), None if Cr is None else Cr.t(), bias)[0]:
             return None                                                   # the other paths take (or refuse) it
