@@ -699,9 +699,8 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     copy), never refused. A batched A (L, M, K) whose batch and rows merge, times a B shared by the batch (2-D,
     or batch stride 0), runs as one GEMM of L * M rows; 2-D float16 / bfloat16 / fp8 calls of few rows on sm_90 run
     the Hopper kernel on the swapped problem D^T = B^T A^T (SWAP_ROWS, SWAP_FP8_ROWS, ``_swapped_run``) or else, up
-    to skinny.MAX_ROWS
-    rows, the skinny GEMM (skinny.py: the weight read in place) where it takes them (``_skinny``), with their
-    epilogue; those of at most GEMV_16_ROWS rows that it leaves (fp32 ones of at most gemv.MAX_ROWS) run the GEMV
+    to skinny.MAX_ROWS rows, the skinny GEMM (skinny.py: the weight read in place) where it takes them
+    (``_skinny``), with their epilogue; those of at most GEMV_16_ROWS rows that it leaves (fp32 ones of at most gemv.MAX_ROWS) run the GEMV
     (gemv.py), with their bias and activation. The pick, the checks and the launch are resolved once per call signature (dtypes, shapes, strides, 16-byte alignment and
     devices of the tensors, the options): repeated calls of a shape cost an allocation, TMA-map lookups and the
     launch (``clear_plans()`` forgets them)."""
