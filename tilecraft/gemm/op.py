@@ -700,10 +700,11 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     or batch stride 0), runs as one GEMM of L * M rows; 2-D float16 / bfloat16 / fp8 calls of few rows on sm_90 run
     the Hopper kernel on the swapped problem D^T = B^T A^T (SWAP_ROWS, SWAP_FP8_ROWS, ``_swapped_run``) or else, up
     to skinny.MAX_ROWS rows, the skinny GEMM (skinny.py: the weight read in place) where it takes them
-    (``_skinny``), with their epilogue; those of at most GEMV_16_ROWS rows that it leaves (fp32 ones of at most gemv.MAX_ROWS) run the GEMV
-    (gemv.py), with their bias and activation. The pick, the checks and the launch are resolved once per call signature (dtypes, shapes, strides, 16-byte alignment and
-    devices of the tensors, the options): repeated calls of a shape cost an allocation, TMA-map lookups and the
-    launch (``clear_plans()`` forgets them)."""
+    (``_skinny``), with their epilogue; those of at most GEMV_16_ROWS rows that it leaves (fp32 ones of at most
+    gemv.MAX_ROWS) run the GEMV (gemv.py), with their bias and activation. The pick, the checks and the launch are
+    resolved once per call signature (dtypes, shapes, strides, 16-byte alignment and devices of the tensors, the
+    options): repeated calls of a shape cost an allocation, TMA-map lookups and the launch (``clear_plans()`` forgets
+    them)."""
     import torch
 
     from tilecraft.gemm import skinny
@@ -792,13 +793,20 @@ def _gemv_16(A: Any, B: Any, C: Any, bias: Any, bias_along: str, activation: str
 _SKINNY: dict[Any, Any] = {}
 
 
+def _few_rows_key(A: Any, B: Any, Cr: Any, alpha: float, bias: Any, bias_along: str, activation: str | None,
+                  out_dtype: Any, scale_a: float, scale_b: float, fast_accum: bool | None) -> tuple:
+    """What the few-row paths' decision and plan (``_skinny_run``, ``_swapped_run``) depend on in a tc.gemm call: the
+    operands' signatures (Cr: C where it is read), the epilogue's options, whether alpha is 1, the fp8 options."""
+    return (_signature(A), _signature(B), _signature(Cr), _signature(bias), bias_along, activation, alpha != 1.0,
+            out_dtype, scale_a == 1.0 and scale_b == 1.0, fast_accum)
+
+
 def _skinny_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, bias_along: str, activation: str | None,
                 out_dtype: Any, scale_a: float, scale_b: float, fast_accum: bool | None) -> Any:
     """The skinny GEMM's run for this call where tc.gemm gives it the call (``_skinny``), else None; decided and
     prepared once per signature."""
     Cr = C if beta != 0 else None
-    key = (_signature(A), _signature(B), _signature(Cr), _signature(bias), bias_along, activation, alpha != 1.0,
-           out_dtype, scale_a == 1.0 and scale_b == 1.0, fast_accum)
+    key = _few_rows_key(A, B, Cr, alpha, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum)
 
     def make() -> Any:
         if not _skinny(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum):
@@ -883,15 +891,15 @@ def pick_swap_config(M: int, N: int, K: int, sms: int, fp8: bool = False, promot
 
 
 def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, bias_along: str,
-                 activation: str | None, out_dtype: Any, scale_a: float, scale_b: float, fast_accum: bool | None) -> Any:
+                 activation: str | None, out_dtype: Any, scale_a: float, scale_b: float,
+                 fast_accum: bool | None) -> Any:
     """``run(A, B, C, alpha, beta, bias) -> D`` that computes D (M, N) as the swapped problem D^T = B^T A^T where
     tc.gemm gives it the call (2-D float16 / bfloat16 operands on sm_90 of SWAP_ROWS rows for B's contiguous mode,
     SWAP_WIDE_ROWS where B has more 64-column blocks than the GPU has SMs, or fp8 ones of SWAP_FP8_ROWS with B
     K-contiguous and A row-major (per-tensor scales folded into alpha by the caller), that TMA reads as swapped; the
     epilogue mirrored: C^T, a bias along the other mode), else None; decided and prepared once per signature."""
     Cr = C if beta != 0 else None
-    key = (_signature(A), _signature(B), _signature(Cr), _signature(bias), bias_along, activation, alpha != 1.0,
-           out_dtype, scale_a == 1.0 and scale_b == 1.0, fast_accum)
+    key = _few_rows_key(A, B, Cr, alpha, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum)
 
     def make() -> Any:
         import torch

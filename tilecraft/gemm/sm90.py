@@ -978,7 +978,8 @@ def _tile_epilogue(cfg: Sm90Config, wg_type: str, tCrC: Any, tCgC: Any, tCgD: An
 def _single_16bit_stores(tCgD: Any, full: Any) -> bool:
     """Whether the epilogue would store a 16-bit D one value at a time: a ragged tile (stores under predicates) or
     a D whose fragment pairs are not adjacent in memory (column-major)."""
-    return tCgD.engine.dtype.bits == 16 and not (full and tCgD.layout(1) == 1)
+    pair = tCgD.layout(1)                                                 # element 1's offset from element 0
+    return tCgD.engine.dtype.bits == 16 and not (full and isinstance(pair, int) and pair == 1)
 
 
 def _epilogue_by_halves(acc: Any, tCgC: Any, tCgD: Any, tCcD: Any, bias: Any, alpha: Any, beta: Any, ep: Any,
