@@ -5,8 +5,8 @@ At these M the time is the time to stream B from HBM once. The kernel is the mix
 (tilecraft/gemm/mixed.py) with a ``DenseFormat`` weight: mma.sync m16n8k16 computes D^T = B^T A^T with B^T as
 the A operand (16 columns of D per tile, A's rows padded to 8), each lane's 16-byte loads of B are its own
 operands (no barrier guards them), chunks of B travel while one is multiplied (register buffers, the picks'
-choice, or ``cp.async`` stages in shared memory), split-K fills the SMs where the row blocks are few, and sm_90 launches overlap the
-previous kernel of the stream (programmatic dependent launches). B is read as the caller holds it:
+choice, or ``cp.async`` stages in shared memory), split-K fills the SMs where the row blocks are few, and sm_90
+launches overlap the previous kernel of the stream (programmatic dependent launches). B is read as the caller holds it:
 
 * K-contiguous (``B = W.t()`` for an nn.Linear weight W (N, K)): lane (g, q) reads 8 values of rows g and
   g + 8 of a 16-row tile of W, which are its A operands of two k-blocks; A's k is permuted to match.
@@ -16,7 +16,8 @@ previous kernel of the stream (programmatic dependent launches). B is read as th
 
 tc.gemm ran the Hopper kernel's smallest tiles at these M (64 rows of wgmma for at most 16 useful ones): 0.69-0.95x
 cuBLAS on an H100, 0.57-0.92x on an H200 (benchmarks/RESULTS.md, forty-second session). ``skinny_gemm`` is the entry
-point; tc.gemm gives it the calls ``op._skinny`` accepts.
+point; tc.gemm gives it the calls ``op._skinny`` accepts that the swapped problem on the Hopper kernel leaves
+(``op.SWAP_ROWS``: in the end a K-contiguous B of up to 8 rows, measured faster here).
 """
 from __future__ import annotations
 
@@ -55,8 +56,8 @@ def skinny_format(A: Any, B: Any) -> DenseFormat:
 
 def pick_skinny_config(fmt: DenseFormat, M: int, K: int, N: int) -> MixedConfig | None:
     """The tiling for M rows (of at most MAX_M), B of K x N in format fmt (None where none applies: N not a multiple of
-    16, or of 64 for N-contiguous B, K not of 32, either 0); splits are left to the launch. Register buffers, as an H100 ranked
-    them (bf16, PDL stream, x cuBLAS at M = 1, 4, 16 x 4096², 8 x 8192², 16 x 14336 x 4096, 8 x 4096 x 14336;
+    16, or of 64 for N-contiguous B, K not of 32, either 0); splits are left to the launch. Register buffers, as an
+    H100 ranked them (bf16, PDL stream, x cuBLAS at M = 1, 4, 16 x 4096², 8 x 8192², 16 x 14336 x 4096, 8 x 4096 x 14336;
     forty-second session, probe_sgemv.py): K-contiguous, two tiles, two buffers of 128-value chunks (4 warps: 1.12,
     1.10, 1.06, 1.01, 1.00, 1.06; 64-value chunks in three buffers 1.07, 1.06, 1.05, 0.98, 1.01, 1.01), in 8 warps
     from 9 rows (16 x 4096² 1.07 against 1.04, Llama-3-70B qkv 16 x 10240 x 8192 1.06 against 0.98, 16 x 4096 x
