@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from dataclasses import replace
 import re
 import sys
 from pathlib import Path
@@ -77,6 +76,7 @@ def swap_call(spec: str, dt: torch.dtype, rows: int):
     """``sw<blk_m>[x<blk_n>]s<stages>[c<consumers>][k<splits>][q<stream_k>]``: the Hopper kernel on the swapped problem
     D^T (N, M) = B^T A^T, the weight as wgmma's A operand (blk_m of its N rows per tile) and x^T as B (blk_n of the
     M rows), written into D's row-major storage through a column-major view."""
+    from tilecraft.atoms.sm90_codegen import HEADER_N
     from tilecraft.gemm.op import GemmOp
     from tilecraft.gemm.sm90 import Sm90Config
 
@@ -84,12 +84,13 @@ def swap_call(spec: str, dt: torch.dtype, rows: int):
     if not m:
         raise SystemExit(f"bad swap spec {spec!r}")
     bm, bn, st, cons, splits, sk = m.groups()
-    bn = bn or next(n for n in (8, 16, 32, 64, 96, 128, 192, 256) if n >= rows)     # omitted: the rows of x
+    bn = bn or next(n for n in HEADER_N if n >= rows)                     # omitted: the rows of x
     cons = int(cons or (2 if int(bm) >= 128 else 1))
+    # D^T is column-major: stored from the registers, so no TMA store (nor its epilogue buffers in shared memory)
     cfg = Sm90Config(blk_m=int(bm), blk_n=int(bn), blk_k=64, stages=int(st), consumers=cons, splits=int(splits or 1),
-                     stream_k=int(sk or 0))
+                     stream_k=int(sk or 0), tma_store=False)
     cfg.validate()
-    op = GemmOp(str(dt).replace("torch.", ""), None, replace(cfg, tma_store=False))
+    op = GemmOp(str(dt).replace("torch.", ""), None, cfg)
 
     def call(x, w):
         out = torch.empty(x.shape[0], w.shape[1], dtype=x.dtype, device=x.device)
