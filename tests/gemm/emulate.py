@@ -175,6 +175,6 @@ def route_launches(monkeypatch: Any) -> None:
     monkeypatch.setattr(Kernel, "bind", lambda self, *a, grid, block, cluster=None, pdl=False, max_ctas_per_sm=None:
                         lambda *args, stream=None: launch(self, grid, block, *args))
     # calls prepared here launch into the emulator: they live in caches of their own for the test
-    for module, name in ((op, "_RUNS"), (op, "_PICKS"), (op, "_SKINNY"), (op, "_SWAPPED"), (mixed, "_RUNS"),
+    for module, name in ((op, "_CALLS"), (op, "_RUNS"), (op, "_PICKS"), (op, "_SKINNY"), (op, "_SWAPPED"), (mixed, "_RUNS"),
                          (gemv, "_PLANS"), (skinny, "_RUNS")):
         monkeypatch.setattr(module, name, {})

@@ -122,7 +122,7 @@ def test_tc_gemm_dispatch(monkeypatch: Any) -> None:
     cc = {"cc": (9, 0)}
     monkeypatch.setattr(op, "_device_facts", lambda device: (132, cc["cc"]))
     monkeypatch.setattr(op, "_SWAPPED", {})
-    monkeypatch.setattr(sm90, "Launch", lambda *args: None)               # no launch to resolve
+    monkeypatch.setattr(sm90, "Launch", lambda *args, **kw: None)               # no launch to resolve
 
     def ask(M: int, N: int = 256, K: int = 512, n_major: bool = False, dtype: Any = torch.bfloat16,
             a: Any = None, **kw: Any) -> bool:
@@ -190,6 +190,7 @@ def test_gpu_tc_gemm_swapped(n_major: bool, dtype: Any) -> None:
     import tilecraft as tc
 
     g = torch.Generator().manual_seed(11 + n_major)
+    op.clear_plans()
     low, high = SWAP_ROWS["N" if n_major else "K"]
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for i in range(10):
@@ -248,7 +249,7 @@ def test_gpu_tc_gemm_swapped_fp8() -> None:
         pytest.skip("fp8 on the Hopper kernel")
     g = torch.Generator().manual_seed(5)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    op._SWAPPED.clear()
+    op.clear_plans()                                                      # (tc.gemm's calls are planned again)
     for i, (M, N, K) in enumerate([(1, 4096, 4096), (7, 1000, 2048), (16, 64 * sms + 64, 1024), (32, 2048, 8192)]):
         A = torch.randn(M, K, generator=g).cuda().to(torch.float8_e4m3fn)
         B = torch.randn(N, K, generator=g).cuda().to(torch.float8_e4m3fn).t()

@@ -523,9 +523,13 @@ class GemmOp:
 
     def _call(self, sa: Any, sb: Any, A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any,
               pad: bool) -> Any:
+        return self._run_for(sa, sb, A, B, C, alpha, beta, bias, out, pad)(A, B, C, alpha, beta, bias, out)
+
+    def _run_for(self, sa: Any, sb: Any, A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any,
+                 pad: bool) -> Any:
+        """``run(A, B, C, alpha, beta, bias, out) -> D`` for calls of this signature (sa, sb: A's and B's)."""
         key = (self, sa, sb, _signature(C), _signature(bias), _signature(out), alpha == 1, beta == 0, pad)
-        run = _memo(_RUNS, key, lambda: self._prepare(A, B, C, alpha, beta, bias, out, pad))
-        return run(A, B, C, alpha, beta, bias, out)
+        return _memo(_RUNS, key, lambda: self._prepare(A, B, C, alpha, beta, bias, out, pad))
 
     def _epilogue_spec(self, C: Any, alpha: float, beta: float, bias: Any) -> EpilogueSpec:
         """The kernels' epilogue for a call of this op with these C, alpha, beta and bias."""
@@ -574,8 +578,15 @@ class GemmOp:
             copy_a = L > 1 and A3.stride(0) == 0   # a broadcast operand (batch stride 0) becomes a real batch
             copy_b = L > 1 and Bt.stride(0) == 0   # for its TMA map
             A3, Bt = (A3.contiguous() if copy_a else A3), (Bt.contiguous() if copy_b else Bt)
+            flat = L == 1 and a_dim == 2 and b_dim == 2 and (not read_c or C.dim() == 2) and (out is None or out.dim() == 2)
             launch = sm90.Launch(A3, Bt, C3, D3, bias, np.float32(alpha), np.float32(beta), self.config,
-                                 self.element, ep, _sm_count(A.device))
+                                 self.element, ep, _sm_count(A.device), view=_flat_view if flat else None)
+            if flat:                                                      # the kernel's views only where a map is made
+                def run_flat(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any) -> Any:
+                    D = out if out is not None else torch.empty(d_shape, dtype=out_dt, device=dev)
+                    launch(A, B, C if read_c else None, D, bias, alpha, beta)
+                    return D
+                return run_flat
 
             def run_sm90(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any) -> Any:
                 D, A3, Bt, C3, D3 = views(A, B, C, out)
@@ -629,6 +640,12 @@ class GemmOp:
 _RUNS: dict[Any, Any] = {}
 
 
+def _flat_view(i: int, x: Any) -> Any:
+    """The Hopper kernel's view of a 2-D operand of one batch (sm90.Launch's ``view``): B (K, N) as Bt (1, N, K), the
+    others (A, D, C) with a batch of one."""
+    return x.unsqueeze(0).transpose(1, 2) if i == 1 else x.unsqueeze(0)
+
+
 def _memo(cache: dict[Any, Any], key: Any, make: Any) -> Any:
     """cache[key], made by ``make()`` on a miss (the per-signature caches of tc.gemm, GemmOp and the
     mixed-input GEMM; one that reaches 512 entries starts over)."""
@@ -658,6 +675,7 @@ def clear_plans() -> None:
     """Forget the picks and resolved launches of earlier calls (tc.gemm, GemmOp, the mixed-input GEMM, the GEMV, the
     SGEMM), so that the next call of each signature is prepared again (tests that watch which kernel a call picks)."""
     from tilecraft.gemm import gemv, mixed, simt_tuned, skinny
+    _CALLS.clear()
     _RUNS.clear()
     _PICKS.clear()
     _SKINNY.clear()
@@ -705,41 +723,89 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     resolved once per call signature (dtypes, shapes, strides, 16-byte alignment and devices of the tensors, the
     options): repeated calls of a shape cost an allocation, TMA-map lookups and the launch (``clear_plans()`` forgets
     them)."""
-    import torch
-
-    from tilecraft.gemm import skinny
-
     if type(B).__name__ == "PackedWeight":  # quantized weights (tilecraft.quant.pack): the mixed-input GEMM
         from tilecraft.gemm.mixed import mixed_gemm
         if C is not None or alpha != 1.0 or beta != 0.0 or activation or out_dtype is not None or config is not None:
             raise ValueError("tc.gemm(x, packed_weight) takes bias= only (y = x @ dequantize(W) + bias in x's dtype)")
         return mixed_gemm(A, B, bias)
+    import torch
+
     if config is not None and not isinstance(config, (TensorOpConfig, Sm90Config)):
         raise TypeError(f"config must be a TensorOpConfig or an Sm90Config, got {type(config).__name__}")
+    key = None
+    if type(alpha) in _NUMBERS and type(beta) in _NUMBERS and type(scale_a) in _NUMBERS and type(scale_b) in _NUMBERS:
+        sa = _signature(A)
+        if allow_tf32 is None and type(sa) is tuple and sa[0] is torch.float32:   # TF32 by torch's flag of the moment
+            allow_tf32 = bool(torch.backends.cuda.matmul.allow_tf32)
+        key = (sa, _signature(B), _signature(C), _signature(bias), alpha == 1, beta == 0,
+               alpha * scale_a * scale_b == 1, scale_a == 1 and scale_b == 1, activation, out_dtype,
+               bias_along if bias is not None else None, config, allow_tf32, fast_accum)
+        try:
+            run = _CALLS.get(key)
+        except TypeError:                                                 # an unhashable option: the checks say why
+            run = key = None
+        if run is not None:
+            return run(A, B, C, alpha, beta, bias, scale_a, scale_b)
+    run = _plan_call(A, B, C, alpha, beta, bias, activation, out_dtype, bias_along, config, allow_tf32, scale_a,
+                     scale_b, fast_accum)
+    if key is not None:
+        _memo(_CALLS, key, lambda: run)
+    return run(A, B, C, alpha, beta, bias, scale_a, scale_b)
+
+
+#: the types of alpha, beta and the fp8 scales with which tc.gemm keys its decision for a call (``_CALLS``; others,
+#: such as numpy or torch scalars, are decided again at each call)
+_NUMBERS = (float, int)
+
+# (operand signatures, the call's options) -> tc.gemm's run for calls of that signature (``_plan_call``)
+_CALLS: dict[Any, Any] = {}
+
+
+def _plan_call(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, activation: str | None, out_dtype: Any,
+               bias_along: str, config: Any, allow_tf32: bool | None, scale_a: float, scale_b: float,
+               fast_accum: bool | None) -> Any:
+    """tc.gemm's decision for a call: ``run(A, B, C, alpha, beta, bias, scale_a, scale_b) -> D`` for calls of its
+    signature (the operands' signatures, alpha == 1, beta == 0, the scales' product with alpha == 1, the options);
+    raises for calls no path takes. The decision is the paths' own (each also keeps its plans per signature):
+    folded batch, the swapped problem, the skinny GEMM, the GEMV, then the pick (a GemmOp, or the IEEE fp32
+    kernels)."""
+    import torch
+
+    from tilecraft.gemm import skinny
+
     folded = _fold_batch(A, B, C, bias, bias_along)
     if folded is not None:                   # x (L, M, K) @ W (K, N): one GEMM of L * M rows
         A2, B2, C2, (L, M) = folded
-        D = gemm(A2, B2, C2, alpha=alpha, beta=beta, bias=bias, activation=activation, out_dtype=out_dtype,
-                 bias_along=bias_along, config=config, allow_tf32=allow_tf32, scale_a=scale_a, scale_b=scale_b,
-                 fast_accum=fast_accum)
-        return D.view(L, M, D.shape[-1])
+        inner = _plan_call(A2, B2, C2, alpha, beta, bias, activation, out_dtype, bias_along, config, allow_tf32,
+                           scale_a, scale_b, fast_accum)
+        K, b_dim, c_fold = A.shape[2], B.dim(), C is not None
+
+        def run_folded(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, scale_a: float,
+                       scale_b: float) -> Any:
+            D = inner(A.view(L * M, K), B if b_dim == 2 else B[0], C.view(L * M, C.shape[-1]) if c_fold else None,
+                      alpha, beta, bias, scale_a, scale_b)
+            return D.view(L, M, D.shape[-1])
+        return run_folded
     if (config is None and getattr(A, "dtype", None) in (torch.float16, torch.bfloat16) and A.dim() == 2
             and A.shape[0] <= max(SWAP_ROWS["N"][1], SWAP_ROWS["K"][1], skinny.MAX_ROWS)):
-        run = _swapped_run(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum)
-        if run is None and A.shape[0] <= skinny.MAX_ROWS:
-            run = _skinny_run(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b,
+        few = _swapped_run(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum)
+        if few is None and A.shape[0] <= skinny.MAX_ROWS:
+            few = _skinny_run(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b,
                               fast_accum)
-        if run is not None:
-            return run(A, B, C if beta != 0 else None, float(alpha), float(beta), bias)
+        if few is not None:
+            return lambda A, B, C, alpha, beta, bias, scale_a, scale_b: few(
+                A, B, C if beta != 0 else None, float(alpha), float(beta), bias)
     if (config is None and str(getattr(A, "dtype", None)).replace("torch.", "") in _FP8 and A.dim() == 2
             and A.shape[0] <= SWAP_FP8_ROWS[1]):
         scaled = alpha * float(scale_a) * float(scale_b)                  # per-tensor scales, as below
-        run = _swapped_run(A, B, C, scaled, beta, bias, bias_along, activation, out_dtype, 1.0, 1.0, fast_accum)
-        if run is not None:
-            return run(A, B, C if beta != 0 else None, scaled, float(beta), bias)
+        few8 = _swapped_run(A, B, C, scaled, beta, bias, bias_along, activation, out_dtype, 1.0, 1.0, fast_accum)
+        if few8 is not None:
+            return lambda A, B, C, alpha, beta, bias, scale_a, scale_b: few8(
+                A, B, C if beta != 0 else None, alpha * float(scale_a) * float(scale_b), float(beta), bias)
     if config is None and _gemv_16(A, B, C, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum):
         from tilecraft.gemm.gemv import sgemv
-        return _into_new_d(sgemv, A, B, C, alpha, beta, bias=bias, activation=activation, bias_along=bias_along)
+        return lambda A, B, C, alpha, beta, bias, scale_a, scale_b: _into_new_d(
+            sgemv, A, B, C, alpha, beta, bias=bias, activation=activation, bias_along=bias_along)
     sa, sb = _signature(A), _signature(B)
     tf32 = torch.backends.cuda.matmul.allow_tf32 if allow_tf32 is None else allow_tf32
     unit_scales = scale_a == 1.0 and scale_b == 1.0
@@ -748,14 +814,21 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     pick = _memo(_PICKS, key, lambda: _pick(A, B, out_dtype, activation, bias_along if bias is not None else "none",
                                             config, tf32, unit_scales, fast_accum))
     if pick is None:
-        return _ieee_fp32(A, B, C, alpha, beta, bias, activation, bias_along, out_dtype)
+        return lambda A, B, C, alpha, beta, bias, scale_a, scale_b: _ieee_fp32(
+            A, B, C, alpha, beta, bias, activation, bias_along, out_dtype)
     op, prep = pick
-    if prep is not None:
-        A, B = prep(A, B)
-        sa, sb = _signature(A), _signature(B)
-    if op.element in _FP8:
-        alpha = alpha * float(scale_a) * float(scale_b)                  # per-tensor scales
-    return op._call(sa, sb, A, B, C, alpha, beta, bias, None, True)
+    fp8 = op.element in _FP8
+    A1, B1 = prep(A, B) if prep is not None else (A, B)
+    run = op._run_for(_signature(A1), _signature(B1), A1, B1, C, alpha * float(scale_a) * float(scale_b) if fp8
+                      else alpha, beta, bias, None, True)
+
+    def run_op(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, scale_a: float, scale_b: float) -> Any:
+        if prep is not None:
+            A, B = prep(A, B)
+        if fp8:
+            alpha = alpha * float(scale_a) * float(scale_b)               # per-tensor scales
+        return run(A, B, C, alpha, beta, bias, None)
+    return run_op
 
 
 # (operand signatures, the call's options, TF32 allowed) -> (GemmOp, operand copy or None), or None for IEEE fp32
@@ -933,20 +1006,21 @@ def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, b
         import numpy as np
         from tilecraft.gemm import sm90
 
-        def views(A: Any, B: Any, C: Any, D: Any) -> tuple[Any, Any, Any, Any]:
-            """The swapped problem's (1, N, K) B^T, (1, M, K) x (as the kernel takes B), C^T and D^T (1, N, M), one
-            view each (the host path of a decoding step: each torch view op costs about a microsecond)."""
-            def swap(x: Any) -> Any:                                      # x.t().unsqueeze(0)
-                return x.as_strided((1, x.shape[1], x.shape[0]), (x.shape[1] * x.stride(1), x.stride(1), x.stride(0)))
-            return swap(B), A.as_strided((1, M, K), (M * A.stride(0), A.stride(0), A.stride(1))), \
-                None if C is None else swap(C), swap(D)
-        D = torch.empty(M, N, dtype=out, device=A.device)
-        launch = sm90.Launch(*views(A, B, Cr, D), bias, np.float32(alpha), np.float32(beta), op.config, op.element,
-                             op._epilogue_spec(Cr, alpha, beta, bias), _sm_count(A.device))
+        def view(i: int, x: Any) -> Any:
+            """The swapped problem's view of operand i (sm90.Launch's ``view``): x (M, K) as the kernel's Bt (1, M, K);
+            B (K, N), C and D (M, N) transposed, as B^T (1, N, K), C^T and D^T (1, N, M). One view op each (the host
+            path of a decoding step), made only with a new TMA map: the launch passes the operands as they are."""
+            return x.unsqueeze(0) if i == 1 else x.as_strided((1, x.shape[1], x.shape[0]),
+                                                              (x.shape[1] * x.stride(1), x.stride(1), x.stride(0)))
+        dev = A.device
+        D = torch.empty(M, N, dtype=out, device=dev)
+        launch = sm90.Launch(view(0, B), view(1, A), None if Cr is None else view(3, Cr), view(2, D), bias,
+                             np.float32(alpha), np.float32(beta), op.config, op.element,
+                             op._epilogue_spec(Cr, alpha, beta, bias), _sm_count(dev), view=view)
 
         def run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any) -> Any:
-            D = torch.empty(M, N, dtype=out, device=A.device)
-            launch(*views(A, B, C, D), bias, np.float32(alpha), np.float32(beta))
+            D = torch.empty(M, N, dtype=out, device=dev)
+            launch(B, A, C, D, bias, alpha, beta)                         # (views made only with a new TMA map)
             return D
         return run
     return _memo(_SWAPPED, key, make)

@@ -1392,15 +1392,22 @@ class Launch:
     as under MPS with an SM limit), the launch falls back for good to the forms whose CTAs never wait on each
     other: stream-K becomes the plain persistent walk of the same tiles, fused split-K the reduction kernel.
 
-    ``cooperative=False`` takes those forms from the start."""
+    ``cooperative=False`` takes those forms from the start.
+
+    ``view``: a caller may launch with its operands as it holds them (e.g. 2-D, or B (K, N) for Bt) and give
+    ``view(i, x)``, the kernel's view of operand i (0 A3, 1 Bt, 2 D3, 3 C3) of such an x. Its views then cost
+    nothing per call: the kernel reads the operands' addresses only, and the views are made where a TMA map is
+    (a new address). Each torch view op costs about a microsecond and a half of host time (H100 host); the
+    construction itself takes the views."""
 
     def __init__(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, cfg: Sm90Config,
-                 elem: str, ep: Any, sms: int, cooperative: bool = True):
+                 elem: str, ep: Any, sms: int, cooperative: bool = True, view: Any = None):
         import torch
         from tilecraft.gemm.tensorop import EpilogueSpec, SplitReduce
 
         L, M, N = D3.shape
         self._given = (cfg, elem, ep, sms)                                # for the fallback (__call__)
+        self._view = view if view is not None else _same_view
         self.K = K = A3.shape[2]
         self.cfg = cfg = replace(cfg, splits=effective_splits(K, cfg))
         if not cooperative:
@@ -1421,6 +1428,8 @@ class Launch:
         self.fused = cooperative and fused_split_reduction(cfg, units, sms)   # split-K summed in the kernel
         W = split_workspace(D3, cfg, self.tiles) if self.fused else \
             D3.new_empty((S, L, M, N), dtype=torch.float32) if S > 1 else None
+        self._split_shape = tuple(W.shape) if self.fused else None        # a call's partials (workspace)
+        self._f32 = torch.float32
         self._flags: dict[int, Any] = {}                                  # stream -> stream-K / split-K flags
         self._flag_count = sms * cfg.consumers                            # one per CTA and consumer, grid <= SMs
         flags = None
@@ -1428,7 +1437,7 @@ class Launch:
             flags = self.stream_flags(D3)
         if cfg.stream_k:
             W = streamk_workspace(D3, sms, cfg)
-        args = self._args(A3, Bt, C3, D3, bias, alpha, beta, W, flags)
+        args = self._args(A3, Bt, C3, D3, bias, alpha, beta, W, flags, _same_view)     # (the kernel's views here)
         resident = resident_clusters(sm90_gemm_kernel, args, cfg.threads, CL, sms, (cfg, elem, sms))
         rounds = -(-units // resident)                                    # work units per cluster, at most
         self.grid = -(-units // rounds) * CL                              # as few clusters as keep that count
@@ -1443,24 +1452,25 @@ class Launch:
         # the reduction is a programmatic dependent launch: it starts as the splits' CTAs leave the SMs
         self.reduce = SplitReduce(W, C3, D3, bias, alpha, beta, ep, pdl=True) if S > 1 and not self.fused else None
 
-    def _args(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, W: Any, flags: Any) -> tuple:
-        cfg, elem = self.cfg, self.elem
-        tmA = by_address(self._maps[0], A3, lambda x: _map(x.permute(1, 2, 0), elem, self.majors[0], cfg.blk_m, cfg.blk_k,
-                                              cfg.stages, cfg.cluster_n))
-        tmB = by_address(self._maps[1], Bt, lambda x: _map(x.permute(1, 2, 0), elem, self.majors[1], cfg.blk_n, cfg.blk_k,
-                                              cfg.stages, cfg.cluster_m))
+    def _args(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, W: Any, flags: Any,
+              view: Any = None) -> tuple:
+        cfg, elem, view = self.cfg, self.elem, view or self._view
+        tmA = by_address(self._maps[0], A3, lambda x: _map(view(0, x).permute(1, 2, 0), elem, self.majors[0], cfg.blk_m,
+                                                           cfg.blk_k, cfg.stages, cfg.cluster_n))
+        tmB = by_address(self._maps[1], Bt, lambda x: _map(view(1, x).permute(1, 2, 0), elem, self.majors[1], cfg.blk_n,
+                                                           cfg.blk_k, cfg.stages, cfg.cluster_m))
         if cfg.splits > 1 and not self.fused:
             return (tmA, tmB, None, D3, None, alpha, beta, self.K, W, cfg, elem, self.majors, self._ep0, self.full)
         if self.fused:                                                    # D from the registers, summed splits
             return (tmA, tmB, C3, D3, bias, alpha, beta, self.K, W, cfg, elem, self.majors, self.ep, self.full, None,
                     flags)
-        tmD = by_address(self._maps[2], D3, lambda x: d_map(x, cfg)) if self.store else None
+        tmD = by_address(self._maps[2], D3, lambda x: d_map(view(2, x), cfg)) if self.store else None
         tmC = None
         if self.store and self.ep.read_c and not (cfg.stream_k or cfg.pingpong) and C3.dtype == D3.dtype:
             # C's chunks land by TMA in the D buffers (H100, bf16, D = A @ B + C: 4096^3 200 against 214 µs
             # with C's fragments loaded from global memory, 8192^3 1550 against 1615-1648); pingpong's
             # 128x128 spilled 72 bytes with C, bias and GELU on ragged tiles
-            tmC = by_address(self._maps[3], C3, lambda x: d_map(x, cfg))
+            tmC = by_address(self._maps[3], C3, lambda x: d_map(view(3, x), cfg))
         return (tmA, tmB, C3, D3, bias, alpha, beta, self.K, W, cfg, elem, self.majors, self.ep, self.full, tmD, flags,
                 tmC)
 
@@ -1471,7 +1481,9 @@ class Launch:
         except LaunchError as e:
             if not (self.main.cooperative and e.code == COOPERATIVE_TOO_LARGE):
                 raise
-            self.__init__(A3, Bt, C3, D3, bias, alpha, beta, *self._given, cooperative=False)  # type: ignore[misc]
+            v = self._view
+            self.__init__(v(0, A3), v(1, Bt), None if C3 is None else v(3, C3), v(2, D3), bias, alpha, beta,  # type: ignore[misc]
+                          *self._given, cooperative=False, view=None if v is _same_view else v)
             self(A3, Bt, C3, D3, bias, alpha, beta)
             return
         if self.reduce is not None:
@@ -1483,7 +1495,7 @@ class Launch:
         if self.reduce is not None:
             return self.reduce.workspace(D3), None
         if self.fused:
-            return split_workspace(D3, self.cfg, self.tiles), self.stream_flags(D3)
+            return D3.new_empty(self._split_shape, dtype=self._f32), self.stream_flags(D3)
         if self.cfg.stream_k:
             return streamk_workspace(D3, self.grid, self.cfg), self.stream_flags(D3)
         if self.cfg.dynamic:
@@ -1493,6 +1505,11 @@ class Launch:
     def stream_flags(self, D3: Any) -> Any:
         """Stream-K's flags for the current stream (``stream_flags``)."""
         return stream_flags(self._flags, self._flag_count, D3.device)
+
+
+def _same_view(i: int, x: Any) -> Any:
+    """Launch's default ``view``: the caller passes the kernel's views themselves."""
+    return x
 
 
 #: the driver's refusal of a cooperative grid that the SMs free to this process cannot hold at once
