@@ -52,6 +52,7 @@ def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--n", type=int, default=2000)
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--only", default="", help="the tc.gemm cases whose name contains one of these comma-separated strings (and no single steps)")
     a = p.parse_args()
     n = a.n
     rows: list[tuple[str, float]] = []
@@ -62,6 +63,9 @@ def main() -> int:
         print(f"| {name} | {us:.2f} |", flush=True)
 
     print("| step | host µs per call |\n|---|---:|")
+    if a.only:
+        return cases_and_profile(a, row)
+
     from cuda.bindings import driver as d
     mod = rt.compile('extern "C" __global__ void empty0() {}\n'
                      'extern "C" __global__ void empty4(const float* a, const float* b, float* c, float* e, int m, '
@@ -121,6 +125,11 @@ def main() -> int:
     row("torch.backends.cuda.matmul.allow_tf32", lambda: torch.backends.cuda.matmul.allow_tf32)
     row("torch.cuda.is_current_stream_capturing()", torch.cuda.is_current_stream_capturing)
 
+    return cases_and_profile(a, row)
+
+
+def cases_and_profile(a, row) -> int:
+    n = a.n
     dt = torch.bfloat16
     cases = []
     for M, N, K, k_major in ((128, 6144, 4096, False), (4096, 4096, 4096, False), (4, 4096, 4096, False),
@@ -130,13 +139,25 @@ def main() -> int:
         B = B.t().contiguous().t() if k_major else B
         name = f"{M}x{N}x{K} B {'K' if k_major else 'N'}"
         cases.append((name, A, B))
+    A, B = torch.randn(1, 8192, device="cuda").to(dt), torch.randn(8192, 8192, device="cuda").to(dt)
+    cases.append(("1x8192x8192 B N (GEMV)", A, B))
+    import tilecraft.quant as Q
+    w4 = Q.pack(Q.quantize(torch.randn(8192, 8192, device="cuda") * 0.02, 4, 128), dt)
+    for M in (1, 256):
+        cases.append((f"W4A16 {M}x8192x8192", torch.randn(M, 8192, device="cuda").to(dt), w4))
+    torch.backends.cuda.matmul.allow_tf32 = False
+    for M, N, K in ((1, 4096, 4096), (32, 256, 256)):
+        cases.append((f"{M}x{N}x{K} fp32", torch.randn(M, K, device="cuda"), torch.randn(K, N, device="cuda")))
+    if a.only:
+        cases = [c for c in cases if any(o in c[0] for o in a.only.split(","))]
     for name, A, B in cases:
         gop.clear_plans()
         tc.gemm(A, B)
         torch.cuda.synchronize()
         count = max(n // 10, 50) if A.shape[0] >= 4096 else n
         row(f"{name}: tc.gemm", lambda A=A, B=B: tc.gemm(A, B), count)
-        row(f"{name}: torch A @ B", lambda A=A, B=B: A @ B, count)
+        if isinstance(B, torch.Tensor):
+            row(f"{name}: torch A @ B", lambda A=A, B=B: A @ B, count)
         plans = list(gop._CALLS.values())
         if not plans:
             continue
@@ -179,7 +200,7 @@ def main() -> int:
             pr.disable()
             torch.cuda.synchronize()
             print(f"\n#### cProfile (own time), 200 calls: {name}")
-            pstats.Stats(pr).sort_stats("tottime").print_stats(18)
+            pstats.Stats(pr).sort_stats("tottime").print_stats(25)
     return 0
 
 

@@ -40,3 +40,15 @@ def cache_dir(tmp_path, monkeypatch):
     clear_memory_cache()
     yield d
     clear_memory_cache()
+
+
+@pytest.fixture(autouse=True)
+def _forget_call_plans():
+    """Each test's tc.gemm / mixed-input calls are decided afresh: the per-signature plans of one test (made under its
+    monkeypatches, e.g. a faked GPU or a recording launch) must not answer another's calls of the same signature."""
+    yield
+    import sys
+
+    op = sys.modules.get("tilecraft.gemm.op")
+    if op is not None:
+        op.clear_plans()

@@ -141,8 +141,25 @@ def launch(kernel: Any, grid: Any, block: Any, *args: Any, **kwargs: Any) -> Non
     """Run ``kernel[grid, block](*args)`` on the CPU (tensors must be CPU torch tensors)."""
     key, leaves, _ = kernel._key(args, kwargs)
     spec = kernel._specialization(key)
+    _run(spec, [leaves[i] for i in spec.used], grid, block)
+
+
+def bind(kernel: Any, *args: Any, grid: Any, block: Any, **kw: Any) -> Any:
+    """``kernel.bind(*args, grid=..., block=...)`` run on the CPU: as tilecraft's BoundLaunch, later calls take only
+    the tensors' addresses and the floats from their arguments (the specialization is the bound arguments')."""
+    from tilecraft.dsl.kernel import BoundLaunch
+
+    where: list[Any] = []
+    key, leaves, _ = kernel._key(args, {}, where)
+    spec = kernel._specialization(key)
+    bound = BoundLaunch(kernel, key, None, spec, [leaves[i] for i in spec.used], [where[i] for i in spec.used],
+                        grid, block, None)
+    return lambda *call, stream=None: _run(spec, bound.values(call), grid, block)
+
+
+def _run(spec: Any, values: list[Any], grid: Any, block: Any) -> None:
+    """Run the specialization's kernel on the CPU with these parameter values."""
     handle, kinds = _library(spec.source, spec.name)
-    values = [leaves[i] for i in spec.used]
     keep = []
     ptrs = (ctypes.c_void_p * len(values))()
     for i, (k, v) in enumerate(zip(kinds, values)):
@@ -173,8 +190,8 @@ def route_launches(monkeypatch: Any) -> None:
     monkeypatch.setattr(Kernel, "launch", lambda self, *a, grid, block, stream=None, **kw:
                         launch(self, grid, block, *a, **kw))
     monkeypatch.setattr(Kernel, "bind", lambda self, *a, grid, block, cluster=None, pdl=False, max_ctas_per_sm=None:
-                        lambda *args, stream=None: launch(self, grid, block, *args))
+                        bind(self, *a, grid=grid, block=block))
     # calls prepared here launch into the emulator: they live in caches of their own for the test
-    for module, name in ((op, "_CALLS"), (op, "_RUNS"), (op, "_PICKS"), (op, "_SKINNY"), (op, "_SWAPPED"), (mixed, "_RUNS"),
+    for module, name in ((op, "_CALLS"), (op, "_RUNS"), (op, "_PICKS"), (op, "_SKINNY"), (op, "_SWAPPED"), (mixed, "_RUNS"), (mixed, "_CALLS"),
                          (gemv, "_PLANS"), (skinny, "_RUNS")):
         monkeypatch.setattr(module, name, {})

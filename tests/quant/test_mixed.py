@@ -612,10 +612,12 @@ def test_config_types_route_or_are_refused(monkeypatch: Any) -> None:
         Q.gemm(x, pw, config="w4_t1_c128")
     routed: list = []
     with monkeypatch.context() as m:
-        m.setattr(sm90_mixed, "sm90_mixed_gemm", lambda x, w, bias, config=None: routed.append(config) or "hopper")
+        m.setattr(sm90_mixed, "sm90_mixed_run", lambda x, w, bias, config=None: routed.append(config) or
+                  (lambda x, w, bias: "hopper"))
         for cfg in (RsConfig(blk_m=64), sm90_mixed.pick_sm90_mixed_config(pw.format, 256, 32, 128, 132)):
             assert Q.gemm(x, pw, b, config=cfg) == "hopper"
         assert [type(c) for c in routed] == [RsConfig, sm90_mixed.Sm90MixedConfig]
+    op.clear_plans()                                                            # (the routed calls' plans)
     monkeypatch.setattr(mixed, "_check_device", lambda x: None)                 # an sm_80 GPU, faked
     monkeypatch.setattr(op, "_device_facts", lambda device: (108, (8, 0)))
     with pytest.raises(ValueError, match=r"config RsConfig\) need an sm_90 GPU, this one is sm_80; leave config out"):

@@ -41,7 +41,7 @@ import tilecraft as tc
 from tilecraft import _, dsl
 from tilecraft.dsl import Constexpr, blockIdx, threadIdx
 from tilecraft.dsl.expr import make
-from tilecraft.gemm.sm90 import stream_flags
+from tilecraft.gemm.sm90 import stream_flags, stream_workspace
 from tilecraft.layout.inttuple import imin
 
 __all__ = ["SgemvConfig", "sgemv_kernel", "sgemv", "pick_sgemv", "MAX_ROWS", "b_vectorizable"]
@@ -430,20 +430,18 @@ def sgemv(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0,
     The checks, the pick and the launch are resolved once per call signature (dtypes, shapes, strides, 16-byte
     alignment and devices of A, B, C and the bias, config, splits, activation; ``tc.gemm.clear_plans()`` forgets
     them): a repeated call costs the allocations and the launch."""
-    import numpy as np
+    return gemv_plan(A, B, C, config, splits, bias, activation, bias_along).run(A, B, C, alpha, beta, bias)
 
+
+def gemv_plan(A: Any, B: Any, C: Any = None, config: SgemvConfig | None = None, splits: int | None = None,
+              bias: Any = None, activation: str | None = None, bias_along: str = "n") -> _GemvPlan:
+    """sgemv's resolved call for this signature (see sgemv), made once: ``.run(A, B, C, alpha, beta, bias)`` runs
+    calls of it (tc.gemm keeps it for its own signature's calls)."""
     from tilecraft.gemm.op import _memo, _signature
 
     key = (_signature(A), _signature(B), _signature(C), config, splits, _signature(bias), activation,
            bias_along if bias is not None else None)
-    plan = _memo(_PLANS, key, lambda: _GemvPlan(A, B, C, config, splits, bias, activation, bias_along))
-    if C is None:
-        C, beta = A.new_empty(plan.shape), 0.0
-    if plan.launch is not None:
-        P = A.new_empty(plan.partials, dtype=plan.f32) if plan.partials else None
-        counters = _counters(A.device, plan.blocks) if plan.partials else None
-        plan.launch(A, _as_nk(B), C, np.float32(alpha), np.float32(beta), P, counters, *plan.constants, bias)
-    return C
+    return _memo(_PLANS, key, lambda: _GemvPlan(A, B, C, config, splits, bias, activation, bias_along))
 
 
 def _as_nk(B: Any) -> Any:
@@ -492,6 +490,7 @@ class _GemvPlan:
                                  f"{A.device} (bias_along={bias_along!r}), got "
                                  f"{tuple(bias.shape) if isinstance(bias, torch.Tensor) else type(bias).__name__}")
         self.shape, self.partials, self.blocks, self.launch, self.f32 = (M, N), None, 0, None, torch.float32
+        self.device, self.dtype = A.device, A.dtype
         self.constants: tuple[Any, ...] = ()
         if M == 0 or N == 0:
             return
@@ -528,6 +527,24 @@ class _GemvPlan:
         self.constants = (cfg, splits)
         self.launch = sgemv_kernel.bind(A, Bt, C, np.float32(1.0), np.float32(beta), P, counters, cfg, splits, bias,
                                         along, act, grid=(self.blocks, splits), block=(cfg.threads,))
+        self.device, self.dtype, self._partials = A.device, A.dtype, {}
+
+    def run(self, A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any) -> Any:
+        """C = act(alpha * A @ B + beta * C + bias) for operands of this plan's signature; a new C when C is None. B
+        goes to the launch as it is: the bound launch reads only its address (the kernel's (N,K) view of B, which
+        ``_as_nk`` makes, has B's), as it does of the others. The split partials are a per-stream buffer
+        (``sm90.stream_workspace``: nothing in it outlives a launch)."""
+        import torch
+
+        if C is None:
+            C, beta = torch.empty(self.shape, dtype=self.dtype, device=self.device), 0.0
+        if self.launch is not None:
+            P = counters = None
+            if self.partials:
+                P = stream_workspace(self._partials, self.partials, self.f32, self.device)
+                counters = _counters(self.device, self.blocks)
+            self.launch(A, B, C, float(alpha), float(beta), P, counters, *self.constants, bias)
+        return C
 
 
 #: sgemv's split counters: count -> stream -> counters (``sm90.stream_flags``)

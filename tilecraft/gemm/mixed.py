@@ -874,16 +874,16 @@ class MixedGemm:
             bound = mixed_gemm_kernel.bind(*_kernel_args(xs, w, bias, ys, cfg, splits > 1, kcfg, pf),
                                            grid=(blocks, splits), block=(cfg.threads,), pdl=pdl, max_ctas_per_sm=cap)
             slices.append((m0, bound, splits > 1))
-        whole = len(slices) == 1
+        whole, flat, flat_y = len(slices) == 1, x.dim() == 2, len(out_shape) == 2
 
         def run(x: Any, w: PackedWeight, bias: Any) -> Any:
-            x2 = x.reshape(-1, K)
+            x2 = x if flat else x.reshape(-1, K)                          # (each view op costs host time)
             x2 = x2.clone(memory_format=torch.contiguous_format) if clone else x2
             y = torch.empty(M, N, dtype=want, device=dev)
             for m0, bound, split_k in slices:
                 xs, ys = (x2, y) if whole else (x2[m0:m0 + MAX_M], y[m0:m0 + MAX_M])
-                bound(*_kernel_args(xs, w, bias, ys, cfg, split_k, kcfg, pf))
-            return y.reshape(out_shape)
+                bound(*_kernel_args(xs, w, bias, ys, cfg, split_k, kcfg, pf, views=False))
+            return y if flat_y else y.reshape(out_shape)
         run.path, run.config, run.pdl = "mixed", cfg, pdl
         return run
 
@@ -1029,11 +1029,12 @@ def _device_cc(x: Any) -> tuple[int, int]:
 
 
 def _kernel_args(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig, split_k: bool = True,
-                 kcfg: MixedConfig | None = None, pdl: int | None = None) -> tuple:
+                 kcfg: MixedConfig | None = None, pdl: int | None = None, views: bool = True) -> tuple:
     """mixed_gemm_kernel's arguments (y None: one is made, for compiling only); the workspace and counters
     of this device and stream, or None without split-K. kcfg: cfg without its splits (the kernel's
     Constexpr), where the caller has it; pdl: the kernel's prefetch_pdl (a programmatic dependent launch) or
-    None."""
+    None. ``views=False``: the workspace and counters whole rather than as the kernel's (M, N) and (blocks,)
+    views, for a bound launch (which reads only their addresses, the same)."""
     import torch
     M, N = x.shape[0], w.shape[1]
     if y is None:
@@ -1041,8 +1042,9 @@ def _kernel_args(x: Any, w: PackedWeight, bias: Any, y: Any, cfg: MixedConfig, s
     blocks = N // (16 * cfg.tiles)
     ws, cnt = _workspace(x, M * N, blocks) if split_k else (None, None)
     kcfg = kcfg or replace(cfg, splits=None)                              # splits are the grid's, not the code's
-    return (x, w.qweight, w.scales, w.zeros, bias, y, ws[:M * N].view(M, N) if split_k else None,
-            cnt[:blocks] if split_k else None, w.format, kcfg, -(-M // 8), stage_x_rows(cfg, M), pdl)
+    if split_k and views:
+        ws, cnt = ws[:M * N].view(M, N), cnt[:blocks]
+    return (x, w.qweight, w.scales, w.zeros, bias, y, ws, cnt, w.format, kcfg, -(-M // 8), stage_x_rows(cfg, M), pdl)
 
 
 def mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, *, config: Any = None) -> Any:
@@ -1053,17 +1055,37 @@ def mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, *, config: Any = None)
     otherwise this module's kernel, rows of x beyond 32 at a time. ``config``: a MixedConfig (this kernel's
     tiling, and ``config.splits`` its split-K slices), or an ``RsConfig`` or ``Sm90MixedConfig`` (a Hopper
     kernel at any M: the register-A one, or sm90_mixed.py's, which dequantizes W into shared memory)."""
-    from tilecraft.gemm import sm90_mixed
+    from tilecraft.gemm.op import _memo
+    from tilecraft.gemm.op import _signature as sig
 
     if not isinstance(w, PackedWeight):
         raise TypeError(f"the mixed-input GEMM takes a PackedWeight (tc.quant.pack), got {type(w).__name__}")
+    key = (sig(x), sig(bias), w.format, w.shape, sig(w.qweight), sig(w.scales), sig(w.zeros), config)
+    try:
+        run = _CALLS.get(key)
+    except TypeError:                                                     # an unhashable config: the checks say why
+        return _plan(x, w, bias, config)(x, w, bias)
+    if run is None:
+        run = _memo(_CALLS, key, lambda: _plan(x, w, bias, config))
+    return run(x, w, bias)
+
+
+# (signatures of x, bias and the weight's tensors, the weight's format and shape, config) -> the call's run
+_CALLS: dict[Any, Any] = {}
+
+
+def _plan(x: Any, w: PackedWeight, bias: Any, config: Any) -> Any:
+    """mixed_gemm's decision for a call: the run of its path (``cached_run``'s, which the path prepares)."""
+    from tilecraft.gemm import sm90_mixed
+
     if config is not None:
         from tilecraft.gemm.sm90_mixed_rs import RsConfig
         if isinstance(config, (sm90_mixed.Sm90MixedConfig, RsConfig)):
-            return sm90_mixed.sm90_mixed_gemm(x, w, bias, config)
+            return sm90_mixed.sm90_mixed_run(x, w, bias, config)
         if not isinstance(config, MixedConfig):
             raise TypeError(f"config must be a MixedConfig, an RsConfig or an Sm90MixedConfig, got "
                             f"{type(config).__name__}")
     elif sm90_mixed.use_sm90_mixed(x, w):
-        return sm90_mixed.sm90_mixed_gemm(x, w, bias)
-    return MixedGemm(w.format, config)(x, w, bias)
+        return sm90_mixed.sm90_mixed_run(x, w, bias)
+    op = MixedGemm(w.format, config)
+    return cached_run(("sm80", op), x, w, bias, op._prepare)

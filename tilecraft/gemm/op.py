@@ -681,6 +681,7 @@ def clear_plans() -> None:
     _SKINNY.clear()
     _SWAPPED.clear()
     mixed._RUNS.clear()
+    mixed._CALLS.clear()
     skinny._RUNS.clear()
     gemv._PLANS.clear()
     simt_tuned._PLANS.clear()
@@ -803,9 +804,7 @@ def _plan_call(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, act
             return lambda A, B, C, alpha, beta, bias, scale_a, scale_b: few8(
                 A, B, C if beta != 0 else None, alpha * float(scale_a) * float(scale_b), float(beta), bias)
     if config is None and _gemv_16(A, B, C, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum):
-        from tilecraft.gemm.gemv import sgemv
-        return lambda A, B, C, alpha, beta, bias, scale_a, scale_b: _into_new_d(
-            sgemv, A, B, C, alpha, beta, bias=bias, activation=activation, bias_along=bias_along)
+        return _gemv_run(A, B, C, beta, bias, activation, bias_along)
     sa, sb = _signature(A), _signature(B)
     tf32 = torch.backends.cuda.matmul.allow_tf32 if allow_tf32 is None else allow_tf32
     unit_scales = scale_a == 1.0 and scale_b == 1.0
@@ -814,8 +813,7 @@ def _plan_call(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, act
     pick = _memo(_PICKS, key, lambda: _pick(A, B, out_dtype, activation, bias_along if bias is not None else "none",
                                             config, tf32, unit_scales, fast_accum))
     if pick is None:
-        return lambda A, B, C, alpha, beta, bias, scale_a, scale_b: _ieee_fp32(
-            A, B, C, alpha, beta, bias, activation, bias_along, out_dtype)
+        return _ieee_fp32_run(A, B, C, alpha, beta, bias, activation, bias_along, out_dtype)
     op, prep = pick
     fp8 = op.element in _FP8
     A1, B1 = prep(A, B) if prep is not None else (A, B)
@@ -1043,13 +1041,6 @@ def _gemv_takes(A: Any, B: Any, bias: Any, bias_along: str, activation: str | No
             and bias.dtype in (torch.float32, torch.float16, torch.bfloat16))
 
 
-def _into_new_d(run: Any, A: Any, B: Any, C: Any, alpha: float, beta: float, **kwargs: Any) -> Any:
-    """D = run(A, B, C', alpha, beta', **kwargs) for a kernel that writes C in place (the GEMV, the SIMT SGEMM), as
-    tc.gemm returns a new D: C' a copy of C where it is read (beta not 0), else none (beta' 0)."""
-    Cout = C.clone() if (C is not None and beta != 0) else None
-    return run(A, B, Cout, alpha, beta if Cout is not None else 0.0, **kwargs)
-
-
 def _fold_batch(A: Any, B: Any, C: Any, bias: Any, bias_along: str) -> tuple[Any, Any, Any, tuple[int, int]] | None:
     """(A2, B2, C2, (L, M)) for a batched A (L, M, K) times one B shared by the batch ((K, N), or (L or 1, K, N)
     with batch stride 0 or extent 1) whose batch and row modes merge into one of L * M rows without a copy, as do
@@ -1237,20 +1228,47 @@ def _readable_sm90_config(config: Sm90Config, A3: Any, Bt: Any, elem: str, sms: 
     return None
 
 
-def _ieee_fp32(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, activation: str | None,
-               bias_along: str, out_dtype: Any) -> Any:
-    """IEEE fp32: the GEMV for 2-D operands of at most gemv.MAX_ROWS rows (with its bias and activation), the tuned
-    SIMT SGEMM for other 2-D ones; batch and the SGEMM's epilogue extras through torch."""
-    import torch
-    from tilecraft.gemm.gemv import MAX_ROWS, sgemv
-    from tilecraft.gemm.simt_tuned import sgemm_tuned
+def _gemv_run(A: Any, B: Any, C: Any, beta: float, bias: Any, activation: str | None, bias_along: str) -> Any:
+    """tc.gemm's run of the GEMV for calls of this signature: sgemv's plan (gemv.gemv_plan), resolved once, into a new
+    D: the GEMV writes C in place, so C is copied where it is read (beta not 0) and left out otherwise."""
+    from tilecraft.gemm.gemv import gemv_plan
 
+    read_c = C is not None and beta != 0
+    plan = gemv_plan(A, B, C.clone() if read_c else None, None, None, bias, activation, bias_along)
+
+    def run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, scale_a: float, scale_b: float) -> Any:
+        return plan.run(A, B, C.clone() if read_c else None, alpha, beta if read_c else 0.0, bias)
+    return run
+
+
+def _ieee_fp32_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, activation: str | None,
+                   bias_along: str, out_dtype: Any) -> Any:
+    """tc.gemm's run for IEEE fp32 calls of this signature, resolved once: the GEMV for 2-D operands of at most
+    gemv.MAX_ROWS rows (with its bias and activation), the tuned SIMT SGEMM's plan (simt_tuned.sgemm_plan) for other
+    2-D ones, else torch's product and epilogue (batch, the SGEMM's epilogue extras); cast where out_dtype says."""
+    from tilecraft.gemm.gemv import MAX_ROWS
+    from tilecraft.gemm.simt_tuned import sgemm_plan
+
+    read_c = C is not None and beta != 0
     if _gemv_takes(A, B, bias, bias_along, activation, MAX_ROWS):
-        D = _into_new_d(sgemv, A, B, C, alpha, beta, bias=bias, activation=activation, bias_along=bias_along)
+        run = _gemv_run(A, B, C, beta, bias, activation, bias_along)
     elif A.dim() == 2 and B.dim() == 2 and A.is_cuda and bias is None and activation in (None, "none"):
-        D = _into_new_d(sgemm_tuned, A, B, C, alpha, beta)
+        plan = sgemm_plan(A, B, C.clone() if read_c else None, alpha, beta if read_c else 0.0)
+
+        def run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, scale_a: float, scale_b: float) -> Any:
+            return plan.run(A, B, C.clone() if read_c else None, alpha, beta if read_c else 0.0)
     else:
-        acc = torch.matmul(A, B)
-        op = GemmOp("tf32", None, TensorOpConfig(), activation or "none", bias_along if bias is not None else "none")
-        D = _torch_epilogue(acc, C, bias, alpha, beta, op)
-    return D.to(out_dtype) if out_dtype is not None else D
+        def run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, scale_a: float, scale_b: float) -> Any:
+            return _torch_fp32(A, B, C, alpha, beta, bias, activation, bias_along)
+    if out_dtype is None:
+        return run
+    return lambda *args: run(*args).to(out_dtype)
+
+
+def _torch_fp32(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, activation: str | None,
+                bias_along: str) -> Any:
+    """IEEE fp32 through torch (batched operands, or the SGEMM's epilogue extras): its product, then the epilogue."""
+    import torch
+
+    op = GemmOp("tf32", None, TensorOpConfig(), activation or "none", bias_along if bias is not None else "none")
+    return _torch_epilogue(torch.matmul(A, B), C, bias, alpha, beta, op)

@@ -574,26 +574,17 @@ def sgemm_tuned(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float =
     alignment and devices of A, B and C, config, splits, whether alpha is 1 and beta 0; ``tc.gemm.clear_plans()``
     forgets them): a repeated call costs the allocations and the launches.
     """
-    import numpy as np
+    return sgemm_plan(A, B, C, alpha, beta, config, splits).run(A, B, C, alpha, beta)
 
+
+def sgemm_plan(A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0,
+               config: SgemmConfig | None = None, splits: int | None = None) -> _SgemmPlan:
+    """sgemm_tuned's resolved call for this signature (see sgemm_tuned), made once: ``.run(A, B, C, alpha, beta)``
+    runs calls of it (tc.gemm keeps it for its own signature's calls)."""
     from tilecraft.gemm.op import _memo, _signature
 
     key = (_signature(A), _signature(B), _signature(C), config, splits, alpha == 1, beta == 0)
-    plan = _memo(_PLANS, key, lambda: _SgemmPlan(A, B, C, alpha, beta, config, splits))
-    if C is None:
-        C, beta = A.new_empty(plan.shape), 0.0
-    if plan.launch is None:
-        return C
-    a, b = np.float32(alpha), np.float32(beta)
-    Bt = B.t()                                                            # the kernel takes B as (N,K)
-    if plan.reduce is None:
-        plan.launch(A, Bt, C, a, b, *plan.constants)
-        return C
-    W = A.new_empty(plan.partials)
-    plan.launch(A, Bt, W, np.float32(1.0), np.float32(0.0), *plan.constants)
-    W4, D3 = W.unsqueeze(1), C.unsqueeze(0)                               # (S,1,M,N), (1,M,N)
-    plan.reduce(W4, D3 if plan.read_c else None, D3, None, a, b)
-    return C
+    return _memo(_PLANS, key, lambda: _SgemmPlan(A, B, C, alpha, beta, config, splits))
 
 
 #: sgemm_tuned's resolved calls, by signature (see sgemm_tuned)
@@ -616,6 +607,7 @@ class _SgemmPlan:
         if splits is not None and (isinstance(splits, bool) or not isinstance(splits, int) or splits < 1):
             raise ValueError(f"sgemm_tuned: splits must be an int >= 1, got {splits!r}")
         self.shape, self.launch, self.reduce, self.partials, self.read_c = (M, N), None, None, None, beta != 0
+        self.device, self.f32 = A.device, torch.float32
         if M == 0 or N == 0:
             return
         cfg = config or pick_sgemm_config(A, B, C)
@@ -637,3 +629,21 @@ class _SgemmPlan:
             self.reduce = SplitReduce(W4, C3, D3, None, a, b, EpilogueSpec(read_c=self.read_c, unit_alpha=alpha == 1))
         self.constants = args[5:]                                         # cfg, full (, splits)
         self.launch = sgemm_tuned_kernel.bind(*args, grid=grid, block=block)
+
+    def run(self, A: Any, B: Any, C: Any, alpha: float, beta: float) -> Any:
+        """C = alpha * A @ B + beta * C for operands of this plan's signature; a new C when C is None. The bound
+        launches read only the tensors' addresses, so B goes as it is (the kernel's (N,K) view of it has its
+        address), and so do the partials and C to the reduction (its (S,1,M,N) and (1,M,N) views)."""
+        import torch
+
+        if C is None:
+            C, beta = torch.empty(self.shape, dtype=self.f32, device=self.device), 0.0
+        if self.launch is None:
+            return C
+        if self.reduce is None:
+            self.launch(A, B, C, float(alpha), float(beta), *self.constants)
+            return C
+        W = torch.empty(self.partials, dtype=self.f32, device=self.device)
+        self.launch(A, B, W, 1.0, 0.0, *self.constants)
+        self.reduce(W, C if self.read_c else None, C, None, float(alpha), float(beta))
+        return C

@@ -1532,6 +1532,22 @@ def stream_flags(cache: dict[int, Any], count: int, device: Any) -> Any:
     return flags
 
 
+def stream_workspace(cache: dict[int, Any], shape: tuple[int, ...], dtype: Any, device: Any) -> Any:
+    """A launch's scratch buffer of `shape` for the current torch stream on device, from its per-stream cache: the
+    launches of one stream run in turn and nothing in the buffer outlives a launch, so they share one (made once
+    per stream, as ``stream_flags``; one first needed during a CUDA graph's capture is that graph's alone). For
+    small buffers: each stays held while its cache lives."""
+    import torch
+
+    stream = current_stream_handle(device)
+    w = cache.get(stream)
+    if w is None:
+        w = torch.empty(shape, dtype=dtype, device=device)
+        if not torch.cuda.is_current_stream_capturing():
+            cache[stream] = w
+    return w
+
+
 def current_stream_handle(device: Any) -> int:
     """The current torch stream's handle on `device` (torch's private getter where it has one, as the launcher
     uses: it skips the public one's per-call checks)."""

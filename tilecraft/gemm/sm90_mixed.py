@@ -521,8 +521,13 @@ def sm90_mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, config: Any = Non
     M >= SM90_MIN_M here on sm_90): this module's (config a Sm90MixedConfig) or the register-A one of
     sm90_mixed_rs.py (config a RsConfig). The checks are the small-M entry point's; a call's checks,
     tiling and bound launch are resolved once per signature (``mixed.cached_run``)."""
+    return sm90_mixed_run(x, w, bias, config)(x, w, bias)
+
+
+def sm90_mixed_run(x: Any, w: PackedWeight, bias: Any = None, config: Any = None) -> Any:
+    """``run(x, w, bias) -> y`` of sm90_mixed_gemm for calls of this signature (``mixed.cached_run``)."""
     from tilecraft.gemm.mixed import cached_run
-    return cached_run(("sm90", config), x, w, bias, lambda x, w, bias: _prepare(x, w, bias, config))(x, w, bias)
+    return cached_run(("sm90", config), x, w, bias, lambda x, w, bias: _prepare(x, w, bias, config))
 
 
 def _prepare(x: Any, w: PackedWeight, bias: Any, config: Any) -> Any:
@@ -549,13 +554,15 @@ def _prepare(x: Any, w: PackedWeight, bias: Any, config: Any) -> Any:
         from tilecraft.gemm.sm90_mixed_rs import RsConfig, RsLaunch
         launch = (RsLaunch if isinstance(cfg, RsConfig) else Launch)(x2, w, bias, y, cfg, sms)
 
+    flat, flat_y = x.dim() == 2, len(out_shape) == 2
+
     def run(x: Any, w: PackedWeight, bias: Any) -> Any:
-        x2 = x.reshape(-1, K)
+        x2 = x if flat else x.reshape(-1, K)                              # (each view op costs host time)
         x2 = x2.clone(memory_format=torch.contiguous_format) if clone else x2
         y = torch.empty(M, N, dtype=want, device=dev)
         if launch is not None:
             launch(x2, w, bias, y)
-        return y.reshape(out_shape)
+        return y if flat_y else y.reshape(out_shape)
     run.launch = launch                                                   # (for probes: its kernel launch)
     run.path = launch.path if launch is not None else "sm90_mixed"
     run.config = launch.cfg if launch is not None else config
@@ -657,7 +664,7 @@ class Launch:
         from tilecraft.gemm.sm90 import by_address, stream_flags
 
         tmA = by_address(self.maps, x2, lambda x: self.x_map(x, w.format.dtype))
-        D3 = y.unsqueeze(0)
+        D3 = y                 # for the kernel's (1, M, N) view of y: the bound launches read only its address
         if self.fused:                                                    # the kernel sums the splits, adds the bias
             import torch
             from tilecraft.gemm.sm90 import COOPERATIVE_TOO_LARGE
