@@ -313,9 +313,24 @@ def scaled_pair(xy, out, alpha, n, bias, width: Constexpr = 2):
         out[i] = v if bias is None else v + bias[i]
 
 
+class _Recorded:
+    """Stands in for a compiled kernel: records each launch's arguments and settings, called with them or through
+    its launcher of one configuration (as a bound launch calls it)."""
+
+    def __init__(self, calls):
+        self.calls = calls
+
+    def __call__(self, *a, **kw):
+        self.calls.append((a, kw))
+
+    def launcher(self, grid, block, smem=0, cluster=None, pdl=False, cooperative=False):
+        return lambda *a, stream=None: self.calls.append((a, dict(grid=grid, block=block, smem=smem, stream=stream,
+                                                                  cluster=cluster, pdl=pdl, cooperative=cooperative)))
+
+
 def test_bound_launch_reads_addresses_and_floats_and_fixes_the_rest(monkeypatch):
     calls = []
-    monkeypatch.setattr(dsl.Kernel, "_compile", lambda self, key, arch: lambda *a, **kw: calls.append((a, kw)))
+    monkeypatch.setattr(dsl.Kernel, "_compile", lambda self, key, arch: _Recorded(calls))
     x, y, out, b = (torch.zeros(64)[1::2] for k in range(4))   # strided and unaligned: both in the key
     bound = scaled_pair.bind((x, y), out, 1.5, 32, b, 2, grid=(1,), block=(32,))
     x2, y2, out2, b2 = (torch.zeros(64)[1::2] for k in range(4))

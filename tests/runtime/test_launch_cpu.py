@@ -273,6 +273,24 @@ def test_configs_smem_and_clusters(fake):
         k(grid=0, block=32)
 
 
+def test_launcher_of_one_configuration(fake):
+    """Kernel.launcher(grid, block, ...) launches as the call with those settings does (the bound launches' path):
+    the same parameters and configuration, made once per configuration; a bad configuration raises at once."""
+    k = fake.get("tm")
+    tmap = bytes(range(128))
+    k(tmap, 0x1000, grid=(8, 2), block=128, smem=64 * 1024, cluster=(2, 1), stream=0x55)
+    f = k.launcher((8, 2), 128, 64 * 1024, (2, 1))
+    assert k.launcher((8, 2), 128, 64 * 1024, (2, 1)) is f and k.launcher((8, 2), 128, 64 * 1024) is not f
+    f(tmap, 0x1000, stream=0x55)
+    assert fake.launches[0] == fake.launches[1] and fake.launches[1]["cluster"] == (2, 1, 1)
+    k.launcher(4, 32, cooperative=True)(bytes(128), 0x2000)
+    assert fake.launches[2]["cooperative"] and fake.launches[2]["params"][0] == bytes(128)
+    with pytest.raises(TypeError, match="grid"):
+        f(tmap, 0x1000, grid=4)                                           # the configuration is the launcher's
+    with pytest.raises(ValueError, match="not a multiple of cluster"):
+        k.launcher(9, 128, 0, 2)
+
+
 def test_programmatic_dependent_launch(fake, monkeypatch):
     """pdl=True goes through cuLaunchKernelEx with the programmatic-stream-serialization attribute (alone or
     beside a cluster's); launches without it keep cuLaunchKernel; a GPU before sm_90 is refused."""

@@ -368,7 +368,7 @@ class BoundLaunch:
     ints) are packed as bound; tensor addresses, TMA maps and floats are read from the arguments."""
 
     __slots__ = ("owner", "key", "kernel", "grid", "block", "cluster", "pdl", "cooperative", "smem", "_template",
-                 "_slots")
+                 "_slots", "_values", "_launch")
 
     def __init__(self, owner: Kernel, key: Any, kernel: Any, spec: Specialization, values: list[Any],
                  sources: list[Any], grid: Any, block: Any, cluster: Any, pdl: bool = False, smem: int | None = None,
@@ -378,16 +378,12 @@ class BoundLaunch:
         self.smem = spec.smem_bytes if smem is None else smem                # dynamic bytes; more caps the occupancy
         self._template = [v if s is None else None for v, s in zip(values, sources)]
         self._slots = tuple((i, s[0], s[1][0], s[1][1:]) for i, s in enumerate(sources) if s is not None)
+        self._values = _values_function(self._template, self._slots)
+        self._launch: Any = None                                          # the kernel's launcher of this config
 
     def values(self, args: tuple) -> list[Any]:
         """The kernel's parameter values for `args` (what the launch packs)."""
-        vals = self._template.copy()
-        for i, kind, top, sub in self._slots:
-            v = args[top]
-            for j in sub:
-                v = v[j]
-            vals[i] = v if kind == "T" else float(v) if kind == "F" else _leaf_value(v)
-        return vals
+        return self._values(args)
 
     def matches(self, *args: Any) -> bool:
         """Whether `args` have the bound specialization and the same fixed leaves (the slow check the
@@ -399,8 +395,24 @@ class BoundLaunch:
         return all(t is None or t == leaves[i] for t, i in zip(self._template, spec.used))
 
     def __call__(self, *args: Any, stream: Any = None) -> None:
-        self.kernel(*self.values(args), grid=self.grid, block=self.block, smem=self.smem, stream=stream,
-                    cluster=self.cluster, pdl=self.pdl, cooperative=self.cooperative)
+        launch = self._launch
+        if launch is None:                                                # (first call: the kernel is loaded now)
+            launch = self._launch = self.kernel.launcher(self.grid, self.block, self.smem, self.cluster, self.pdl,
+                                                         self.cooperative)
+        launch(*self._values(args), stream=stream)
+
+
+def _values_function(template: list[Any], slots: tuple[tuple[Any, ...], ...]) -> Callable[[tuple], list[Any]]:
+    """``values(args)`` of a BoundLaunch, generated for its slots (host time: one list copy and an assignment per
+    runtime value): the template's fixed values, with tensors, floats and TMA maps read from args."""
+    lines = ["def values(args):", "    vals = template.copy()"]
+    for i, kind, top, sub in slots:
+        v = f"args[{top}]" + "".join(f"[{j}]" for j in sub)
+        lines.append(f"    vals[{i}] = " + (v if kind == "T" else f"float({v})" if kind == "F" else f"leaf({v})"))
+    lines.append("    return vals")
+    ns: dict[str, Any] = {"template": template, "leaf": _leaf_value}
+    exec(compile("\n".join(lines), "<tilecraft bound values>", "exec"), ns)
+    return ns["values"]
 
 
 def _launch_smem(k: Any, spec: Specialization, block: Any, max_ctas_per_sm: int | None) -> int:

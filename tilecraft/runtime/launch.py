@@ -119,6 +119,7 @@ class Kernel:
         self._handle: Any = None
         self._smem_limit: dict[int, int] = {}
         self._occupancy: dict[tuple[Any, ...], int] = {}
+        self._fixed: dict[tuple[Any, ...], Any] = {}                    # launchers of one configuration each
 
     @property
     def signature(self) -> str:
@@ -158,6 +159,17 @@ class Kernel:
         fast = _build_launcher(self)
         self.launch = fast  # type: ignore[method-assign]
         fast(*args, **launch)
+
+    def launcher(self, grid: Any, block: Any, smem: int = 0, cluster: Any = None, pdl: bool = False,
+                 cooperative: bool = False) -> Any:
+        """The launch function of this kernel for one configuration, resolved once: ``f(*args, stream=None,
+        sync=False)`` launches as ``self(*args, grid=grid, block=block, ...)`` does, without reading the
+        configuration at each call (for launches bound to one configuration, e.g. tilecraft.dsl's ``bind``)."""
+        key = (grid, block, smem, cluster, pdl, cooperative)
+        f = self._fixed.get(key)
+        if f is None:
+            f = self._fixed[key] = _build_launcher(self, key)
+        return f
 
     def max_active_clusters(self, block: Any, smem: int, cluster: Any, device: int | None = None) -> int:
         """How many clusters of `cluster` blocks (of `block` threads and `smem` dynamic bytes) the GPU can
@@ -601,8 +613,10 @@ def _arg_names(params: tuple[Param, ...]) -> list[str]:
     return names
 
 
-def _build_launcher(kernel: Kernel) -> Any:
-    """Generate the launch function specialized to `kernel`'s signature (see module docstring)."""
+def _build_launcher(kernel: Kernel, fixed: tuple[Any, ...] | None = None) -> Any:
+    """Generate the launch function specialized to `kernel`'s signature (see module docstring); with `fixed` (grid,
+    block, smem, cluster, pdl, cooperative), one for that configuration alone, which takes no launch settings but
+    ``stream`` and ``sync``."""
     L = _Launcher(kernel)
     torch = L.torch
     names = _arg_names(L.params)
@@ -655,11 +669,16 @@ def _build_launcher(kernel: Kernel) -> Any:
             packed.append(f"_s{i}")
     all_names = ", ".join(names)
     sig = f"{all_names}, /, " if names else ""
+    if fixed is None:
+        head = [f"def launch({sig}*, grid, block, smem=0, cluster=None, pdl=False, cooperative=False, stream=None, "
+                f"sync={blocking}):",
+                "    _cfg = _configs.get((grid, block, smem, cluster, pdl, cooperative))",
+                "    if _cfg is None: _cfg = _L.config(grid, block, smem, cluster, pdl, cooperative)"]
+    else:
+        ns["_cfg0"] = L.config(*fixed)
+        head = [f"def launch({sig}*, stream=None, sync={blocking}):", "    _cfg = _cfg0"]
     src = [
-        f"def launch({sig}*, grid, block, smem=0, cluster=None, pdl=False, cooperative=False, stream=None, "
-        f"sync={blocking}):",
-        "    _cfg = _configs.get((grid, block, smem, cluster, pdl, cooperative))",
-        "    if _cfg is None: _cfg = _L.config(grid, block, smem, cluster, pdl, cooperative)",
+        *head,
         "    if stream is None:",
         "        _dev = _current_device()",
         "        _hs = _current_stream(_dev)",
@@ -685,6 +704,8 @@ def _build_launcher(kernel: Kernel) -> Any:
     fn = ns["launch"]
     fn.__qualname__ = fn.__name__ = kernel.name
     fn.__doc__ = (f"Launch {kernel.signature}. Keywords: grid, block, smem=0, cluster=None, pdl=False, "
-                  "cooperative=False, stream=None, sync=False.")
+                  "cooperative=False, stream=None, sync=False." if fixed is None else
+                  f"Launch {kernel.signature} with grid, block, smem, cluster, pdl, cooperative = {fixed}. Keywords: "
+                  "stream=None, sync=False.")
     fn._source = code  # for debugging: the generated launcher
     return fn
