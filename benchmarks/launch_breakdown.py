@@ -25,7 +25,7 @@ a, b, c, d = [torch.empty(1024, device="cuda") for _ in range(4)]
 k.launch(a, b, c, d, grid=1, block=32)
 torch.cuda.synchronize()
 launch = k.launch
-L = launch.__globals__["L"]
+L = launch.__globals__["_L"]              # the generated launcher's _Launcher
 dev = torch.cuda.current_device()
 hs = torch.cuda.current_stream().cuda_stream
 lib = ctypes.CDLL("libcuda.so.1")

@@ -1054,7 +1054,9 @@ def mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, *, config: Any = None)
     tilecraft/gemm/sm90_mixed_rs.py, whose consumers dequantize W in registers as wgmma's A operand);
     otherwise this module's kernel, rows of x beyond 32 at a time. ``config``: a MixedConfig (this kernel's
     tiling, and ``config.splits`` its split-K slices), or an ``RsConfig`` or ``Sm90MixedConfig`` (a Hopper
-    kernel at any M: the register-A one, or sm90_mixed.py's, which dequantizes W into shared memory)."""
+    kernel at any M: the register-A one, or sm90_mixed.py's, which dequantizes W into shared memory).
+    The decision and the path's plan are kept per call signature (``_CALLS``: the signatures of x, bias and the
+    weight's tensors, its format and shape, config; ``tc.gemm.clear_plans()`` forgets them)."""
     from tilecraft.gemm.op import _memo
     from tilecraft.gemm.op import _signature as sig
 

@@ -1397,8 +1397,8 @@ class Launch:
     ``view``: a caller may launch with its operands as it holds them (e.g. 2-D, or B (K, N) for Bt) and give
     ``view(i, x)``, the kernel's view of operand i (0 A3, 1 Bt, 2 D3, 3 C3) of such an x. Its views then cost
     nothing per call: the kernel reads the operands' addresses only, and the views are made where a TMA map is
-    (a new address). Each torch view op costs about a microsecond and a half of host time (H100 host); the
-    construction itself takes the views."""
+    (a new address). Each torch view op costs 1.5-3 µs of host time on the H100's host (benchmarks/probe_host.py);
+    the construction itself takes the views."""
 
     def __init__(self, A3: Any, Bt: Any, C3: Any, D3: Any, bias: Any, alpha: Any, beta: Any, cfg: Sm90Config,
                  elem: str, ep: Any, sms: int, cooperative: bool = True, view: Any = None):
