@@ -573,12 +573,13 @@ class GemmOp:
                 return D
             return run_empty
         D, A3, Bt, C3, D3 = views(A, B, C, out)
+        # 2-D operands of one batch: the launches take them as they are (their kernels read the addresses only)
+        flat = L == 1 and a_dim == 2 and b_dim == 2 and (not read_c or C.dim() == 2) and (out is None or out.dim() == 2)
         if hopper:
             from tilecraft.gemm import sm90
             copy_a = L > 1 and A3.stride(0) == 0   # a broadcast operand (batch stride 0) becomes a real batch
             copy_b = L > 1 and Bt.stride(0) == 0   # for its TMA map
             A3, Bt = (A3.contiguous() if copy_a else A3), (Bt.contiguous() if copy_b else Bt)
-            flat = L == 1 and a_dim == 2 and b_dim == 2 and (not read_c or C.dim() == 2) and (out is None or out.dim() == 2)
             launch = sm90.Launch(A3, Bt, C3, D3, bias, np.float32(alpha), np.float32(beta), self.config,
                                  self.element, ep, _sm_count(A.device), view=_flat_view if flat else None)
             if flat:                                                      # the kernel's views only where a map is made
@@ -626,6 +627,12 @@ class GemmOp:
         flags = torch.zeros(L, grid[0], dtype=i32, device=dev) if serial else None
         main = tensorop_gemm_kernel.bind(A3, Bt, C3, D3, bias, a, b, W, flags, cfg, self.element, ep, full, grid=grid,
                                          block=(cfg.threads,))
+        if flat and not (serial or pad_a or pad_b):
+            def run_flat(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any) -> Any:
+                D = out if out is not None else torch.empty(d_shape, dtype=out_dt, device=dev)
+                main(A, B, C if read_c else None, D, bias, alpha, beta, None, None, cfg, self.element, ep, full)
+                return D
+            return run_flat
 
         def run_sm80(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, out: Any) -> Any:
             D, A3, Bt, C3, D3 = padded(views(A, B, C, out))
