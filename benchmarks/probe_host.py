@@ -29,7 +29,8 @@ from tilecraft.gemm import op as gop  # noqa: E402
 
 
 def per_call(fn, n: int, batches: int = 5) -> float:
-    """Host µs per call: the median over batches of n back-to-back calls (the GPU drained between batches)."""
+    """Host µs per call: the median over batches of n back-to-back calls (the GPU drained between batches). A batch
+    must not fill the GPU's launch queue: past that, a launch waits for the GPU and the time is the kernel's."""
     for _ in range(20):
         fn()
     torch.cuda.synchronize()
@@ -50,7 +51,7 @@ def closure(fn, name: str):
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("--n", type=int, default=2000)
+    p.add_argument("--n", type=int, default=200, help="calls per batch (few enough that the launch queue never fills)")
     p.add_argument("--profile", action="store_true")
     p.add_argument("--only", default="", help="the tc.gemm cases whose name contains one of these comma-separated strings (and no single steps)")
     a = p.parse_args()
@@ -154,7 +155,7 @@ def cases_and_profile(a, row) -> int:
         gop.clear_plans()
         tc.gemm(A, B)
         torch.cuda.synchronize()
-        count = max(n // 10, 50) if A.shape[0] >= 4096 else n
+        count = n
         row(f"{name}: tc.gemm", lambda A=A, B=B: tc.gemm(A, B), count)
         if isinstance(B, torch.Tensor):
             row(f"{name}: torch A @ B", lambda A=A, B=B: A @ B, count)
@@ -190,6 +191,15 @@ def cases_and_profile(a, row) -> int:
         row(f"{name}:   the kernel's launcher (values given)",
             lambda: m.kernel(*vals, grid=m.grid, block=m.block, smem=m.smem, stream=None, cluster=m.cluster,
                              pdl=m.pdl, cooperative=m.cooperative), count)
+        row(f"{name}:   the bound launch (values, then the launcher of its configuration)", lambda: m(*largs), count)
+        fixed = m.kernel.launcher(m.grid, m.block, m.smem, m.cluster, m.pdl, m.cooperative)
+        row(f"{name}:   the launcher of its configuration (values given)", lambda: fixed(*vals), count)
+        L, cfg = fixed.__globals__["_L"], fixed.__globals__["_cfg0"]
+        if cfg.ex is None:                                                # (the last launch's parameters, again)
+            hs = torch.cuda.current_stream().cuda_stream
+            drv = L.driver.cuLaunchKernel
+            row(f"{name}:   the driver's cuLaunchKernel of this kernel and its parameters",
+                lambda: drv(L.fn, *cfg.dims, cfg.smem, hs, L.params_address, 0), count)
     torch.cuda.synchronize()
     if a.profile:
         for name, A, B in cases:
