@@ -490,7 +490,7 @@ class _GemvPlan:
                                  f"{A.device} (bias_along={bias_along!r}), got "
                                  f"{tuple(bias.shape) if isinstance(bias, torch.Tensor) else type(bias).__name__}")
         self.shape, self.partials, self.blocks, self.launch, self.f32 = (M, N), None, 0, None, torch.float32
-        self.device, self.dtype = A.device, A.dtype
+        self.device, self.dtype, self._partials = A.device, A.dtype, {}   # (_partials: per stream, see run)
         self.constants: tuple[Any, ...] = ()
         if M == 0 or N == 0:
             return
@@ -527,7 +527,6 @@ class _GemvPlan:
         self.constants = (cfg, splits)
         self.launch = sgemv_kernel.bind(A, Bt, C, np.float32(1.0), np.float32(beta), P, counters, cfg, splits, bias,
                                         along, act, grid=(self.blocks, splits), block=(cfg.threads,))
-        self.device, self.dtype, self._partials = A.device, A.dtype, {}
 
     def run(self, A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any) -> Any:
         """C = act(alpha * A @ B + beta * C + bias) for operands of this plan's signature; a new C when C is None. B
