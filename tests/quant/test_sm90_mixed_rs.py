@@ -357,3 +357,32 @@ def test_gpu_ragged_k(bits: int, K: int) -> None:
         y = sm90_mixed.sm90_mixed_gemm(x, pw, b, cfg)
         torch.cuda.synchronize()
         check_mixed_gemm(y, x, pw, b, _TOL, torch.bfloat16)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
+def test_gpu_w_through_shared_memory(fmt: tuple) -> None:
+    """``RsConfig.w_smem``: W's words come by TMA into the x stages' barrier, rows past N and words past K zero;
+    random shapes (ragged N, M and K's groups), split-K summed in the kernel and by the reduction kernel, a
+    cluster, against float64."""
+    rng = random.Random("ws" + _ID(fmt))
+    for M, cfg in ((rng.randint(1, 64), replace(sm90_mixed_rs.WIDE, w_smem=True, splits=rng.randint(1, 4))),
+                   (rng.randint(33, 128), RsConfig(blk_m=128, stages=8, depth=4, splits=rng.randint(1, 3), w_smem=True)),
+                   (rng.randint(129, 400), RsConfig(blk_m=128, stages=6, depth=4, w_smem=True)),
+                   (rng.randint(100, 600), RsConfig(blk_m=128, stages=6, depth=2, cluster=2, w_smem=True)),
+                   (rng.randint(1, 64), RsConfig(blk_m=64, stages=8, depth=4, splits=2, w_smem=True))):
+        random_case(fmt, rng, M, cfg)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bits,K", [(8, 96), (8, 160), (4, 64)])
+def test_gpu_w_through_shared_memory_ragged_k(bits: int, K: int) -> None:
+    """``w_smem`` where K % 64 == 32 (int8: W's last k-tile half past the words, read as zeros) and a single
+    k-tile; N = 272 leaves the last 256-row tile ragged."""
+    pw = _weight(bits, None, True, torch.bfloat16, K, 272).to("cuda")
+    x = torch.randn(50, K).to(torch.bfloat16).cuda()
+    b = torch.randn(272).to(torch.bfloat16).cuda()
+    for cfg in (replace(sm90_mixed_rs.WIDE, w_smem=True), RsConfig(blk_m=128, stages=8, splits=3, w_smem=True)):
+        y = sm90_mixed.sm90_mixed_gemm(x, pw, b, cfg)
+        torch.cuda.synchronize()
+        check_mixed_gemm(y, x, pw, b, _TOL, torch.bfloat16)

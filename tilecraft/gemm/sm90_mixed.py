@@ -235,9 +235,10 @@ def slot_group(group: int | None, kt: Any, slot: int) -> Any:
 
 
 def _packed(fmt: PackedFormat, qw: Any, scales: Any, zeros: Any, N: Any, K: Any) -> tuple[Any, Any, Any]:
-    """The packed tensors with their layout-v1 layouts (contiguous: the host checks), static inner modes."""
+    """The packed tensors with their layout-v1 layouts (contiguous: the host checks), static inner modes
+    (no mW where qw is None: W read through shared memory, ``sm90_mixed_rs.RsConfig.w_smem``)."""
     KB = k_block(fmt.bits)
-    mW = Tensor(qw.engine, tc.make_layout((N // 16, K // KB, 32, 4), ((K // KB) * 128, 128, 4, 1)))
+    mW = None if qw is None else Tensor(qw.engine, tc.make_layout((N // 16, K // KB, 32, 4), ((K // KB) * 128, 128, 4, 1)))
     groups = K // fmt.group_size if fmt.group_size else 1
     mS = Tensor(scales.engine, tc.make_layout((N // 16, groups, 8, 2), (groups * 16, 16, 2, 1)))
     mZ = Tensor(zeros.engine, mS.layout) if zeros is not None else None
@@ -635,6 +636,7 @@ class Launch:
         self._flag_count = 0 if flags is None else flags.numel()
         self._split_shape = None if args[7] is None else tuple(args[7].shape)
         self.maps: dict[int, Any] = {x2.data_ptr(): args[0]}
+        self.wmaps: dict[int, Any] = {}                                   # W's TMA maps (RsConfig.w_smem)
         from tilecraft.gemm.sm90 import resident_clusters
         CL = getattr(self.cfg, "cluster", 1)                              # the register-A kernel's x multicast
         grid = min(units, resident_clusters(self.kernel(), args, self.threads, CL, sms, (self.cfg, w.format, sms)) * CL)
@@ -656,6 +658,11 @@ class Launch:
     def threads(self) -> int:
         return self.cfg.tile.threads
 
+    def w_arg(self, w: PackedWeight) -> Any:
+        """The kernel's argument for W's packed words (sm90_mixed_rs.RsLaunch: a TMA map where W goes
+        through shared memory)."""
+        return w.qweight
+
     def x_map(self, x2: Any, dtype: str) -> Any:
         tile = self.cfg.tile
         return x_map(x2, dtype, tile.blk_m, tile.blk_k, tile.stages)
@@ -671,7 +678,7 @@ class Launch:
             from tilecraft.runtime.errors import LaunchError
             W = torch.empty(self._split_shape, dtype=torch.float32, device=y.device)
             try:
-                self.main(tmA, w.qweight, w.scales, w.zeros, bias, D3, self.K, W, *self.static,
+                self.main(tmA, self.w_arg(w), w.scales, w.zeros, bias, D3, self.K, W, *self.static,
                           stream_flags(self._flags, self._flag_count, y.device))
             except LaunchError as e:
                 # fewer SMs free to this process than the device reports (MPS with an SM limit): the splits
@@ -683,6 +690,6 @@ class Launch:
                 self(x2, w, bias, y)
             return
         W = None if self.reduce is None else self.reduce.workspace(D3)
-        self.main(tmA, w.qweight, w.scales, w.zeros, bias if W is None else None, D3, self.K, W, *self.static)
+        self.main(tmA, self.w_arg(w), w.scales, w.zeros, bias if W is None else None, D3, self.K, W, *self.static)
         if W is not None:                                                 # the reduction adds the bias
             self.reduce(W, None, D3, bias)

@@ -74,6 +74,7 @@ from tilecraft.gemm.sm90_mixed import (
 )
 from tilecraft.layout.inttuple import imin
 from tilecraft.quant.pack import PackedFormat, PackedWeight, k_block
+from tilecraft.tensor import Tensor
 
 __all__ = ["RsConfig", "RsLaunch", "sm90_mixed_rs_kernel", "rs_launch_args", "pick_rs_config", "x_map"]
 
@@ -100,6 +101,7 @@ class RsConfig:
     consumer_regs: int = 232
     splits: int = 1
     cluster: int = 1
+    w_smem: bool = False
 
     @property
     def consumers(self) -> int:
@@ -113,7 +115,7 @@ class RsConfig:
     def name(self) -> str:
         return f"rs_{self.blk_n}x{self.blk_m}x64_s{self.stages}_d{self.depth}" + (
             f"_r{self.raster}" if self.raster != 8 else "") + (f"_sk{self.splits}" if self.splits > 1 else "") + (
-            f"_cl{self.cluster}" if self.cluster > 1 else "")
+            f"_cl{self.cluster}" if self.cluster > 1 else "") + ("_ws" if self.w_smem else "")
 
     @property
     def schedule(self) -> Sm90Config:
@@ -128,8 +130,12 @@ class RsConfig:
         return Sm90Config(self.blk_m, self.blk_n, 64, self.stages, self.consumers, self.raster, self.producer_regs,
                           self.consumer_regs, tma_store=False, splits=self.splits)
 
-    def smem_bytes(self) -> int:
-        return self.blk_m * 64 * 2 * self.stages + 16 * self.stages + 1024
+    def w_stage_bytes(self, bits: int = 8) -> int:
+        """Bytes of W's packed words per stage with ``w_smem`` (BLK_N rows x 64 k at `bits`), else 0."""
+        return self.blk_n * 64 * bits // 8 if self.w_smem else 0
+
+    def smem_bytes(self, bits: int = 8) -> int:
+        return (self.blk_m * 64 * 2 + self.w_stage_bytes(bits)) * self.stages + 16 * self.stages + 1024
 
     def validate(self, fmt: PackedFormat) -> None:
         """Raise ValueError naming the condition this tiling breaks."""
@@ -146,8 +152,8 @@ class RsConfig:
             raise ValueError(f"{self.name}: splits must be 1..16")
         if self.cluster not in (1, 2):
             raise ValueError(f"{self.name}: cluster must be 1 or 2 (CTAs sharing each x k-tile)")
-        if self.smem_bytes() > CTA_SMEM:
-            raise ValueError(f"{self.name}: {self.smem_bytes()} bytes of smem exceed the 227 KB of an SM")
+        if self.smem_bytes(fmt.bits) > CTA_SMEM:
+            raise ValueError(f"{self.name}: {self.smem_bytes(fmt.bits)} bytes of smem exceed the 227 KB of an SM")
         launch = launch_regs(self.threads)
         if self.producer_regs + self.consumers * self.consumer_regs > (1 + self.consumers) * launch:
             raise ValueError(f"{self.name}: producer {self.producer_regs} + {self.consumers} x consumer "
@@ -157,7 +163,7 @@ class RsConfig:
 @dsl.inline
 def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, bool], shape: tuple[Any, Any, Any],
               sX: Any, full_bar: Any, empty_bar: Any, qw: Any, scales: Any, zeros: Any, bias: Any, D: Any, K: Any,
-              Wk: Any, flags: Any) -> None:
+              Wk: Any, flags: Any, sW: Any = None) -> None:
     """A consumer warpgroup's life: per k-tile, convert its 64 rows of W into A fragments, wgmma them
     against the x stage, and after each tile store its (64, BLK_M) block of y^T (with split-K, its
     fp32 partial into the workspace Wk (S,1,M,N); with flags, the splits then sum the tile of y)."""
@@ -184,10 +190,10 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
     KT = 64 // KB                                                         # 16-byte loads per k-tile
     G = fmt.group_size
     GPT = 2 if G == 32 else 1                                             # scale groups per k-tile
-    mW, mS, mZ = _packed(fmt, qw, scales, zeros, N, K)
+    mW, mS, mZ = _packed(fmt, qw if sW is None else None, scales, zeros, N, K)
     groups = K // G if G else 1
     Dp = cfg.depth
-    wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, KT)) for _b in range(Dp)]          # (WORD,LOAD)
+    wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, KT)) for _b in range(1 if sW is not None else Dp)]  # (WORD,LOAD)
     sbuf = [dsl.make_rmem_tensor(dtype, (2, GPT)) for _b in range(Dp if G else 1)]  # (ROW,GROUP): rows g, g + 8
     zbuf = [dsl.make_rmem_tensor(dtype, (2, GPT)) for _b in range(Dp if G else 1)] if fmt.zero_point else None
     afrag = dsl.make_rmem_tensor(dsl.uint32, (16,))                      # 4 words per 16-k block
@@ -199,8 +205,9 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
         return f"*reinterpret_cast<const unsigned*>({buf.engine.address(buf.layout((0, gi)))})"
 
     def load(b: int, tg: Any, kt: Any) -> None:
-        """k-tile kt's packed words of 16-row tile tg (and its group scales) -> buffer b."""
-        for c in range(KT):
+        """k-tile kt's packed words of 16-row tile tg (and its group scales) -> buffer b (with W in shared
+        memory, the scales alone)."""
+        for c in range(KT if sW is None else 0):
             kb = kt * KT + c if k_whole else imin(kt * KT + c, K // KB - 1)
             dsl.copy(mW(tg, kb, lane, _), wbuf[b](_, c))                  # 16 bytes: 4 words
         for gi in range(GPT if G else 0):
@@ -211,12 +218,14 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
                 dsl.copy(mZ(tg, grp, g, _), zbuf[b](_, gi))
 
     def convert(b: int, a: Any) -> None:
-        """Buffer b's words -> the A fragments `a` of the k-tile's four 16-k blocks."""
+        """Buffer b's words (with W in shared memory, the one word buffer) and scales -> the A fragments `a`
+        of the k-tile's four 16-k blocks."""
         t = current()
         sb = sbuf[b if G else 0]
+        wb = wbuf[0 if sW is not None else b]
         for j in range(4):
             c, words = block_words(fmt.bits, j)
-            w = [f"(unsigned){render(wbuf[b](wi, c))}" for wi in words]
+            w = [f"(unsigned){render(wb(wi, c))}" for wi in words]
             gi = group_slot(G, j) if G else 0
             s2 = pair(sb, gi)
             z2 = pair(zbuf[b if G else 0], gi) if zbuf is not None else sym_zero
@@ -230,6 +239,9 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
     # q - z): accumulator i belongs to row g (h = 0) or g + 8 (h = 1) of the warp's 16
     lane0 = tiled_mma.get_slice(0).partition_C(cC)                       # static coordinates: every lane's rows
     row_half = [int(lane0(i)[0]) % 16 // 8 for i in range(tc.size(tCrC))]   # repeat lane 0's within its 16
+    if sW is not None:                    # the stage's words as the lanes read them: (TILE,LOAD,LANE,WORD,PIPE)
+        sWl = Tensor(sW.engine, tc.make_layout((bN // 16, KT, 32, 4, cfg.stages),
+                                               (KT * 128, 128, 4, 1, bN // 16 * KT * 128)))
     stage = dsl.declare(0, "stage", const=False)
     phase = dsl.declare(0, "phase", const=False)
     for unit in sch.units():
@@ -244,11 +256,17 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
 
         def step(b: int, i: Any, refill: Any) -> None:
             """k-tile i (its words in buffer b): convert, refill the buffer with k-tile i + depth, wait
-            for x, wgmma, free the stage."""
+            for x, wgmma, free the stage. With W in shared memory: wait for the stage (x and W), read the
+            lane's words from it, convert (the scales from buffer b), refill the scales, wgmma."""
+            if sW is not None:
+                full_bar.wait(stage, phase)                               # x's and W's k-tile landed
+                for c in range(KT):
+                    dsl.copy(sWl(cw * 4 + warp, c, lane, _, stage), wbuf[0](_, c))   # 16 bytes: LDS.128
             convert(b, afrag)
             refill()                                                      # W's loads: a whole ring ahead
             hopper.fence_operands(afrag)                                  # converted before the wgmma pipeline
-            full_bar.wait(stage, phase)                                   # x's k-tile landed
+            if sW is None:
+                full_bar.wait(stage, phase)                               # x's k-tile landed
             hopper.wgmma_fence()
             hopper.wgmma_gemm(atom, afrag, sX(_, _, stage), tCrC, accumulate=i > 0)
             hopper.wgmma_commit()
@@ -297,6 +315,7 @@ def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, Wk, cfg: Constexpr,
     dtype, _wg = ELEMENTS[fmt.dtype]
     L, M, N = D.shape
     sX = dsl.smem_tensor(dtype, smem_layout(dtype, "K", cfg.blk_m, 64, cfg.stages), align=1024)  # (BLK_M,64,PIPE)
+    sW = dsl.smem_tensor(dsl.int32, w_stage_layout(cfg, fmt, cfg.stages), align=128) if cfg.w_smem else None
     full_bar, empty_bar = stage_barriers(cfg.schedule)                   # x's k-tile landed / both consumers read it
     if cfg.splits > 1 and flags is None:
         # the reduction kernel (a programmatic dependent launch, RsLaunch.pdl_reduce) may be scheduled now: its
@@ -311,12 +330,19 @@ def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, Wk, cfg: Constexpr,
             CL = cfg.cluster
             hopper.tma_prefetch(tmX)
             mc = dict(multicast=(1 << CL) - 1, cta_rank=sch.rank) if CL > 1 else {}  # this CTA's slice, to both
-            tma_producer(sch, full_bar, empty_bar, tmX.box_bytes * CL,      # the schedule's n-tiles are x's rows
-                         lambda stage, _w_tile, x_tile, l_idx, k_tile: hopper.tma_load(
-                             tmX, sX(_, _, stage), full_bar.addr(stage), (x_tile * cfg.blk_m, k_tile * 64, l_idx), **mc))
+            KT = 64 // k_block(fmt.bits)                                  # 16-byte words of a lane per k-tile
+
+            def load(stage: Any, w_tile: Any, x_tile: Any, l_idx: Any, k_tile: Any) -> None:
+                hopper.tma_load(tmX, sX(_, _, stage), full_bar.addr(stage), (x_tile * cfg.blk_m, k_tile * 64, l_idx),
+                                **mc)
+                if cfg.w_smem:                                            # W's k-tile of the CTA's rows, its own
+                    hopper.tma_load(qw, sW(_, _, stage), full_bar.addr(stage),
+                                    (w_tile * (cfg.blk_n // 16), k_tile * KT * 128))
+            w_bytes = qw.box_bytes if cfg.w_smem else 0
+            tma_producer(sch, full_bar, empty_bar, tmX.box_bytes * CL + w_bytes, load)  # the schedule's n-tiles: x's rows
     with dsl.else_():
         _consumer(cfg, fmt, full, edges, (L, M, N), sX, full_bar, empty_bar, qw, scales, zeros, bias, D, K, Wk,
-                  flags)
+                  flags, sW)
     if cfg.cluster > 1:
         hopper.cluster_sync()           # no CTA leaves while a peer may still multicast into it or arrive on it
 
@@ -328,6 +354,24 @@ def x_map(x2: Any, dtype: str, cfg: RsConfig) -> Any:
     load is its slice of the rows)."""
     from tilecraft.gemm.sm90_mixed import x_map as stage_map
     return stage_map(x2, dtype, cfg.blk_m, 64, cfg.stages, cfg.cluster)
+
+
+def w_stage_layout(cfg: RsConfig, fmt: PackedFormat, stages: int | None = None) -> Any:
+    """W's packed words of one stage with ``w_smem``: (BLK_N / 16 tiles, the 128 words per 16-byte load of
+    the k-tile's KT loads), as layout v1 keeps them (lane t's 16 bytes of load c at word 128 c + 4 t); with
+    `stages`, a third mode of the stages."""
+    rows, words = cfg.blk_n // 16, 64 // k_block(fmt.bits) * 128
+    if stages is None:
+        return tc.make_layout((rows, words), (words, 1))
+    return tc.make_layout((rows, words, stages), (words, 1, rows * words))
+
+
+def w_map(qweight: Any, cfg: RsConfig, fmt: PackedFormat) -> Any:
+    """The TMA map of the packed words (N / 16, K / KB, 32, 4) viewed as (N / 16, K / KB x 128) words,
+    filling one W stage of ``w_smem`` (rows past N and words past K read as zeros)."""
+    from tilecraft.gemm.sm90 import _cached_map
+    q2 = qweight.view(qweight.shape[0], -1)
+    return _cached_map(q2, lambda: w_stage_layout(cfg, fmt), 1, ("rs_w", cfg.blk_n, fmt.bits))
 
 
 def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig, sms: int | None = None
@@ -356,7 +400,8 @@ def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig, s
             flags = torch.zeros(units // cfg.splits, dtype=torch.int32, device=y.device)   # one per tile
         else:
             bias = None
-    return (x_map(x2, w.format.dtype, cfg), w.qweight, w.scales, w.zeros, bias, y.unsqueeze(0), K, Wk, cfg, w.format,
+    qw = w_map(w.qweight, cfg, w.format) if cfg.w_smem else w.qweight
+    return (x_map(x2, w.format.dtype, cfg), qw, w.scales, w.zeros, bias, y.unsqueeze(0), K, Wk, cfg, w.format,
             full, edges, flags), units
 
 
@@ -381,6 +426,12 @@ class RsLaunch(Launch):
 
     def x_map(self, x2: Any, dtype: str) -> Any:
         return x_map(x2, dtype, self.cfg)
+
+    def w_arg(self, w: PackedWeight) -> Any:
+        if not self.cfg.w_smem:
+            return w.qweight
+        from tilecraft.gemm.sm90 import by_address
+        return by_address(self.wmaps, w.qweight, lambda q: w_map(q, self.cfg, w.format))
 
 
 #: M <= 64: 256 rows of W per CTA in four consumer warpgroups of 64 rows, 64 rows of x, two k-tiles of words in
