@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Forty-fifth session: the register-A mixed kernel with W's packed words through shared memory (RsConfig.w_smem: TMA
 # into the x stages, so W's bytes in flight cost no registers) against its register ring (issue 9, M = 33..256).
-# Usage: bash benchmarks/device_session45.sh [ws_tests|ws_time ...]
+# Usage: bash benchmarks/device_session45.sh [ws_tests|ws_time|ws_ncu|ws_skip ...]
 # - ws_tests: the w_smem GPU tests and the register-A kernel's random shapes;
 # - ws_time: bench_mixed_large.py at WS_MS (40,64,128,256), tc.gemm's pick against w_smem tilings (WS_CONFIGS), three
-#   rounds in turn, into $OUT/ws_time.md.
+#   rounds in turn, into $OUT/ws_time.md;
+# - ws_ncu: Nsight Compute on the W4A16 g128 register-A kernel at M = WS_M (64) with tilings WS_NCU (RsConfig
+#   expressions): time, cycles, tensor pipe, issue, instructions and the warps' stall reasons per issued instruction;
+# - ws_skip: `git apply benchmarks/patches/rs_skip_convert.diff` (no shuffles or conversion: wrong results), then
+#   ws_time's timing with --no-check at WS_MS, and the patch reverted.
 source "$(dirname "$0")/device_env.sh"
 W="R(blk_n=256, blk_m=64, stages=8, depth=2, producer_regs=24, consumer_regs=112, splits=4, w_smem=True)"
 W="$W;R(blk_n=256, blk_m=64, stages=8, depth=2, producer_regs=24, consumer_regs=112, splits=2, w_smem=True)"
@@ -18,6 +22,20 @@ for part in ${*:-ws_tests}; do
   ws_time)
     timeout "${WS_S:-400}" python3 benchmarks/bench_mixed_large.py --rounds "${ROUNDS:-3}" --ms "${WS_MS:-40,64,128,256}" \
       --rs-configs "${WS_CONFIGS:-$W}" 2>&1 | tee -a "$OUT/ws_time.md" | grep -v "^|---" ;;
+  ws_ncu)
+    M=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); import ncu_columns; print(ncu_columns.NCU_METRICS)")
+    ST='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
+    EX=smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active
+    timeout "${NCU_S:-150}" ncu --profile-from-start off --clock-control none -k regex:mixed_rs --metrics "$M,$EX,$ST" \
+      python3 benchmarks/ncu_gemm.py --which "$(python3 -c "print(','.join(f'rs{i}' for i in range(len('''${WS_NCU:-$W}'''.split(';')))))")" --dtype bfloat16 --n 8192 --m "${WS_M:-64}" --rs "${WS_NCU:-$W}" > "$OUT/ws_ncu.txt" 2>&1
+    python3 benchmarks/ncu_columns.py "$OUT/ws_ncu.txt"
+    grep -E "^rs[0-9]|^  [A-Za-z_].*\(|stalled|issue_active|inst_executed|warps_active" "$OUT/ws_ncu.txt" \
+      | awk '$NF+0 > 0.05 || !/stalled/' | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//' ;;
+  ws_skip)
+    git apply benchmarks/patches/rs_skip_convert.diff && \
+      timeout "${WS_S:-300}" python3 benchmarks/bench_mixed_large.py --no-check --rounds "${ROUNDS:-3}" --ms "${WS_MS:-64,128}" \
+        --rs-configs "${WS_CONFIGS:-$W}" 2>&1 | tee -a "$OUT/ws_skip.md" | grep -v "^|---"
+    git checkout tilecraft/gemm/sm90_mixed_rs.py ;;
   *) echo "unknown part $part" ;;
   esac
 done

@@ -43,6 +43,8 @@ def main() -> int:
     p.add_argument("--sgemm", default="128x256x8_w4x8_t256_b1", help="SIMT tilings for --which sgemm")
     p.add_argument("--shape", help="MxNxK instead of n^3")
     p.add_argument("--configs", help="';'-separated Sm90Config expressions, profiled as cfg0, cfg1, ...")
+    p.add_argument("--rs", help="';'-separated RsConfig expressions (R = RsConfig): the register-A mixed kernel on the "
+                   "W4A16 g128 weight of --which w4a16, named rs0, rs1, ... in --which")
     a = p.parse_args()
     dt = getattr(torch, a.dtype)
     M, N, K = (int(x) for x in a.shape.split("x")) if a.shape else (a.n,) * 3
@@ -73,7 +75,7 @@ def main() -> int:
         C = torch.empty(a.n, a.n, device="cuda")
         names = a.sgemm.split(",")
         calls["sgemm"] = lambda: [sgemm_tuned(A, B, C, config=CONFIGS[n]) for n in names]
-    if any(w in a.which for w in ("w4a16", "w8a16", "copy")):
+    if a.rs or any(w in a.which for w in ("w4a16", "w8a16", "copy")):
         import tilecraft.quant as Q
         x = torch.randn(a.m, a.n, device="cuda").to(dt)
         w = torch.randn(a.n, a.n, device="cuda") * 0.02
@@ -81,6 +83,13 @@ def main() -> int:
         src = torch.empty(w4.nbytes // 2, dtype=torch.uint8, device="cuda")
         dst = torch.empty_like(src)
         calls.update(w4a16=lambda: gemm(x, w4), w8a16=lambda: gemm(x, w8), copy=lambda: dst.copy_(src))
+        if a.rs:
+            from tilecraft.gemm.sm90_mixed_rs import RsConfig
+
+            for i, e in enumerate(a.rs.split(";")):
+                rcfg = eval(e, {"R": RsConfig})
+                print(f"rs{i}: {rcfg.name}", flush=True)
+                calls[f"rs{i}"] = lambda rcfg=rcfg: Q.gemm(x, w4, config=rcfg)
     for name in a.which.split(","):
         for _ in range(3):
             calls[name]()
