@@ -7,6 +7,7 @@
 #   rounds in turn, into $OUT/ws_time.md;
 # - ws_ncu: Nsight Compute on the W4A16 g128 register-A kernel at M = WS_M (64) with tilings WS_NCU (RsConfig
 #   expressions): time, cycles, tensor pipe, issue, instructions and the warps' stall reasons per issued instruction;
+# - ws_sass: Nsight Compute's per-instruction stall samples (SASS, CSV) of the first WS_NCU tiling at M = WS_M;
 # - ws_skip: `git apply benchmarks/patches/rs_skip_convert.diff` (no shuffles or conversion: wrong results), then
 #   ws_time's timing with --no-check at WS_MS, and the patch reverted.
 source "$(dirname "$0")/device_env.sh"
@@ -31,6 +32,14 @@ for part in ${*:-ws_tests}; do
     python3 benchmarks/ncu_columns.py "$OUT/ws_ncu.txt"
     grep -E "^rs[0-9]|^  [A-Za-z_].*\(|stalled|issue_active|inst_executed|warps_active" "$OUT/ws_ncu.txt" \
       | awk '$NF+0 > 0.05 || !/stalled/' | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//' ;;
+  ws_sass)
+    C="${WS_NCU:-$W}"
+    timeout "${NCU_S:-200}" ncu --profile-from-start off --clock-control none -k regex:mixed_rs --section WarpStateStats \
+      --section SourceCounters -o "$OUT/ws_sass" -f python3 benchmarks/ncu_gemm.py --which rs0 --dtype bfloat16 --n 8192 \
+      --m "${WS_M:-64}" --rs "${C%%;*}" > "$OUT/ws_sass.log" 2>&1
+    ncu -i "$OUT/ws_sass.ncu-rep" --page source --print-source sass --csv > "$OUT/ws_sass.csv" 2>&1
+    ncu -i "$OUT/ws_sass.ncu-rep" --page details > "$OUT/ws_sass_details.txt" 2>&1
+    rm -f "$OUT/ws_sass.ncu-rep"; wc -l "$OUT/ws_sass.csv"; grep -iE "stall|warp cycles" "$OUT/ws_sass_details.txt" | head -20 ;;
   ws_skip)
     git apply benchmarks/patches/rs_skip_convert.diff && \
       timeout "${WS_S:-300}" python3 benchmarks/bench_mixed_large.py --no-check --rounds "${ROUNDS:-3}" --ms "${WS_MS:-64,128}" \
