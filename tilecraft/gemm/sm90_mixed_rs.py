@@ -102,6 +102,7 @@ class RsConfig:
     splits: int = 1
     cluster: int = 1
     w_smem: bool = False
+    overlap: bool = False
 
     @property
     def consumers(self) -> int:
@@ -115,7 +116,7 @@ class RsConfig:
     def name(self) -> str:
         return f"rs_{self.blk_n}x{self.blk_m}x64_s{self.stages}_d{self.depth}" + (
             f"_r{self.raster}" if self.raster != 8 else "") + (f"_sk{self.splits}" if self.splits > 1 else "") + (
-            f"_cl{self.cluster}" if self.cluster > 1 else "") + ("_ws" if self.w_smem else "")
+            f"_cl{self.cluster}" if self.cluster > 1 else "") + ("_ws" if self.w_smem else "") + ("_ov" if self.overlap else "")
 
     @property
     def schedule(self) -> Sm90Config:
@@ -146,6 +147,9 @@ class RsConfig:
             raise ValueError(f"{self.name}: blk_m must be a multiple of 64 in {HEADER_N} (wgmma's N)")
         if not 1 <= self.depth <= 8:
             raise ValueError(f"{self.name}: depth must be 1..8")
+        if self.overlap and not (self.w_smem and self.depth % 2 == 0):
+            raise ValueError(f"{self.name}: overlap takes w_smem and an even depth (the scales' ring alternates "
+                             "between two fragment buffers)")
         if not 2 <= self.stages <= 8:
             raise ValueError(f"{self.name}: stages must be 2..8")
         if not 1 <= self.splits <= 16:
@@ -196,7 +200,8 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
     wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, KT)) for _b in range(1 if sW is not None else Dp)]  # (WORD,LOAD)
     sbuf = [dsl.make_rmem_tensor(dtype, (2, GPT)) for _b in range(Dp if G else 1)]  # (ROW,GROUP): rows g, g + 8
     zbuf = [dsl.make_rmem_tensor(dtype, (2, GPT)) for _b in range(Dp if G else 1)] if fmt.zero_point else None
-    afrag = dsl.make_rmem_tensor(dsl.uint32, (16,))                      # 4 words per 16-k block
+    afrags = [dsl.make_rmem_tensor(dsl.uint32, (16,)) for _f in range(2 if cfg.overlap else 1)]  # 4 words / 16-k block
+    afrag = afrags[0]
     sym_zero = f"{_half_bits(float(fmt.offset), fmt.dtype) * 0x10001:#x}u"
     leader = dsl.eq(threadIdx.x % 128, 0)
 
@@ -275,7 +280,55 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
                 _release(empty_bar, stage, cfg.cluster)                   # the stage goes back to the producer(s)
             _advance(stage, phase, cfg.stages)
 
-        register_ring(Dp, k_count, lambda b, j: load(b, tg, k_begin + j), step)
+        def words(st: Any, ph: Any) -> None:
+            """Wait for the stage (x and W), read the lane's words of it."""
+            full_bar.wait(st, ph)
+            for c in range(KT):
+                dsl.copy(sWl(cw * 4 + warp, c, lane, _, st), wbuf[0](_, c))
+
+        def refill_scales(b: int, j: Any) -> None:
+            with dsl.if_(j + Dp < k_count):
+                load(b, tg, k_begin + j + Dp)
+
+        def ostep(b: int, i: Any) -> None:
+            """With overlap: k-tile i's fragments (afrags[b % 2]) into the wgmmas; once k-tile i - 1's are done,
+            free its stage, and convert k-tile i + 1 (its stage's words, scales from buffer b + 1) into the
+            fragments they read, while k-tile i's run."""
+            a, nxt = afrags[b % 2], afrags[(b + 1) % 2]
+            hopper.fence_operands(a)
+            hopper.wgmma_fence()
+            hopper.wgmma_gemm(atom, a, sX(_, _, stage), tCrC, accumulate=i > 0)
+            hopper.wgmma_commit()
+            hopper.wgmma_wait(1)                                          # k-tile i - 1's wgmmas are done
+            with dsl.if_(leader & (i > 0)):
+                _release(empty_bar, _previous(stage, cfg.stages), cfg.cluster)
+            with dsl.if_(i + 1 < k_count):
+                last = dsl.eq(stage, cfg.stages - 1)
+                words(dsl.where(last, 0, stage + 1), dsl.where(last, 1 - phase, phase))
+                convert((b + 1) % Dp, nxt)
+                refill_scales((b + 1) % Dp, i + 1)
+                hopper.fence_operands(nxt)
+            _advance(stage, phase, cfg.stages)
+
+        if not cfg.overlap:
+            register_ring(Dp, k_count, lambda b, j: load(b, tg, k_begin + j), step)
+        else:
+            for b in range(Dp):                                           # the scales' first k-tiles
+                with dsl.if_(b < k_count):
+                    load(b, tg, k_begin + b)
+            words(stage, phase)
+            convert(0, afrags[0])
+            refill_scales(0, 0)
+            for it in dsl.range((k_count + Dp - 1) // Dp):
+                for b in range(Dp):                                       # even depth: k-tile parity is b's
+                    if b == 0:
+                        ostep(b, Dp * it)
+                    else:
+                        with dsl.if_(Dp * it + b < k_count):
+                            ostep(b, Dp * it + b)
+            hopper.wgmma_wait(0)                                          # the unit's last k-tile
+            with dsl.if_(leader):
+                _release(empty_bar, _previous(stage, cfg.stages), cfg.cluster)
         if not G:                                                         # per-channel: the row's scale, once
             for i, h in enumerate(row_half):
                 tCrC[i] = tCrC(i) * row_scale[h]
@@ -300,6 +353,11 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
         for j in range(bM // 8):
             blk = ((_, _, j), 0, 0)
             _epilogue(tCrC(blk), None, tCgD(blk), tCcD(blk), bias, 1.0, 0.0, ep, N, M, full)
+
+
+def _previous(stage: Any, stages: int) -> Any:
+    """The stage before `stage` in the ring of `stages`."""
+    return dsl.where(dsl.eq(stage, 0), stages - 1, stage - 1)
 
 
 @dsl.kernel
