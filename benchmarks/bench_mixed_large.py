@@ -60,21 +60,23 @@ def _err(y: Any, ref: Any) -> float:
     return float((y.double() - ref).norm() / ref.norm())
 
 
-def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, reduce: str = "") -> dict:
+def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, reduce: str = "", zp: bool = False
+         ) -> dict:
     """tc.gemm on the packed weight (ring < 0), or sm90_mixed_gemm with the heuristic's tiling given a
     cp.async ring of `ring` k-tiles (0: the register ring the heuristic picked), or with the register-A
     kernel's tiling `rs` (sm90_mixed_rs.RsConfig). ``reduce``: tc.gemm's pick with its split-K partials
     summed by the reduction kernel instead of in the kernel, launched as a programmatic dependent launch
-    ("pdl") or plainly ("plain")."""
+    ("pdl") or plainly ("plain"). ``zp``: unsigned weights with zero points."""
     from tilecraft.gemm.sm90_mixed import (
         SM90_MIN_M, _prepare, pick_config, pick_sm90_mixed_config, sm90_mixed_gemm, use_sm90_mixed, with_ring,
     )
     from tilecraft.gemm.sm90_mixed_rs import RsLaunch
 
     w = torch.randn(K, N, device="cuda") * 0.02
-    pw0 = Q.pack(Q.quantize(w, bits, group), DTYPE)
+    pw0 = Q.pack(Q.quantize(w, bits, group, zero_point=zp), DTYPE)
     n = _copies(pw0.nbytes)
-    pws = [pw0] + [Q.PackedWeight(pw0.qweight.clone(), pw0.scales.clone(), None, pw0.shape, pw0.format)
+    pws = [pw0] + [Q.PackedWeight(pw0.qweight.clone(), pw0.scales.clone(),
+                                  None if pw0.zeros is None else pw0.zeros.clone(), pw0.shape, pw0.format)
                    for _ in range(n - 1)]
     x = torch.randn(M, K, device="cuda").to(DTYPE)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -135,11 +137,24 @@ def main() -> int:
                     "sums them in the kernel where every work unit fits on the SMs)")
     ap.add_argument("--rounds", type=int, default=1, help="time every contender of an M in turn this many times and "
                     "report the medians (the GPU's clock drifts over seconds; one timing after another inherits it)")
+    ap.add_argument("--formats", default="", help="the weight formats instead of W4A16 g128 and W8A16 per-channel: "
+                    "comma-separated BITS:GROUP[:zp] (GROUP 0: per channel), e.g. 4:128,8:0,4:32:zp")
+    ap.add_argument("--nk", default="", help="N x K of the weight instead of 8192x8192, e.g. 28672x4096")
     ap.add_argument("--no-check", action="store_true", help="time our contenders even where they are wrong (for probes "
                     "that leave out work on purpose; the error column still shows it)")
     args = ap.parse_args()
-    global NO_CHECK
+    global NO_CHECK, N, K, OURS
     NO_CHECK = args.no_check
+    if args.nk:
+        N, K = (int(v) for v in args.nk.split("x"))
+    if args.formats:
+        OURS = []
+        for spec in args.formats.split(","):
+            f = spec.split(":")
+            g = int(f[1]) or None
+            zp = len(f) > 2 and f[2] == "zp"
+            OURS.append((f"W{f[0]}A16 {'g' + f[1] if g else 'pc'}{' zp' if zp else ''}", int(f[0]), g, zp))
+    OURS = [o if len(o) == 4 else (*o, False) for o in OURS]
     rings = [int(r) for r in args.rings.split(",") if r]
     from tilecraft.gemm.sm90_mixed_rs import RsConfig
     rs = [RsConfig(blk_m=f[0], stages=f[1], depth=f[2], splits=f[3] if len(f) > 3 else 1,
@@ -150,20 +165,20 @@ def main() -> int:
         print("needs a CUDA GPU")
         return 2
     props = torch.cuda.get_device_properties(0)
-    print(f"# mixed-input GEMM at large M, N = K = {N}, bf16, {props.name}, {props.multi_processor_count} SMs, "
+    print(f"# mixed-input GEMM at large M, N = {N}, K = {K}, bf16, {props.name}, {props.multi_processor_count} SMs, "
           f"torch {torch.__version__}\n")
     rows, out = [], []
     for M in [int(m) for m in args.ms.split(",")]:
         flop = 2 * M * N * K
         base = {"tilecraft dense": _safe(dense, M, lambda a, b: tc.gemm(a, b)),
                 "cuBLAS": _safe(dense, M, torch.matmul)}
-        res = {label: _safe(ours, M, b, g) for label, b, g in OURS}
+        res = {label: _safe(ours, M, b, g, zp=z) for label, b, g, z in OURS}
         for r in rings:
-            res.update({f"{label} ring {r}": _safe(ours, M, b, g, r) for label, b, g in OURS})
+            res.update({f"{label} ring {r}": _safe(ours, M, b, g, r, zp=z) for label, b, g, z in OURS})
         for r in ("pdl", "plain") if args.reductions else ():
-            res.update({f"{label} {r} reduce": _safe(ours, M, b, g, -1, None, r) for label, b, g in OURS})
+            res.update({f"{label} {r} reduce": _safe(ours, M, b, g, -1, None, r, zp=z) for label, b, g, z in OURS})
         for c in rs:
-            res.update({f"{label} {c.name}": _safe(ours, M, b, g, -1, c) for label, b, g in OURS})
+            res.update({f"{label} {c.name}": _safe(ours, M, b, g, -1, c, zp=z) for label, b, g, z in OURS})
         res.update(base)
         timed = in_turn({label: r["timer"] for label, r in res.items() if "timer" in r}, args.rounds)
         for label, times in timed.items():

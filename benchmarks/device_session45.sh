@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Forty-fifth session: the register-A mixed kernel with W's packed words through shared memory (RsConfig.w_smem: TMA
 # into the x stages, so W's bytes in flight cost no registers) against its register ring (issue 9, M = 33..256).
-# Usage: bash benchmarks/device_session45.sh [ws_tests|ws_time|ws_ncu|ws_skip ...]
+# Usage: bash benchmarks/device_session45.sh [ws_tests|ws_time|ws_ncu|ws_sass|ws_skip|ws_picks ...]
 # - ws_tests: the w_smem GPU tests and the register-A kernel's random shapes;
 # - ws_time: bench_mixed_large.py at WS_MS (40,64,128,256), tc.gemm's pick against w_smem tilings (WS_CONFIGS), three
 #   rounds in turn, into $OUT/ws_time.md;
+# - ws_picks: tc.gemm (the w_smem picks) against the picks before (explicit tilings) at WS_MS (40,64,128), weight
+#   formats WS_FORMATS (bench_mixed_large.py --formats), N x K WS_NK (8192x8192), into $OUT/ws_picks.md;
 # - ws_ncu: Nsight Compute on the W4A16 g128 register-A kernel at M = WS_M (64) with tilings WS_NCU (RsConfig
 #   expressions): time, cycles, tensor pipe, issue, instructions and the warps' stall reasons per issued instruction;
 # - ws_sass: Nsight Compute's per-instruction stall samples (SASS, CSV) of the first WS_NCU tiling at M = WS_M;
@@ -23,6 +25,12 @@ for part in ${*:-ws_tests}; do
   ws_time)
     timeout "${WS_S:-400}" python3 benchmarks/bench_mixed_large.py --rounds "${ROUNDS:-3}" --ms "${WS_MS:-40,64,128,256}" \
       --rs-configs "${WS_CONFIGS:-$W}" 2>&1 | tee -a "$OUT/ws_time.md" | grep -v "^|---" ;;
+  ws_picks)
+    O="R(blk_n=256, blk_m=64, stages=8, depth=2, producer_regs=24, consumer_regs=112, splits=4)"
+    O="$O;R(blk_m=128, stages=8, depth=6, splits=2);R(blk_m=64, stages=8, depth=6, splits=2)"
+    timeout "${WS_S:-400}" python3 benchmarks/bench_mixed_large.py --rounds "${ROUNDS:-3}" --ms "${WS_MS:-40,64,128}" \
+      --formats "${WS_FORMATS:-4:128,8:0}" --nk "${WS_NK:-8192x8192}" --rs-configs "${WS_CONFIGS:-$O}" 2>&1 \
+      | tee -a "$OUT/ws_picks.md" | grep -v "^|---" ;;
   ws_ncu)
     M=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); import ncu_columns; print(ncu_columns.NCU_METRICS)")
     ST='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'

@@ -536,10 +536,11 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
     def slices(tiles: int) -> int:
         return min((s for s in range(1, 5) if s == 1 or k_tiles >= 8 * s), key=lambda s: -(-tiles * s // sms) / s)
 
-    if M <= WIDE.blk_m:
+    ws = M <= 128                                                         # W through shared memory
+    if M <= WIDE.blk_m and fmt.bits == 4:
         tiles = -(-N // WIDE.blk_n)
         if tiles * slices(tiles) >= 0.9 * sms:
-            return replace(WIDE, splits=slices(tiles), depth=wide_depth(fmt))
+            return replace(WIDE, splits=slices(tiles), w_smem=True)
     rows = 64 if M <= 64 else 128
     tiles = -(-M // rows) * w_tiles
-    return RsConfig(blk_m=rows, stages=8, depth=6, splits=slices(tiles))
+    return RsConfig(blk_m=rows, stages=8, depth=4 if ws else 6, splits=slices(tiles), w_smem=ws)
