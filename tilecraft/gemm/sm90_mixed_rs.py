@@ -543,4 +543,4 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
             return replace(WIDE, splits=slices(tiles), w_smem=True)
     rows = 64 if M <= 64 else 128
     tiles = -(-M // rows) * w_tiles
-    return RsConfig(blk_m=rows, stages=8, depth=4 if ws else 6, splits=slices(tiles), w_smem=ws)
+    return RsConfig(blk_m=rows, stages=8, depth=6, splits=slices(tiles), w_smem=ws)
