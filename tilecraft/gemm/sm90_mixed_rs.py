@@ -24,6 +24,13 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   ahead, and ptxas put the unrolled loop's last load after the next k-tile's wgmmas. There the consumers
   waited on W's loads: a quarter of the warps' stall samples at M = 128. Refilling at once made the kernel
   4-12% faster from M = 64 to 4096 (RESULTS.md, session 34).
+  **W through shared memory** (``w_smem``, the heuristic's tilings up to 128 rows of x): the producer also
+  loads the CTA's k-tile of packed words by TMA (one 2-D box: BLK_N / 16 tiles of 512 or 1024 bytes, TMA
+  zero-filling rows past N and words past K), completing on the x stage's barrier, and each lane reads its 16
+  bytes of the stage (``LDS.128``, a warp's 512 contiguous bytes). W's bytes in flight are then the stages'
+  (up to 128 KB a CTA), not the registers', and the ring holds the scales alone. Session 45 (H100, N = K =
+  8192, three rounds in turn): 4-10% faster at M = 40..128 for W8A16 and W4A16 per-channel, 3-7% for W4A16
+  g128 at M <= 64, equal for W4A16 g32 with zero points (RESULTS.md).
   Layout v1's k order (lane q holds k 4q .. 4q + 3) is not wgmma's (k 2q, 2q + 1, 2q + 8, 2q + 9, and x in
   shared memory keeps its natural order), so two shuffles per word give each lane the bytes it needs
   (tilecraft/sm90_mixed.cuh, ``u4_frag`` / ``u8_frag``); mixed.cuh's magic-number converters make exact q - z.
@@ -38,8 +45,14 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
     It compiles unserialized, since ``fence_operands`` pins the fragments. Sessions 9 and 34 measured it
     4-23% slower at M <= 256 (session 34: within 3% either way at M >= 1024). Both versions also wrote
     the buffer that k-tile i - 1's wgmmas could still be reading:
-    ``benchmarks/patches/rs_overlap_wrong_buffer.diff``.
+    ``benchmarks/patches/rs_overlap_wrong_buffer.diff``. With W through shared memory (session 45: the next
+    stage waited for and read while k-tile i's wgmmas run; correct) it ran 0-6% slower at M = 40..128 and
+    up to 21% at 256: ``benchmarks/patches/rs_ws_overlap.diff``.
   - Making the two warpgroups take turns issuing gained nothing.
+  At M = 64 (``WIDE``, W through shared memory) Nsight Compute finds the tensor pipe 35% busy and the SM
+  issuing 45% of cycles: 139 instructions per warp and k-tile (80 of them the conversion), the warps'
+  stalls mostly on the wgmma wait and the stage's barrier. Leaving out the conversion entirely (wrong
+  results, ``benchmarks/patches/rs_skip_convert.diff``) saved only 2.5 of 29 us.
 * **Epilogue.** The accumulators are a (64, BLK_M) block of y^T: the consumer stores them into y's
   transposed view through the sm80 path's epilogue (bias along y^T's rows, cast, predicated at M and N).
 * **Split-K.** Where the tiles leave SMs idle (M <= 256 or so), ``splits`` CTAs share a tile's k-tiles;
@@ -90,7 +103,9 @@ class RsConfig:
     (two consumers: 40 + 2 x 232 = 3 x 168; four: 24 + 4 x 112 <= 5 x 96), ``splits`` slices of K (fp32
     partial tiles, summed in the kernel or by sm90's reduction kernel), and
     ``cluster`` CTAs on neighbouring row blocks of W sharing each x k-tile: each loads 1/cluster of the
-    x box and multicasts it to both (the dense kernel's B multicast, sm90.py's ``cluster_m``)."""
+    x box and multicasts it to both (the dense kernel's B multicast, sm90.py's ``cluster_m``); ``w_smem``: W's
+    packed words come by TMA into each stage beside x (the module docstring), and ``depth`` buffers only the
+    scales."""
 
     blk_n: int = 128
     blk_m: int = 256
@@ -102,7 +117,6 @@ class RsConfig:
     splits: int = 1
     cluster: int = 1
     w_smem: bool = False
-    overlap: bool = False
 
     @property
     def consumers(self) -> int:
@@ -116,7 +130,7 @@ class RsConfig:
     def name(self) -> str:
         return f"rs_{self.blk_n}x{self.blk_m}x64_s{self.stages}_d{self.depth}" + (
             f"_r{self.raster}" if self.raster != 8 else "") + (f"_sk{self.splits}" if self.splits > 1 else "") + (
-            f"_cl{self.cluster}" if self.cluster > 1 else "") + ("_ws" if self.w_smem else "") + ("_ov" if self.overlap else "")
+            f"_cl{self.cluster}" if self.cluster > 1 else "") + ("_ws" if self.w_smem else "")
 
     @property
     def schedule(self) -> Sm90Config:
@@ -147,9 +161,6 @@ class RsConfig:
             raise ValueError(f"{self.name}: blk_m must be a multiple of 64 in {HEADER_N} (wgmma's N)")
         if not 1 <= self.depth <= 8:
             raise ValueError(f"{self.name}: depth must be 1..8")
-        if self.overlap and not (self.w_smem and self.depth % 2 == 0):
-            raise ValueError(f"{self.name}: overlap takes w_smem and an even depth (the scales' ring alternates "
-                             "between two fragment buffers)")
         if not 2 <= self.stages <= 8:
             raise ValueError(f"{self.name}: stages must be 2..8")
         if not 1 <= self.splits <= 16:
@@ -200,8 +211,7 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
     wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, KT)) for _b in range(1 if sW is not None else Dp)]  # (WORD,LOAD)
     sbuf = [dsl.make_rmem_tensor(dtype, (2, GPT)) for _b in range(Dp if G else 1)]  # (ROW,GROUP): rows g, g + 8
     zbuf = [dsl.make_rmem_tensor(dtype, (2, GPT)) for _b in range(Dp if G else 1)] if fmt.zero_point else None
-    afrags = [dsl.make_rmem_tensor(dsl.uint32, (16,)) for _f in range(2 if cfg.overlap else 1)]  # 4 words / 16-k block
-    afrag = afrags[0]
+    afrag = dsl.make_rmem_tensor(dsl.uint32, (16,))                      # 4 words per 16-k block
     sym_zero = f"{_half_bits(float(fmt.offset), fmt.dtype) * 0x10001:#x}u"
     leader = dsl.eq(threadIdx.x % 128, 0)
 
@@ -280,55 +290,7 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
                 _release(empty_bar, stage, cfg.cluster)                   # the stage goes back to the producer(s)
             _advance(stage, phase, cfg.stages)
 
-        def words(st: Any, ph: Any) -> None:
-            """Wait for the stage (x and W), read the lane's words of it."""
-            full_bar.wait(st, ph)
-            for c in range(KT):
-                dsl.copy(sWl(cw * 4 + warp, c, lane, _, st), wbuf[0](_, c))
-
-        def refill_scales(b: int, j: Any) -> None:
-            with dsl.if_(j + Dp < k_count):
-                load(b, tg, k_begin + j + Dp)
-
-        def ostep(b: int, i: Any) -> None:
-            """With overlap: k-tile i's fragments (afrags[b % 2]) into the wgmmas; once k-tile i - 1's are done,
-            free its stage, and convert k-tile i + 1 (its stage's words, scales from buffer b + 1) into the
-            fragments they read, while k-tile i's run."""
-            a, nxt = afrags[b % 2], afrags[(b + 1) % 2]
-            hopper.fence_operands(a)
-            hopper.wgmma_fence()
-            hopper.wgmma_gemm(atom, a, sX(_, _, stage), tCrC, accumulate=i > 0)
-            hopper.wgmma_commit()
-            hopper.wgmma_wait(1)                                          # k-tile i - 1's wgmmas are done
-            with dsl.if_(leader & (i > 0)):
-                _release(empty_bar, _previous(stage, cfg.stages), cfg.cluster)
-            with dsl.if_(i + 1 < k_count):
-                last = dsl.eq(stage, cfg.stages - 1)
-                words(dsl.where(last, 0, stage + 1), dsl.where(last, 1 - phase, phase))
-                convert((b + 1) % Dp, nxt)
-                refill_scales((b + 1) % Dp, i + 1)
-                hopper.fence_operands(nxt)
-            _advance(stage, phase, cfg.stages)
-
-        if not cfg.overlap:
-            register_ring(Dp, k_count, lambda b, j: load(b, tg, k_begin + j), step)
-        else:
-            for b in range(Dp):                                           # the scales' first k-tiles
-                with dsl.if_(b < k_count):
-                    load(b, tg, k_begin + b)
-            words(stage, phase)
-            convert(0, afrags[0])
-            refill_scales(0, 0)
-            for it in dsl.range((k_count + Dp - 1) // Dp):
-                for b in range(Dp):                                       # even depth: k-tile parity is b's
-                    if b == 0:
-                        ostep(b, Dp * it)
-                    else:
-                        with dsl.if_(Dp * it + b < k_count):
-                            ostep(b, Dp * it + b)
-            hopper.wgmma_wait(0)                                          # the unit's last k-tile
-            with dsl.if_(leader):
-                _release(empty_bar, _previous(stage, cfg.stages), cfg.cluster)
+        register_ring(Dp, k_count, lambda b, j: load(b, tg, k_begin + j), step)
         if not G:                                                         # per-channel: the row's scale, once
             for i, h in enumerate(row_half):
                 tCrC[i] = tCrC(i) * row_scale[h]
@@ -353,11 +315,6 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
         for j in range(bM // 8):
             blk = ((_, _, j), 0, 0)
             _epilogue(tCrC(blk), None, tCgD(blk), tCcD(blk), bias, 1.0, 0.0, ep, N, M, full)
-
-
-def _previous(stage: Any, stages: int) -> Any:
-    """The stage before `stage` in the ring of `stages`."""
-    return dsl.where(dsl.eq(stage, 0), stages - 1, stage - 1)
 
 
 @dsl.kernel
@@ -498,18 +455,30 @@ WIDE = RsConfig(blk_n=256, blk_m=64, stages=8, depth=2, producer_regs=24, consum
 
 
 def wide_depth(fmt: PackedFormat) -> int:
-    """The ring depth of ``WIDE`` (four consumers of 112 registers) for fmt: 2, but 1 for grouped int8 with
-    zero points, whose ragged kernels spill 4 bytes at depth 2 (with one buffer refilled at once, W's loads
-    are one whole k-tile ahead, as the ring of 2 that loaded a buffer before the next body had them)."""
+    """The ring depth of ``WIDE`` (four consumers of 112 registers) with W's words in registers for fmt: 2,
+    but 1 for grouped int8 with zero points, whose ragged kernels spill 4 bytes at depth 2 (with one buffer
+    refilled at once, W's loads are one whole k-tile ahead, as the ring of 2 that loaded a buffer before the
+    next body had them). (The heuristic's ``WIDE`` reads W through shared memory, int4 only.)"""
     return 1 if fmt.bits == 8 and fmt.group_size and fmt.zero_point else WIDE.depth
 
 
 def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
     """The register-A tiling for y (M, N) = x (M, K) @ W: 256 rows of x per CTA when those tiles cover 90%
-    of the SMs; else, at M <= 64, 256 rows of W per CTA (``WIDE``, four consumer warpgroups) split along K
-    where those tiles and slices cover 90% of the SMs; else 128 rows of W and 128 rows of x (64 from M <=
-    64), split along K. The slices: S <= 4 (at least 8 k-tiles each), the fewest rounds of the SMs per
-    slice. Measured (H100, N = K = 8192, W4A16 g128): 256 rows beat the producer kernel (sm90_mixed.py)
+    of the SMs; else, for int4 at M <= 64, 256 rows of W per CTA (``WIDE``, four consumer warpgroups) split
+    along K where those tiles and slices cover 90% of the SMs; else 128 rows of W and 128 rows of x (64 from
+    M <= 64), split along K. Up to 128 rows of x, W comes through shared memory (``w_smem``). The slices:
+    S <= 4 (at least 8 k-tiles each), the fewest rounds of the SMs per slice.
+
+    Session 45 (H100, three rounds in turn, tc.gemm against the picks before, us): W through shared memory
+    at M = 40 / 64 / 128, N = K = 8192: W8A16 per-channel 34.2 / 34.7 / 41.0 against 35.8 / 37.4 / 44.6
+    (int8 takes 128 rows of W at M <= 64: ``WIDE`` with W in shared memory ran 38.0-38.7), W8A16 g128 with
+    zero points 36.3 / 37.2 / 45.1 against 38.7 / 40.2 / 48.1, W4A16 per-channel 25.5 / 26.1 / 36.6 against
+    27.5 / 29.1 / 37.4, W4A16 g128 27.9 / 29.0 / 37.3 against 29.0 / 30.9 / 39.1, W4A16 g32 with zero
+    points 32.4 / 33.8 / 41.1 against 32.3 / 34.0 / 40.9; at N = 4096, K = 14336 2-6% faster for W4A16 g128
+    and W8A16 per-channel. At M = 256 (128 rows of x, unsplit) it ran within 1% (60.1 / 66.2 against 59.9 /
+    65.4, W4A16 g128 / W8A16 per-channel): not taken.
+
+    Earlier measurements (H100, N = K = 8192, W4A16 g128): 256 rows beat the producer kernel (sm90_mixed.py)
     from M = 512 (101 against 163 us) to 4096 (874 against 1165 us), 128 rows at M = 256 (73 against 82
     us) (session 8); with split-K, 128 rows at M = 128 (49.7 us, 2 slices, against 69.1) and 64 rows at M
     = 64 (40.6 us against 45.9 with 128 rows; at M = 128 64-row tiles took 71.7) (session 9). The 256-row
