@@ -14,8 +14,8 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   x k-tile: each loads half of its rows and multicasts them to both, as the dense kernel shares B, which
   halves x's L2 traffic (x was re-read once per 128 rows of W). With split-K both CTAs of a pair work on
   the same k-slice.
-* **Consumers.** One to four consumer warpgroups (``blk_n`` / 64; the heuristic's ``WIDE`` tiling at M <= 64
-  has four, for more warps to hide each k-tile's load, conversion and wgmma). Warpgroup c owns 64 rows of W
+* **Consumers.** One to four consumer warpgroups (``blk_n`` / 64; the heuristic's ``WIDE`` tiling for int4 at
+  M <= 64 has four, for more warps to hide each k-tile's load, conversion and wgmma). Warpgroup c owns 64 rows of W
   (output columns n), warp w of it the 16-row tile 4 c + w of the CTA's BLK_N. Per k-tile a lane loads its
   16 bytes of that tile's packed words (int4; two loads for int8) straight from global memory: the same 512
   contiguous bytes per warp as the small-M kernel, into a ring of ``depth`` k-tiles in registers. A buffer
@@ -450,7 +450,8 @@ class RsLaunch(Launch):
 
 
 #: M <= 64: 256 rows of W per CTA in four consumer warpgroups of 64 rows, 64 rows of x, two k-tiles of words in
-#: flight (deeper spills in the ragged kernels of several formats)
+#: flight (deeper spills in the ragged kernels of several formats); the heuristic takes it for int4 with W through
+#: shared memory (``w_smem``: the depth then buffers the scales alone)
 WIDE = RsConfig(blk_n=256, blk_m=64, stages=8, depth=2, producer_regs=24, consumer_regs=112)
 
 
