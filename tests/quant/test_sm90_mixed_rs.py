@@ -397,10 +397,7 @@ def test_gpu_w_through_shared_memory(fmt: tuple) -> None:
                    (rng.randint(33, 128), RsConfig(blk_m=128, stages=8, depth=4, splits=rng.randint(1, 3), w_smem=True)),
                    (rng.randint(129, 400), RsConfig(blk_m=128, stages=6, depth=4, w_smem=True)),
                    (rng.randint(100, 600), RsConfig(blk_m=128, stages=6, depth=2, cluster=2, w_smem=True)),
-                   (rng.randint(1, 64), RsConfig(blk_m=64, stages=8, depth=4, splits=2, w_smem=True)),
-                   (rng.randint(1, 64), replace(sm90_mixed_rs.WIDE, w_smem=True, pairs=True, splits=rng.randint(1, 4))),
-                   (rng.randint(33, 300), RsConfig(blk_m=128, stages=8, depth=6, splits=rng.randint(1, 3), w_smem=True,
-                                                   pairs=True))):
+                   (rng.randint(1, 64), RsConfig(blk_m=64, stages=8, depth=4, splits=2, w_smem=True))):
         random_case(fmt, rng, M, cfg)
 
 

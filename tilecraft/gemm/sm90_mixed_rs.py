@@ -47,7 +47,8 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
     the buffer that k-tile i - 1's wgmmas could still be reading:
     ``benchmarks/patches/rs_overlap_wrong_buffer.diff``. With W through shared memory (session 45: the next
     stage waited for and read while k-tile i's wgmmas run; correct) it ran 0-6% slower at M = 40..128 and
-    up to 21% at 256: ``benchmarks/patches/rs_ws_overlap.diff``.
+    up to 21% at 256: ``benchmarks/patches/rs_ws_overlap.diff``. One wgmma wait for two k-tiles (two
+    fragment buffers) ran within 1-2%: ``benchmarks/patches/rs_ws_pairs.diff``.
   - Making the two warpgroups take turns issuing gained nothing.
   At M = 64 (``WIDE``, W through shared memory) Nsight Compute finds the tensor pipe 35% busy and the SM
   issuing 45% of cycles: 139 instructions per warp and k-tile (80 of them the conversion), the warps'
@@ -117,7 +118,6 @@ class RsConfig:
     splits: int = 1
     cluster: int = 1
     w_smem: bool = False
-    pairs: bool = False
 
     @property
     def consumers(self) -> int:
@@ -131,7 +131,7 @@ class RsConfig:
     def name(self) -> str:
         return f"rs_{self.blk_n}x{self.blk_m}x64_s{self.stages}_d{self.depth}" + (
             f"_r{self.raster}" if self.raster != 8 else "") + (f"_sk{self.splits}" if self.splits > 1 else "") + (
-            f"_cl{self.cluster}" if self.cluster > 1 else "") + ("_ws" if self.w_smem else "") + ("_p2" if self.pairs else "")
+            f"_cl{self.cluster}" if self.cluster > 1 else "") + ("_ws" if self.w_smem else "")
 
     @property
     def schedule(self) -> Sm90Config:
@@ -162,9 +162,6 @@ class RsConfig:
             raise ValueError(f"{self.name}: blk_m must be a multiple of 64 in {HEADER_N} (wgmma's N)")
         if not 1 <= self.depth <= 8:
             raise ValueError(f"{self.name}: depth must be 1..8")
-        if self.pairs and not (self.w_smem and self.depth % 2 == 0):
-            raise ValueError(f"{self.name}: pairs takes w_smem and an even depth (k-tiles alternate between two "
-                             "fragment buffers by the ring's parity)")
         if not 2 <= self.stages <= 8:
             raise ValueError(f"{self.name}: stages must be 2..8")
         if not 1 <= self.splits <= 16:
@@ -215,7 +212,7 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
     wbuf = [dsl.make_rmem_tensor(dsl.int32, (4, KT)) for _b in range(1 if sW is not None else Dp)]  # (WORD,LOAD)
     sbuf = [dsl.make_rmem_tensor(dtype, (2, GPT)) for _b in range(Dp if G else 1)]  # (ROW,GROUP): rows g, g + 8
     zbuf = [dsl.make_rmem_tensor(dtype, (2, GPT)) for _b in range(Dp if G else 1)] if fmt.zero_point else None
-    afrags = [dsl.make_rmem_tensor(dsl.uint32, (16,)) for _f in range(2 if cfg.pairs else 1)]  # 4 words / 16-k block
+    afrag = dsl.make_rmem_tensor(dsl.uint32, (16,))                      # 4 words per 16-k block
     sym_zero = f"{_half_bits(float(fmt.offset), fmt.dtype) * 0x10001:#x}u"
     leader = dsl.eq(threadIdx.x % 128, 0)
 
@@ -281,7 +278,6 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
                 full_bar.wait(stage, phase)                               # x's and W's k-tile landed
                 for c in range(KT):
                     dsl.copy(sWl(cw * 4 + warp, c, lane, _, stage), wbuf[0](_, c))   # 16 bytes: LDS.128
-            afrag = afrags[b % len(afrags)]
             convert(b, afrag)
             refill()                                                      # W's loads: a whole ring ahead
             hopper.fence_operands(afrag)                                  # converted before the wgmma pipeline
@@ -290,20 +286,9 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
             hopper.wgmma_fence()
             hopper.wgmma_gemm(atom, afrag, sX(_, _, stage), tCrC, accumulate=i > 0)
             hopper.wgmma_commit()
-            if not cfg.pairs:
-                hopper.wgmma_wait(0)                                      # (see the module docstring: Overlap)
-                with dsl.if_(leader):
-                    _release(empty_bar, stage, cfg.cluster)               # the stage goes back to the producer(s)
-            elif b % 2:                                                   # pairs: one wait for two k-tiles
-                hopper.wgmma_wait(0)
-                with dsl.if_(leader):
-                    _release(empty_bar, _previous(stage, cfg.stages), cfg.cluster)
-                    _release(empty_bar, stage, cfg.cluster)
-            else:
-                with dsl.if_(dsl.eq(i + 1, k_count)):                     # an odd count's last k-tile
-                    hopper.wgmma_wait(0)
-                    with dsl.if_(leader):
-                        _release(empty_bar, stage, cfg.cluster)
+            hopper.wgmma_wait(0)                                          # (see the module docstring: Overlap)
+            with dsl.if_(leader):
+                _release(empty_bar, stage, cfg.cluster)                   # the stage goes back to the producer(s)
             _advance(stage, phase, cfg.stages)
 
         register_ring(Dp, k_count, lambda b, j: load(b, tg, k_begin + j), step)
@@ -331,11 +316,6 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
         for j in range(bM // 8):
             blk = ((_, _, j), 0, 0)
             _epilogue(tCrC(blk), None, tCgD(blk), tCcD(blk), bias, 1.0, 0.0, ep, N, M, full)
-
-
-def _previous(stage: Any, stages: int) -> Any:
-    """The stage before `stage` in the ring of `stages`."""
-    return dsl.where(dsl.eq(stage, 0), stages - 1, stage - 1)
 
 
 @dsl.kernel
