@@ -48,7 +48,8 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
     ``benchmarks/patches/rs_overlap_wrong_buffer.diff``. With W through shared memory (session 45: the next
     stage waited for and read while k-tile i's wgmmas run; correct) it ran 0-6% slower at M = 40..128 and
     up to 21% at 256: ``benchmarks/patches/rs_ws_overlap.diff``. One wgmma wait for two k-tiles (two
-    fragment buffers) ran within 1-2%: ``benchmarks/patches/rs_ws_pairs.diff``.
+    fragment buffers) ran within 1-2%: ``benchmarks/patches/rs_ws_pairs.diff``; two accumulators taking
+    alternate k-blocks, 0-4% slower: ``benchmarks/patches/rs_ws_chains.diff``.
   - Making the two warpgroups take turns issuing gained nothing.
   At M = 64 (``WIDE``, W through shared memory) Nsight Compute finds the tensor pipe 35% busy and the SM
   issuing 45% of cycles: 139 instructions per warp and k-tile (80 of them the conversion), the warps'
@@ -118,7 +119,6 @@ class RsConfig:
     splits: int = 1
     cluster: int = 1
     w_smem: bool = False
-    chains: int = 1
 
     @property
     def consumers(self) -> int:
@@ -132,7 +132,7 @@ class RsConfig:
     def name(self) -> str:
         return f"rs_{self.blk_n}x{self.blk_m}x64_s{self.stages}_d{self.depth}" + (
             f"_r{self.raster}" if self.raster != 8 else "") + (f"_sk{self.splits}" if self.splits > 1 else "") + (
-            f"_cl{self.cluster}" if self.cluster > 1 else "") + ("_ws" if self.w_smem else "") + (f"_ch{self.chains}" if self.chains > 1 else "")
+            f"_cl{self.cluster}" if self.cluster > 1 else "") + ("_ws" if self.w_smem else "")
 
     @property
     def schedule(self) -> Sm90Config:
@@ -203,7 +203,6 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
     tiled_mma, cC = make_tiled_mma(atom), tc.make_identity_tensor((64, bM))   # (64,BLK_M) -> (n,m)
     thr_mma = tiled_mma.get_slice(threadIdx.x % 128)
     tCrC = dsl.make_rmem_tensor(dsl.float32, tc.make_layout(thr_mma.partition_C(cC).shape))
-    tCrC2 = dsl.make_rmem_tensor(dsl.float32, tc.make_layout(thr_mma.partition_C(cC).shape)) if cfg.chains > 1 else None
     KB = k_block(fmt.bits)
     KT = 64 // KB                                                         # 16-byte loads per k-tile
     G = fmt.group_size
@@ -286,12 +285,7 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
             if sW is None:
                 full_bar.wait(stage, phase)                               # x's k-tile landed
             hopper.wgmma_fence()
-            if cfg.chains == 1:
-                hopper.wgmma_gemm(atom, afrag, sX(_, _, stage), tCrC, accumulate=i > 0)
-            else:                                                         # k-blocks 0, 2 / 1, 3: two chains
-                for j in range(4):
-                    hopper.wgmma_gemm(atom, afrag, sX(_, _, stage), (tCrC, tCrC2)[j % 2],
-                                      accumulate=i > 0 if j < 2 else True, k_blocks=(j,))
+            hopper.wgmma_gemm(atom, afrag, sX(_, _, stage), tCrC, accumulate=i > 0)
             hopper.wgmma_commit()
             hopper.wgmma_wait(0)                                          # (see the module docstring: Overlap)
             with dsl.if_(leader):
@@ -299,9 +293,6 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
             _advance(stage, phase, cfg.stages)
 
         register_ring(Dp, k_count, lambda b, j: load(b, tg, k_begin + j), step)
-        if cfg.chains > 1:                                                # (k_count >= 1: both chains started)
-            for v in range(tc.size(tCrC)):
-                tCrC[v] = tCrC(v) + tCrC2(v)
         if not G:                                                         # per-channel: the row's scale, once
             for i, h in enumerate(row_half):
                 tCrC[i] = tCrC(i) * row_scale[h]
