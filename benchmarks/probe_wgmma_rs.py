@@ -75,6 +75,9 @@ def main() -> int:
     print("|---:|---:|---:|---:|---:|---:|")
     for n in (int(v) for v in a.ns.split(",")):
         for wgs in (int(v) for v in a.wgs.split(",")):
+            if n * wgs > 512:                                             # N / 2 accumulators a thread: too many
+                print(f"| {n} | {wgs} | | (N x warpgroups > 512: the accumulators do not fit) | | |")
+                continue
             for conv in (int(v) for v in a.convert.split(",")):
                 out = torch.zeros(sms * wgs, dtype=torch.int64, device="cuda")
                 for _rep in range(2):                                     # the first launch warms up
