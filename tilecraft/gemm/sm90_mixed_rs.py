@@ -180,11 +180,11 @@ class RsConfig:
 @dsl.inline
 def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, bool], shape: tuple[Any, Any, Any],
               sX: Any, full_bar: Any, empty_bar: Any, qw: Any, scales: Any, zeros: Any, bias: Any, D: Any, K: Any,
-              Wk: Any, flags: Any, sW: Any = None) -> None:
+              Wk: Any, flags: Any, sW: Any = None, timeline: Any = None) -> None:
     """A consumer warpgroup's life: per k-tile, convert its 64 rows of W into A fragments, wgmma them
     against the x stage, and after each tile store its (64, BLK_M) block of y^T (with split-K, its
     fp32 partial into the workspace Wk (S,1,M,N); with flags, the splits then sum the tile of y)."""
-    from tilecraft.gemm.sm90 import _reduce_tile
+    from tilecraft.gemm.sm90 import _reduce_tile, _timeline
     from tilecraft.gemm.tensorop import EpilogueSpec, _epilogue, _store
 
     hopper.setmaxnreg(cfg.consumer_regs, inc=True)
@@ -259,10 +259,12 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
     if sW is not None:                    # the stage's words as the lanes read them: (TILE,LOAD,LANE,WORD,PIPE)
         sWl = Tensor(sW.engine, tc.make_layout((bN // 16, KT, 32, 4, cfg.stages),
                                                (KT * 128, 128, 4, 1, bN // 16 * KT * 128)))
+    stamp = _timeline(timeline)                                          # (benchmarks/probe_rs_timeline.py)
     stage = dsl.declare(0, "stage", const=False)
     phase = dsl.declare(0, "phase", const=False)
     for unit in sch.units():
         n_tile, m_tile, l_idx, k_begin, k_count = sch.coords(unit)
+        stamp(0)
         tg = n_tile * (bN // 16) + cw * 4 + warp                          # this warp's 16-row tile of W
         tg = dsl.declare(tg if n_whole else imin(tg, N // 16 - 1), "tg")
         if not G:                                                         # per-channel: once per tile
@@ -293,6 +295,7 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
             _advance(stage, phase, cfg.stages)
 
         register_ring(Dp, k_count, lambda b, j: load(b, tg, k_begin + j), step)
+        stamp(1)
         if not G:                                                         # per-channel: the row's scale, once
             for i, h in enumerate(row_half):
                 tCrC[i] = tCrC(i) * row_scale[h]
@@ -312,22 +315,27 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
                 _reduce_tile(cfg.y_tiles, Wk, None, D, bias, 1.0, 0.0, EpilogueSpec(bias="n" if bias is not None
                              else "none"), flags, unit % sch.tile_units, unit // sch.tile_units, m_tile, n_tile,
                              l_idx, cw, leader, full)
+            stamp(2)
             continue
         ep = EpilogueSpec(bias="m" if bias is not None else "none")       # y^T's rows: one bias value each
         for j in range(bM // 8):
             blk = ((_, _, j), 0, 0)
             _epilogue(tCrC(blk), None, tCgD(blk), tCcD(blk), bias, 1.0, 0.0, ep, N, M, full)
+        stamp(2)
 
 
 @dsl.kernel
 def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, Wk, cfg: Constexpr, fmt: Constexpr, full: Constexpr,
-                         edges: Constexpr, flags=None):
+                         edges: Constexpr, flags=None, timeline=None):
     """D (1,M,N) = x @ dequantize(W) (+ bias), x given as a TMA map of its (M,K,1) view filling one x
     stage, W packed (qw, scales, zeros; tilecraft.quant.pack). See the module docstring. With split-K,
     Wk is the fp32 workspace (S,1,M,N) of the splits' partial tiles and sm90's reduction kernel
     finishes (None without), or with flags (int32 zeros, one per tile of y, left at 0) the splits of
     each tile sum it here and add the bias (every unit resident: ``fused_split_reduction``). edges: (N is
-    a multiple of blk_n, K of 64); full: M and N are whole tiles."""
+    a multiple of blk_n, K of 64); full: M and N are whole tiles. timeline: None, or sm90_gemm_kernel's int64
+    (grid, 2 + 3 * TIMELINE_ITEMS) record of each CTA's first consumer warpgroup (its SM, its start, and per work
+    unit the global timer before the main loop, after it and after the epilogue or split-K sum;
+    benchmarks/probe_rs_timeline.py); without it the kernel is unchanged."""
     dsl.launch_bounds(cfg.threads, 1)
     dtype, _wg = ELEMENTS[fmt.dtype]
     L, M, N = D.shape
@@ -359,7 +367,7 @@ def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, Wk, cfg: Constexpr,
             tma_producer(sch, full_bar, empty_bar, tmX.box_bytes * CL + w_bytes, load)  # the schedule's n-tiles: x's rows
     with dsl.else_():
         _consumer(cfg, fmt, full, edges, (L, M, N), sX, full_bar, empty_bar, qw, scales, zeros, bias, D, K, Wk,
-                  flags, sW)
+                  flags, sW, timeline)
     if cfg.cluster > 1:
         hopper.cluster_sync()           # no CTA leaves while a peer may still multicast into it or arrive on it
 
