@@ -34,6 +34,8 @@ def main() -> int:
     ap.add_argument("--format", default="4:128", help="BITS:GROUP (GROUP 0: per channel)")
     ap.add_argument("--configs", default="", help="';'-separated RsConfig expressions (R = RsConfig); empty: the pick")
     ap.add_argument("--calls", type=int, default=8)
+    ap.add_argument("--partials-only", action="store_true", help="split-K partials left for the reduction kernel (not "
+                    "launched: the epilogue is the partial's store alone; y is then not checked)")
     ap.add_argument("--ctas", type=int, default=6, help="CTAs listed (and the three that end last)")
     a = ap.parse_args()
     N, K = (int(v) for v in a.nk.split("x"))
@@ -55,7 +57,7 @@ def main() -> int:
         y = torch.empty(a.m, N, device="cuda", dtype=dt)
         tl = None
         for i in range(a.calls):
-            args, units = rs_launch_args(x, pws[i % copies], None, y, cfg, sms)
+            args, units = rs_launch_args(x, pws[i % copies], None, y, cfg, None if a.partials_only else sms)
             run_cfg, flags = args[8], args[12]
             grid = units
             if grid > sms or run_cfg.cluster > 1:
@@ -69,7 +71,7 @@ def main() -> int:
         else:
             torch.cuda.synchronize()
             if args[7] is not None and flags is None:
-                print(f"\n### {run_cfg.name}: split-K summed by the reduction kernel: y not checked")
+                print(f"\n### {run_cfg.name}: split-K partials only (the reduction kernel not launched): y not checked")
             else:
                 y_ref = x.double() @ pws[(a.calls - 1) % copies].dequantize(dt).double()
                 err = float((y.double() - y_ref).norm() / ref.norm())
