@@ -41,8 +41,8 @@ from bench_mixed import _copies, _safe  # noqa: E402  (the small-M script's rota
 
 K = N = 8192
 MS = [128, 1024, 4096]
-#: (label, bits, group)
-OURS = [("W4A16 g128", 4, 128), ("W8A16 pc", 8, None)]
+#: (label, bits, group, zero points)
+OURS = [("W4A16 g128", 4, 128, False), ("W8A16 pc", 8, None, False)]
 DTYPE = torch.bfloat16
 TIMER = Timer(warmup_ms=25, rep_ms=100, min_reps=20)
 TOL = 1e-2
@@ -154,7 +154,6 @@ def main() -> int:
             g = int(f[1]) or None
             zp = len(f) > 2 and f[2] == "zp"
             OURS.append((f"W{f[0]}A16 {'g' + f[1] if g else 'pc'}{' zp' if zp else ''}", int(f[0]), g, zp))
-    OURS = [o if len(o) == 4 else (*o, False) for o in OURS]
     rings = [int(r) for r in args.rings.split(",") if r]
     from tilecraft.gemm.sm90_mixed_rs import RsConfig
     rs = [RsConfig(blk_m=f[0], stages=f[1], depth=f[2], splits=f[3] if len(f) > 3 else 1,

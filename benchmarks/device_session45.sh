@@ -36,14 +36,14 @@ for part in ${*:-ws_tests}; do
     ST='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
     EX=smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active
     timeout "${NCU_S:-150}" ncu --profile-from-start off --clock-control none -k regex:mixed_rs --metrics "$M,$EX,$ST" \
-      python3 benchmarks/ncu_gemm.py --which "$(python3 -c "print(','.join(f'rs{i}' for i in range(len('''${WS_NCU:-$W}'''.split(';')))))")" --dtype bfloat16 --n 8192 --m "${WS_M:-64}" --rs "${WS_NCU:-$W}" > "$OUT/ws_ncu.txt" 2>&1
+      python3 benchmarks/ncu_gemm.py --which "" --dtype bfloat16 --n 8192 --m "${WS_M:-64}" --rs "${WS_NCU:-$W}" > "$OUT/ws_ncu.txt" 2>&1
     python3 benchmarks/ncu_columns.py "$OUT/ws_ncu.txt"
     grep -E "^rs[0-9]|^  [A-Za-z_].*\(|stalled|issue_active|inst_executed|warps_active" "$OUT/ws_ncu.txt" \
       | awk '$NF+0 > 0.05 || !/stalled/' | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//' ;;
   ws_sass)
     C="${WS_NCU:-$W}"
     timeout "${NCU_S:-200}" ncu --profile-from-start off --clock-control none -k regex:mixed_rs --section WarpStateStats \
-      --section SourceCounters -o "$OUT/ws_sass" -f python3 benchmarks/ncu_gemm.py --which rs0 --dtype bfloat16 --n 8192 \
+      --section SourceCounters -o "$OUT/ws_sass" -f python3 benchmarks/ncu_gemm.py --which "" --dtype bfloat16 --n 8192 \
       --m "${WS_M:-64}" --rs "${C%%;*}" > "$OUT/ws_sass.log" 2>&1
     ncu -i "$OUT/ws_sass.ncu-rep" --page source --print-source sass --csv > "$OUT/ws_sass.csv" 2>&1
     ncu -i "$OUT/ws_sass.ncu-rep" --page details > "$OUT/ws_sass_details.txt" 2>&1

@@ -44,7 +44,7 @@ def main() -> int:
     p.add_argument("--shape", help="MxNxK instead of n^3")
     p.add_argument("--configs", help="';'-separated Sm90Config expressions, profiled as cfg0, cfg1, ...")
     p.add_argument("--rs", help="';'-separated RsConfig expressions (R = RsConfig): the register-A mixed kernel on the "
-                   "W4A16 g128 weight of --which w4a16, named rs0, rs1, ... in --which")
+                   "W4A16 g128 weight of --which w4a16, profiled (after --which) as rs0, rs1, ...")
     a = p.parse_args()
     dt = getattr(torch, a.dtype)
     M, N, K = (int(x) for x in a.shape.split("x")) if a.shape else (a.n,) * 3
@@ -90,7 +90,8 @@ def main() -> int:
                 rcfg = eval(e, {"R": RsConfig})
                 print(f"rs{i}: {rcfg.name}", flush=True)
                 calls[f"rs{i}"] = lambda rcfg=rcfg: Q.gemm(x, w4, config=rcfg)
-    for name in a.which.split(","):
+    names = [n for n in a.which.split(",") if n]
+    for name in names + [n for n in calls if n.startswith("rs") and n not in names]:
         for _ in range(3):
             calls[name]()
         torch.cuda.synchronize()
