@@ -44,6 +44,19 @@ def host_us(fn, n: int = 200, batches: int = 5) -> tuple[float, float]:
     return statistics.median(host), statistics.median(wall)
 
 
+def print_profile(title: str, fn, calls: int, sort: str, lines: int) -> None:
+    """cProfile of `calls` back-to-back calls of fn, its `lines` top entries by `sort` under a heading `title`
+    (also benchmarks/probe_host.py's)."""
+    pr = cProfile.Profile()
+    pr.enable()
+    for _ in range(calls):
+        fn()
+    pr.disable()
+    torch.cuda.synchronize()
+    print(f"\n#### {title}")
+    pstats.Stats(pr).sort_stats(sort).print_stats(lines)
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--profile", action="store_true")
@@ -90,14 +103,7 @@ def main() -> int:
         print(f"| {name} | {h:.1f} | {w_:.1f} | {th:.1f} | {tw:.1f} |", flush=True)
     if a.profile:
         for name, ours, _ in cases:
-            pr = cProfile.Profile()
-            pr.enable()
-            for _ in range(100):
-                ours()
-            pr.disable()
-            torch.cuda.synchronize()
-            print(f"\n#### cProfile, 100 calls: {name}")
-            pstats.Stats(pr).sort_stats("cumulative").print_stats(22)
+            print_profile(f"cProfile, 100 calls: {name}", ours, 100, "cumulative", 22)
     return 0
 
 

@@ -10,21 +10,21 @@ host_overhead.py compares whole calls with torch; this probe splits them into th
 from __future__ import annotations
 
 import argparse
-import cProfile
 import ctypes
-import pstats
 import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import tilecraft as tc  # noqa: E402
 import tilecraft.runtime as rt  # noqa: E402
+from host_overhead import print_profile  # noqa: E402
 from tilecraft.gemm import op as gop  # noqa: E402
 
 
@@ -203,14 +203,9 @@ def cases_and_profile(a, row) -> int:
     torch.cuda.synchronize()
     if a.profile:
         for name, A, B in cases:
-            pr = cProfile.Profile()
-            pr.enable()
-            for _ in range(200 if A.shape[0] < 4096 else 20):
-                tc.gemm(A, B)
-            pr.disable()
-            torch.cuda.synchronize()
-            print(f"\n#### cProfile (own time), 200 calls: {name}")
-            pstats.Stats(pr).sort_stats("tottime").print_stats(25)
+            calls = 200 if A.shape[0] < 4096 else 20
+            print_profile(f"cProfile (own time), {calls} calls: {name}", lambda A=A, B=B: tc.gemm(A, B), calls,
+                          "tottime", 25)
     return 0
 
 
