@@ -135,7 +135,9 @@ def _args(fmt: tuple, cfg: RsConfig, M: int = 256, K: int = 512, N: int = 512) -
 def test_every_format_compiles_unserialized_without_spills(fmt: tuple) -> None:
     for cfg, shape in ((RsConfig(), {}), (RsConfig(blk_m=128, stages=8, depth=3 if fmt[0] == 4 else 2), {}),
                        (replace(sm90_mixed_rs.WIDE, splits=2, w_smem=True), dict(M=33, K=384, N=272)),  # four, ragged
-                       (RsConfig(blk_m=64, stages=8, depth=6, splits=2, w_smem=True), dict(M=33, K=384, N=272))):
+                       (RsConfig(blk_m=64, stages=8, depth=6, splits=2, w_smem=True), dict(M=33, K=384, N=272)),
+                       (sm90_mixed_rs.pick_rs_config(150, 8192, 8192, 132, _format(fmt)), dict(M=150, K=384, N=272)),
+                       (sm90_mixed_rs.pick_rs_config(200, 8192, 8192, 132, _format(fmt)), dict(M=200, K=384, N=272))):
         k = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*_args(fmt, cfg, **shape), arch="sm_90a")
         r = k.resources
         assert r.spill_store_bytes == 0 and r.stack_frame_bytes == 0, (cfg.name, r)
@@ -167,6 +169,27 @@ def test_w_through_shared_memory_launches_a_map_of_the_words() -> None:
         RsConfig(stages=6, w_smem=True).validate(Q.PackedFormat(8, None, False, "bfloat16"))
     RsConfig(stages=5, w_smem=True).validate(Q.PackedFormat(8, None, False, "bfloat16"))
     RsConfig(stages=6).validate(Q.PackedFormat(8, None, False, "bfloat16"))
+
+
+def test_interleaved_k_blocks_issue_each_wgmma_after_its_fragment() -> None:
+    """``interleave``: a k-tile's four 16-k blocks are converted and issued one at a time (a wgmma fence before
+    each block's wgmma, one commit and one wait per k-tile), so the conversion of block j + 1 runs while block
+    j's wgmma does; the first block alone starts a new sum. Without it, one fence and four wgmmas."""
+    fmt = (4, 128, False, torch.bfloat16)
+    for ws in (True, False):
+        cfg = RsConfig(blk_m=192, stages=6, splits=2, w_smem=ws, interleave=True)
+        src = sm90_mixed_rs.sm90_mixed_rs_kernel.source(*_args(fmt, cfg, M=150))
+        plain = sm90_mixed_rs.sm90_mixed_rs_kernel.source(*_args(fmt, replace(cfg, interleave=False), M=150))
+        bodies = plain.count("tc::wgmma_commit_group();")               # the ring's unrolled k-tile bodies
+        assert bodies >= 1 and src.count("tc::wgmma_commit_group();") == bodies
+        assert src.count("tc::wgmma_fence();") == 4 * plain.count("tc::wgmma_fence();") == 4 * bodies
+        assert src.count("? 1u : 0u") == plain.count("? 1u : 0u") == bodies   # accumulate=i > 0: block 0 only
+        assert src.count("u4_frag") == plain.count("u4_frag") == 4 * bodies
+    k = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*_args(fmt, cfg, M=150), arch="sm_90a")
+    assert k.resources.spill_store_bytes == 0 and "serialized" not in k.module.log, k.module.log
+    if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm"):
+        text = rt.sass(k.module.cubin)
+        assert text.count("WARPGROUP.ARRIVE") == text.count("HGMMA.64x192x16") > 0     # a fence per block
 
 
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f[1] in (None, 128) and not f[2]], ids=_ID)
@@ -239,7 +262,13 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     assert pick_config(fmt, 4096, 8192, 8192, 132) == RsConfig(cluster=2)         # 256 rows of x, pairs share x
     assert pick_config(fmt, 512, 8192, 8192, 132) == RsConfig(cluster=2)          # 128 tiles: 97% of the SMs
     assert pick_config(fmt, 40000, 128, 8192, 132) == RsConfig()                  # one W tile: nothing to pair
-    assert pick_config(fmt, 256, 8192, 8192, 132) == RsConfig(blk_m=128, stages=8, depth=6)  # 128 tiles of 128
+    assert pick_config(fmt, 512, 4096, 8192, 132) == RsConfig(blk_m=128, stages=8, depth=6)  # 128 tiles of 128
+    # M = 129..256: one tile of 192 or 256 x rows, W in smem, k-blocks interleaved, 2 slices of K's 128 k-tiles
+    assert pick_config(fmt, 256, 8192, 8192, 132) == RsConfig(blk_m=256, stages=5, splits=2, w_smem=True,
+                                                               interleave=True)
+    assert pick_config(fmt, 129, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, splits=2, w_smem=True,
+                                                               interleave=True)
+    assert pick_config(Q.PackedFormat(8, 32, True, "float16"), 200, 8192, 8192, 132).depth == 1   # (2 spills)
     assert pick_config(fmt, 128, 8192, 8192, 132).splits == 2                     # 64 tiles: 2 slices, one round
     assert pick_config(fmt, 128, 4096, 4096, 132).splits == 4                     # 32 tiles
     assert pick_config(fmt, 128, 6144, 4096, 132).splits == 2                     # 48 tiles: 3 slices take 2 rounds
@@ -250,7 +279,7 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     assert pick_config(fmt, 64, 8192, 1024, 132) == RsConfig(blk_m=64, stages=8, depth=6, splits=2, w_smem=True)
     assert pick_config(fmt, 100, 512, 1024, 132).splits == 2                      # 16 k-tiles: at least 8 a slice
     assert pick_config(fmt, 100, 512, 256, 132).splits == 1
-    assert pick_config(fmt, 128, 8192, 8192, 132).w_smem and not pick_config(fmt, 129, 8192, 8192, 132).w_smem
+    assert pick_config(fmt, 128, 8192, 8192, 132).w_smem and not pick_config(fmt, 257, 8192, 8192, 132).w_smem
     for int8 in (Q.PackedFormat(8, 64, True, "bfloat16"), Q.PackedFormat(8, None, False, "float16")):
         # int8 at M <= 64: 128 rows of W in two consumers, W in smem (WIDE ran 10% slower there)
         assert pick_config(int8, 64, 8192, 8192, 132) == RsConfig(blk_m=64, stages=8, depth=6, splits=2, w_smem=True)
@@ -398,6 +427,23 @@ def test_gpu_w_through_shared_memory(fmt: tuple) -> None:
                    (rng.randint(129, 400), RsConfig(blk_m=128, stages=6, depth=4, w_smem=True)),
                    (rng.randint(100, 600), RsConfig(blk_m=128, stages=6, depth=2, cluster=2, w_smem=True)),
                    (rng.randint(1, 64), RsConfig(blk_m=64, stages=8, depth=4, splits=2, w_smem=True))):
+        random_case(fmt, rng, M, cfg)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
+def test_gpu_interleaved_k_blocks(fmt: tuple) -> None:
+    """``interleave`` (each 16-k block's wgmma issued once its fragment is converted): the heuristic's one-m-tile
+    tilings at M = 129..256 (W in smem, split-K by the reduction kernel), W's words in registers, 2x1 clusters,
+    and four consumers, on random shapes against float64."""
+    rng = random.Random("il" + _ID(fmt))
+    f = _format(fmt)
+    for M, cfg in ((rng.randint(129, 192), sm90_mixed_rs.pick_rs_config(150, 8192, 8192, 132, f)),
+                   (rng.randint(150, 256), sm90_mixed_rs.pick_rs_config(200, 8192, 8192, 132, f)),
+                   (rng.randint(1, 400), RsConfig(blk_m=128, stages=6, depth=2, splits=rng.randint(1, 3),
+                                                  interleave=True)),
+                   (rng.randint(100, 600), RsConfig(blk_m=128, stages=6, depth=2, cluster=2, interleave=True)),
+                   (rng.randint(1, 64), replace(sm90_mixed_rs.WIDE, w_smem=True, splits=2, interleave=True))):
         random_case(fmt, rng, M, cfg)
 
 

@@ -318,7 +318,8 @@ def _static_desc(tile: Tensor, major: str) -> int:
     return make_gmma_desc(lay, major, tile.engine.dtype.bits).value
 
 
-def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any = True) -> None:
+def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any = True,
+               k_blocks: Any = None) -> None:
     """acc += sA @ sB^T by warpgroup MMAs: sA (64*m, K) and sB (N, K) swizzled smem tiles (K-major, or
     MN-major for 16-bit types, as the atom says), acc the warpgroup's fp32 fragment of m blocks of the
     atom's (64, N) accumulators (``partition_fragment_C`` of a tiled MMA of this atom, values first).
@@ -327,7 +328,10 @@ def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any =
 
     With an "rs" atom, sA is instead the thread's A fragment in registers: 32-bit words (pairs of
     16-bit values), 4 per 16-k block of one (64, K) tile, in the atom's register order (``layout_a_tv``:
-    rows g, g + 8 of the warp's 16 and k 2q, 2q + 1, 2q + 8, 2q + 9), blocks one after another."""
+    rows g, g + 8 of the warp's 16 and k 2q, 2q + 1, 2q + 8, 2q + 9), blocks one after another.
+
+    ``k_blocks``: only these k-blocks (static indices of the atom's k), in this order; ``accumulate`` then
+    applies to the first of them (e.g. a k-tile's blocks issued one at a time as their fragments are ready)."""
     t = _use_sm90()
     if not atom.cxx or atom.operands not in ("ss", "rs"):
         raise TraceError(f"wgmma_gemm: {atom.name} has no wrapper")
@@ -362,7 +366,10 @@ def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any =
                  f"<{int(atom.major_a != 'K')}, {int(atom.major_b != 'K')}>")
     a_major = "K" if atom.major_a == "K" else "MN"
     b_major = "K" if atom.major_b == "K" else "MN"
-    for kb in range(KA // k):
+    kbs = list(range(KA // k)) if k_blocks is None else list(k_blocks)
+    if not kbs or any(not isinstance(kb, int) or not 0 <= kb < KA // k for kb in kbs):
+        raise TraceError(f"wgmma_gemm: k_blocks {k_blocks!r} must be static indices in [0, {KA // k})")
+    for kb in kbs:
         db = _k_block_desc(sB, (bn, k), (0, kb), b_major)
         for mb in range(M // am):
             if atom.operands == "rs":
@@ -372,7 +379,7 @@ def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any =
             first = mb * nd
             for q in range(nd):
                 eng.versions[first + q] += 1
-            if kb == 0:
+            if kb == kbs[0]:
                 scale = "1u" if accumulate is True else ("0u" if accumulate is False else
                                                          f"({render(accumulate)}) ? 1u : 0u")
             else:

@@ -95,6 +95,8 @@ __all__ = ["RsConfig", "RsLaunch", "sm90_mixed_rs_kernel", "rs_launch_args", "pi
 
 #: x rows per CTA -> stages of x (32 KB per 256-row k-tile)
 STAGES = {256: 6, 128: 8, 64: 8}
+#: x rows per CTA -> stages of x and W's words (``w_smem``) of the heuristic's one-m-tile tilings at M = 129..256
+SHORT_STAGES = {192: 6, 256: 5}
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,7 @@ class RsConfig:
     splits: int = 1
     cluster: int = 1
     w_smem: bool = False
+    interleave: bool = False
 
     @property
     def consumers(self) -> int:
@@ -132,7 +135,8 @@ class RsConfig:
     def name(self) -> str:
         return f"rs_{self.blk_n}x{self.blk_m}x64_s{self.stages}_d{self.depth}" + (
             f"_r{self.raster}" if self.raster != 8 else "") + (f"_sk{self.splits}" if self.splits > 1 else "") + (
-            f"_cl{self.cluster}" if self.cluster > 1 else "") + ("_ws" if self.w_smem else "")
+            f"_cl{self.cluster}" if self.cluster > 1 else "") + ("_ws" if self.w_smem else "") + (
+            "_il" if self.interleave else "")
 
     @property
     def schedule(self) -> Sm90Config:
@@ -234,13 +238,13 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
             if zbuf is not None:
                 dsl.copy(mZ(tg, grp, g, _), zbuf[b](_, gi))
 
-    def convert(b: int, a: Any) -> None:
+    def convert(b: int, a: Any, blocks: Any = range(4)) -> None:
         """Buffer b's words (with W in shared memory, the one word buffer) and scales -> the A fragments `a`
-        of the k-tile's four 16-k blocks."""
+        of these of the k-tile's four 16-k blocks."""
         t = current()
         sb = sbuf[b if G else 0]
         wb = wbuf[0 if sW is not None else b]
-        for j in range(4):
+        for j in blocks:
             c, words = block_words(fmt.bits, j)
             w = [f"(unsigned){render(wb(wi, c))}" for wi in words]
             gi = group_slot(G, j) if G else 0
@@ -281,14 +285,26 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
                 full_bar.wait(stage, phase)                               # x's and W's k-tile landed
                 for c in range(KT):
                     dsl.copy(sWl(cw * 4 + warp, c, lane, _, stage), wbuf[0](_, c))   # 16 bytes: LDS.128
-            convert(b, afrag)
-            refill()                                                      # W's loads: a whole ring ahead
-            hopper.fence_operands(afrag)                                  # converted before the wgmma pipeline
-            if sW is None:
-                full_bar.wait(stage, phase)                               # x's k-tile landed
-            hopper.wgmma_fence()
-            hopper.wgmma_gemm(atom, afrag, sX(_, _, stage), tCrC, accumulate=i > 0)
-            hopper.wgmma_commit()
+            if cfg.interleave:                                            # block j's wgmma runs while j + 1 converts
+                for j in range(4):
+                    convert(b, afrag, (j,))
+                    hopper.fence_operands(tc.local_tile(afrag, (4,), (j,)))
+                    if sW is None and j == 0:
+                        full_bar.wait(stage, phase)
+                    hopper.wgmma_fence()
+                    hopper.wgmma_gemm(atom, afrag, sX(_, _, stage), tCrC, accumulate=i > 0 if j == 0 else True,
+                                      k_blocks=(j,))
+                refill()
+                hopper.wgmma_commit()
+            else:
+                convert(b, afrag)
+                refill()                                                  # W's loads: a whole ring ahead
+                hopper.fence_operands(afrag)                              # converted before the wgmma pipeline
+                if sW is None:
+                    full_bar.wait(stage, phase)                           # x's k-tile landed
+                hopper.wgmma_fence()
+                hopper.wgmma_gemm(atom, afrag, sX(_, _, stage), tCrC, accumulate=i > 0)
+                hopper.wgmma_commit()
             hopper.wgmma_wait(0)                                          # (see the module docstring: Overlap)
             with dsl.if_(leader):
                 _release(empty_bar, stage, cfg.cluster)                   # the stage goes back to the producer(s)
@@ -521,6 +537,11 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
         tiles = -(-N // WIDE.blk_n)
         if tiles * slices(tiles) >= 0.9 * sms:
             return replace(WIDE, splits=slices(tiles), w_smem=True)
+    if M > 128 and M <= 256:                                              # one tile of x rows, W in smem
+        rows = 192 if M <= 192 else 256
+        depth = 1 if rows == 256 and fmt.group_size and fmt.zero_point else 2   # (2 spills the ragged kernels)
+        return RsConfig(blk_m=rows, stages=SHORT_STAGES[rows], depth=depth, splits=slices(w_tiles), w_smem=True,
+                        interleave=True)
     rows = 64 if M <= 64 else 128
     tiles = -(-M // rows) * w_tiles
     return RsConfig(blk_m=rows, stages=8, depth=6, splits=slices(tiles), w_smem=ws)
