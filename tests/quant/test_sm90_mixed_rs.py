@@ -269,6 +269,7 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     assert pick_config(fmt, 129, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, splits=2, w_smem=True,
                                                                interleave=True)
     assert pick_config(Q.PackedFormat(8, 32, True, "float16"), 200, 8192, 8192, 132).depth == 1   # (2 spills)
+    assert pick_config(fmt, 200, 8192, 256, 132) == RsConfig(blk_m=128, stages=8, depth=6)  # 4 k-tiles: no slices
     assert pick_config(fmt, 128, 8192, 8192, 132).splits == 2                     # 64 tiles: 2 slices, one round
     assert pick_config(fmt, 128, 4096, 4096, 132).splits == 4                     # 32 tiles
     assert pick_config(fmt, 128, 6144, 4096, 132).splits == 2                     # 48 tiles: 3 slices take 2 rounds

@@ -537,7 +537,7 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
         tiles = -(-N // WIDE.blk_n)
         if tiles * slices(tiles) >= 0.9 * sms:
             return replace(WIDE, splits=slices(tiles), w_smem=True)
-    if M > 128 and M <= 256:                                              # one tile of x rows, W in smem
+    if 128 < M <= 256 and w_tiles * slices(w_tiles) >= 0.9 * sms:         # one tile of x rows, W in smem
         rows = 192 if M <= 192 else 256
         depth = 1 if rows == 256 and fmt.group_size and fmt.zero_point else 2   # (2 spills the ragged kernels)
         return RsConfig(blk_m=rows, stages=SHORT_STAGES[rows], depth=depth, splits=slices(w_tiles), w_smem=True,
