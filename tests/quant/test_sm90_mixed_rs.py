@@ -137,7 +137,8 @@ def test_every_format_compiles_unserialized_without_spills(fmt: tuple) -> None:
                        (replace(sm90_mixed_rs.WIDE, splits=2, w_smem=True), dict(M=33, K=384, N=272)),  # four, ragged
                        (RsConfig(blk_m=64, stages=8, depth=6, splits=2, w_smem=True), dict(M=33, K=384, N=272)),
                        (sm90_mixed_rs.pick_rs_config(150, 8192, 8192, 132, _format(fmt)), dict(M=150, K=384, N=272)),
-                       (sm90_mixed_rs.pick_rs_config(200, 8192, 8192, 132, _format(fmt)), dict(M=200, K=384, N=272))):
+                       (sm90_mixed_rs.pick_rs_config(200, 8192, 8192, 132, _format(fmt)), dict(M=200, K=384, N=272)),
+                       (sm90_mixed_rs.pick_rs_config(320, 8192, 8192, 132, _format(fmt)), dict(M=300, K=384, N=272))):
         k = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*_args(fmt, cfg, **shape), arch="sm_90a")
         r = k.resources
         assert r.spill_store_bytes == 0 and r.stack_frame_bytes == 0, (cfg.name, r)
@@ -261,6 +262,7 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     fmt = Q.PackedFormat(4, 128, False, "bfloat16")
     assert pick_config(fmt, 4096, 8192, 8192, 132) == RsConfig(cluster=2)         # 256 rows of x, pairs share x
     assert pick_config(fmt, 512, 8192, 8192, 132) == RsConfig(cluster=2)          # 128 tiles: 97% of the SMs
+    assert pick_config(fmt, 385, 8192, 8192, 132) == RsConfig(cluster=2)
     assert pick_config(fmt, 40000, 128, 8192, 132) == RsConfig()                  # one W tile: nothing to pair
     assert pick_config(fmt, 512, 4096, 8192, 132) == RsConfig(blk_m=128, stages=8, depth=6)  # 128 tiles of 128
     # M = 129..256: one tile of 192 or 256 x rows, W in smem, k-blocks interleaved, 2 slices of K's 128 k-tiles
@@ -268,7 +270,15 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
                                                                interleave=True)
     assert pick_config(fmt, 129, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, splits=2, w_smem=True,
                                                                interleave=True)
-    assert pick_config(Q.PackedFormat(8, 32, True, "float16"), 200, 8192, 8192, 132).depth == 1   # (2 spills)
+    assert pick_config(Q.PackedFormat(8, 64, True, "float16"), 200, 8192, 8192, 132).depth == 1   # (2 spills)
+    # M = 257..384: two tiles of 192 rows (128 units: no slices); wide N: no slices either (the partials would
+    # cross the reduction kernel)
+    assert pick_config(fmt, 320, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, w_smem=True, interleave=True)
+    assert pick_config(fmt, 160, 28672, 4096, 132) == RsConfig(blk_m=192, stages=6, w_smem=True, interleave=True)
+    assert pick_config(fmt, 300, 4096, 14336, 132).splits == 2
+    g32 = Q.PackedFormat(4, 32, True, "bfloat16")                                 # two scale groups per k-tile:
+    assert pick_config(g32, 256, 8192, 8192, 132) == RsConfig(blk_m=128, stages=8, depth=6)   # 256 rows lost
+    assert pick_config(g32, 192, 8192, 8192, 132).blk_m == 192
     assert pick_config(fmt, 200, 8192, 256, 132) == RsConfig(blk_m=128, stages=8, depth=6)  # 4 k-tiles: no slices
     assert pick_config(fmt, 128, 8192, 8192, 132).splits == 2                     # 64 tiles: 2 slices, one round
     assert pick_config(fmt, 128, 4096, 4096, 132).splits == 4                     # 32 tiles
@@ -280,7 +290,7 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     assert pick_config(fmt, 64, 8192, 1024, 132) == RsConfig(blk_m=64, stages=8, depth=6, splits=2, w_smem=True)
     assert pick_config(fmt, 100, 512, 1024, 132).splits == 2                      # 16 k-tiles: at least 8 a slice
     assert pick_config(fmt, 100, 512, 256, 132).splits == 1
-    assert pick_config(fmt, 128, 8192, 8192, 132).w_smem and not pick_config(fmt, 257, 8192, 8192, 132).w_smem
+    assert pick_config(fmt, 128, 8192, 8192, 132).w_smem and not pick_config(fmt, 385, 8192, 8192, 132).w_smem
     for int8 in (Q.PackedFormat(8, 64, True, "bfloat16"), Q.PackedFormat(8, None, False, "float16")):
         # int8 at M <= 64: 128 rows of W in two consumers, W in smem (WIDE ran 10% slower there)
         assert pick_config(int8, 64, 8192, 8192, 132) == RsConfig(blk_m=64, stages=8, depth=6, splits=2, w_smem=True)
@@ -434,13 +444,14 @@ def test_gpu_w_through_shared_memory(fmt: tuple) -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
 def test_gpu_interleaved_k_blocks(fmt: tuple) -> None:
-    """``interleave`` (each 16-k block's wgmma issued once its fragment is converted): the heuristic's one-m-tile
-    tilings at M = 129..256 (W in smem, split-K by the reduction kernel), W's words in registers, 2x1 clusters,
-    and four consumers, on random shapes against float64."""
+    """``interleave`` (each 16-k block's wgmma issued once its fragment is converted): the heuristic's tilings at
+    M = 129..384 (W in smem; one tile of x rows split along K and summed by the reduction kernel, or two of 192),
+    W's words in registers, 2x1 clusters, and four consumers, on random shapes against float64."""
     rng = random.Random("il" + _ID(fmt))
     f = _format(fmt)
     for M, cfg in ((rng.randint(129, 192), sm90_mixed_rs.pick_rs_config(150, 8192, 8192, 132, f)),
                    (rng.randint(150, 256), sm90_mixed_rs.pick_rs_config(200, 8192, 8192, 132, f)),
+                   (rng.randint(257, 384), sm90_mixed_rs.pick_rs_config(320, 8192, 8192, 132, f)),
                    (rng.randint(1, 400), RsConfig(blk_m=128, stages=6, depth=2, splits=rng.randint(1, 3),
                                                   interleave=True)),
                    (rng.randint(100, 600), RsConfig(blk_m=128, stages=6, depth=2, cluster=2, interleave=True)),

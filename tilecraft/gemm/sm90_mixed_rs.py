@@ -525,23 +525,26 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
     spills in int8 g32 with zero points. The 256-row tiles keep depth 2: depth 4 ran 191.5 against 209.2 us
     at M = 1024 but 805.1 against 779.4 at 4096, and depth 3 202.4 against 181.1 at 1024."""
     w_tiles = -(-N // 128)
-    if -(-M // 256) * w_tiles >= 0.9 * sms:
-        return RsConfig(cluster=2 if w_tiles > 1 else 1)
     k_tiles = -(-K // 64)
 
     def slices(tiles: int) -> int:
         return min((s for s in range(1, 5) if s == 1 or k_tiles >= 8 * s), key=lambda s: -(-tiles * s // sms) / s)
 
+    if 128 < M <= 384 and not (192 < M <= 256 and fmt.group_size == 32):  # tiles of 192 / 256 rows, W in smem
+        rows = 256 if 192 < M <= 256 else 192
+        tiles = -(-M // rows) * w_tiles
+        splits = 1 if tiles >= 0.9 * sms else slices(tiles)             # (partials through the reduction kernel)
+        if tiles * splits >= 0.9 * sms:
+            depth = 1 if rows == 256 and fmt.group_size and fmt.zero_point else 2   # (2 spills the ragged kernels)
+            return RsConfig(blk_m=rows, stages=SHORT_STAGES[rows], depth=depth, splits=splits, w_smem=True,
+                            interleave=True)
+    if -(-M // 256) * w_tiles >= 0.9 * sms:
+        return RsConfig(cluster=2 if w_tiles > 1 else 1)
     ws = M <= 128                                                         # W through shared memory
     if M <= WIDE.blk_m and fmt.bits == 4:
         tiles = -(-N // WIDE.blk_n)
         if tiles * slices(tiles) >= 0.9 * sms:
             return replace(WIDE, splits=slices(tiles), w_smem=True)
-    if 128 < M <= 256 and w_tiles * slices(w_tiles) >= 0.9 * sms:         # one tile of x rows, W in smem
-        rows = 192 if M <= 192 else 256
-        depth = 1 if rows == 256 and fmt.group_size and fmt.zero_point else 2   # (2 spills the ragged kernels)
-        return RsConfig(blk_m=rows, stages=SHORT_STAGES[rows], depth=depth, splits=slices(w_tiles), w_smem=True,
-                        interleave=True)
     rows = 64 if M <= 64 else 128
     tiles = -(-M // rows) * w_tiles
     return RsConfig(blk_m=rows, stages=8, depth=6, splits=slices(tiles), w_smem=ws)
