@@ -24,7 +24,7 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   ahead, and ptxas put the unrolled loop's last load after the next k-tile's wgmmas. There the consumers
   waited on W's loads: a quarter of the warps' stall samples at M = 128. Refilling at once made the kernel
   4-12% faster from M = 64 to 4096 (RESULTS.md, session 34).
-  **W through shared memory** (``w_smem``, the heuristic's tilings up to 128 rows of x): the producer also
+  **W through shared memory** (``w_smem``, the heuristic's tilings up to 384 rows of x): the producer also
   loads the CTA's k-tile of packed words by TMA (one 2-D box: BLK_N / 16 tiles of 512 or 1024 bytes, TMA
   zero-filling rows past N and words past K), completing on the x stage's barrier, and each lane reads its 16
   bytes of the stage (``LDS.128``, a warp's 512 contiguous bytes). W's bytes in flight are then the stages'
@@ -51,6 +51,12 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
     fragment buffers) ran within 1-2%: ``benchmarks/patches/rs_ws_pairs.diff``; two accumulators taking
     alternate k-blocks, 0-4% slower: ``benchmarks/patches/rs_ws_chains.diff``.
   - Making the two warpgroups take turns issuing gained nothing.
+  **Interleaved k-blocks** (``interleave``, the heuristic's tilings at M = 129..384): within the k-tile, each
+  16-k block's fragment is converted and its wgmma issued at once (a ``wgmma_fence`` before each; one commit
+  and one wait per k-tile), so block j + 1 converts while block j's wgmma runs. With 192 or 256 x rows and W
+  through shared memory it ran 0-3% faster than issuing the four together (session 46, H100: 54.3 / 59.2 us
+  against 56.1 / 59.6 at M = 256, W4A16 g128 / W8A16 per-channel); elsewhere it ran equal or slower (M = 64
+  and 128: 1-11% slower; 128x128 unsplit at M = 256: 8% slower; 2x1 clusters at M = 512: 2-5% slower).
   At M = 64 (``WIDE``, W through shared memory) Nsight Compute finds the tensor pipe 35% busy and the SM
   issuing 45% of cycles: 139 instructions per warp and k-tile (80 of them the conversion), the warps'
   stalls mostly on the wgmma wait and the stage's barrier. Leaving out the conversion entirely (wrong
@@ -109,7 +115,8 @@ class RsConfig:
     ``cluster`` CTAs on neighbouring row blocks of W sharing each x k-tile: each loads 1/cluster of the
     x box and multicasts it to both (the dense kernel's B multicast, sm90.py's ``cluster_m``); ``w_smem``: W's
     packed words come by TMA into each stage beside x (the module docstring), and ``depth`` buffers only the
-    scales."""
+    scales; ``interleave``: each 16-k block's wgmma issued as soon as its fragment is converted (the module
+    docstring, Overlap)."""
 
     blk_n: int = 128
     blk_m: int = 256
@@ -490,11 +497,25 @@ def wide_depth(fmt: PackedFormat) -> int:
 
 
 def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
-    """The register-A tiling for y (M, N) = x (M, K) @ W: 256 rows of x per CTA when those tiles cover 90%
-    of the SMs; else, for int4 at M <= 64, 256 rows of W per CTA (``WIDE``, four consumer warpgroups) split
-    along K where those tiles and slices cover 90% of the SMs; else 128 rows of W and 128 rows of x (64 from
-    M <= 64), split along K. Up to 128 rows of x, W comes through shared memory (``w_smem``). The slices:
-    S <= 4 (at least 8 k-tiles each), the fewest rounds of the SMs per slice.
+    """The register-A tiling for y (M, N) = x (M, K) @ W. At M = 129..384, tiles of 192 x rows (one from M
+    <= 192, two from 257) or one of 256 (M = 193..256, not for groups of 32, which ran 7% slower there), W
+    through shared memory, k-blocks interleaved, split along K only where the tiles leave SMs idle (the partials
+    then cross sm90's reduction kernel), when those tiles and slices cover 90% of the SMs. Else 256 rows of x
+    per CTA when those tiles cover 90% of the SMs; else, for int4 at M <= 64, 256 rows of W per CTA (``WIDE``,
+    four consumer warpgroups) split along K where those tiles and slices cover 90% of the SMs; else 128 rows
+    of W and 128 rows of x (64 from M <= 64), split along K. Up to 128 rows of x, W comes through shared memory
+    (``w_smem``). The slices: S <= 4 (at least 8 k-tiles each), the fewest rounds of the SMs per slice.
+
+    Session 46 (H100, three rounds in turn, tc.gemm's picks against the picks before, us; W4A16 g128 / W8A16
+    per-channel unless said): N = K = 8192, M = 160 45.9 / 49.8 against 76.9 / 82.6 (two 128-row tiles), M
+    = 192 47.5 / 51.9 against 59.9 / 66.3, M = 256 54.9 / 59.8 against 60.1 / 65.9 (W8A16 g128 with zero
+    points 65.0 against 72.2; W4A16 g32 with zero points 69.1 against 64.9: groups of 32 keep 128-row
+    tiles there), M = 300 80.7 / 88.7 against 99.4 / 101.4 (the 2x1-cluster 256-row tiles), M = 384 74.8 /
+    92.5 against 96.9 / 104.9; N x K = 4096 x 14336, M = 160 / 256: 43.1 / 49.1 against 58.0 / 58.7 (W4A16);
+    28672 x 4096, M = 160 79.2 against 100.6; 57344 x 8192, M = 160 / 300: 314 / 597 against 374 / 631
+    (W4A16). Tilings not taken: 256 rows of W (four consumers) by 128 of x at M = 96..128 (39-41 against 38
+    us); 256 x rows in 2x1 clusters at M = 192..256 (W4A16 6% slower, W8A16 within 2%); W in shared memory
+    or interleaved in the 2x1-cluster tiles at M = 512 / 1024 (0-5% slower).
 
     Session 45 (H100, three rounds in turn, tc.gemm against the picks before, us): W through shared memory
     at M = 40 / 64 / 128, N = K = 8192: W8A16 per-channel 34.2 / 34.7 / 41.0 against 35.8 / 37.4 / 44.6
@@ -518,7 +539,7 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
     41.5-42.2) but spills in the ragged kernels of several formats (four consumers get 112 registers). At M =
     128 the 256x128 tile (depth 2, spilling in most formats) took 45.1-45.6 us against 48.8-48.9, and 192
     rows in 3 slices 47.4-47.6: not taken (spills, or within 3%); at M = 256 every split form lost to 128
-    rows unsplit (70.0 us against 81-105). Since W's ring refills each buffer at once (session 34, H100,
+    rows unsplit (70.0 us against 81-105; session 46's 256-row tile with W in shared memory wins there). Since W's ring refills each buffer at once (session 34, H100,
     three rounds in turn, W4A16 g128 / W8A16 per-channel), the 128- and 64-row tiles keep 6 k-tiles of W
     in flight: 40.7 / 46.3 us at M = 128 against 42.0 / 47.9 with 4 (45.1 / 51.0 with the earlier ring of
     4), and 59.5 / 65.4 at M = 256 against 62.7 / 67.8 (69.6 / 73.1). A ring of 8 ran within 1%, and it
