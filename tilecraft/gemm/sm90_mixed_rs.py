@@ -514,7 +514,8 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
     92.5 against 96.9 / 104.9; N x K = 4096 x 14336, M = 160 / 256: 43.1 / 49.1 against 58.0 / 58.7 (W4A16);
     28672 x 4096, M = 160 79.2 against 100.6; 57344 x 8192, M = 160 / 300: 314 / 597 against 374 / 631
     (W4A16). Tilings not taken: 256 rows of W (four consumers) by 128 of x at M = 96..128 (39-41 against 38
-    us); 256 x rows in 2x1 clusters at M = 192..256 (W4A16 6% slower, W8A16 within 2%); W in shared memory
+    us); 192 rows of W (three consumers, 3 slices, W in shared memory) at M = 64..128 (W4A16 within 1.6-4.5%
+    at M = 96..128 with depth 4, W8A16 1-4% slower); 256 x rows in 2x1 clusters at M = 192..256 (W4A16 6% slower, W8A16 within 2%); W in shared memory
     or interleaved in the 2x1-cluster tiles at M = 512 / 1024 (0-5% slower).
 
     Session 45 (H100, three rounds in turn, tc.gemm against the picks before, us): W through shared memory
