@@ -552,11 +552,16 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
     def slices(tiles: int) -> int:
         return min((s for s in range(1, 5) if s == 1 or k_tiles >= 8 * s), key=lambda s: -(-tiles * s // sms) / s)
 
-    if 128 < M <= 384 and not (192 < M <= 256 and fmt.group_size == 32):  # tiles of 192 / 256 rows, W in smem
+    def rounds(tiles: int) -> int:
+        return -(-tiles // sms)
+
+    if 128 < M < 1024 and not (192 < M <= 256 and fmt.group_size == 32):  # tiles of 192 / 256 rows, W in smem
         rows = 256 if 192 < M <= 256 else 192
         tiles = -(-M // rows) * w_tiles
         splits = 1 if tiles >= 0.9 * sms else slices(tiles)             # (partials through the reduction kernel)
-        if tiles * splits >= 0.9 * sms:
+        pairs = -(-M // 256) * w_tiles                                    # the 2x1-cluster 256-row tiles below
+        fewer_rounds = pairs < 0.9 * sms or 0.85 * rounds(tiles) <= 0.9 * rounds(pairs)   # 192 rows: 0.85 the time
+        if tiles * splits >= 0.9 * sms and (M <= 384 or splits == 1 and fewer_rounds):
             depth = 1 if rows == 256 and fmt.group_size and fmt.zero_point else 2   # (2 spills the ragged kernels)
             return RsConfig(blk_m=rows, stages=SHORT_STAGES[rows], depth=depth, splits=splits, w_smem=True,
                             interleave=True)
