@@ -497,55 +497,62 @@ def wide_depth(fmt: PackedFormat) -> int:
 
 
 def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
-    """The register-A tiling for y (M, N) = x (M, K) @ W. At M = 129..384, tiles of 192 x rows (one from M
-    <= 192, two from 257) or one of 256 (M = 193..256, not for groups of 32, which ran 7% slower there), W
-    through shared memory, k-blocks interleaved, split along K only where the tiles leave SMs idle (the partials
-    then cross sm90's reduction kernel), when those tiles and slices cover 90% of the SMs. Else 256 rows of x
-    per CTA when those tiles cover 90% of the SMs; else, for int4 at M <= 64, 256 rows of W per CTA (``WIDE``,
-    four consumer warpgroups) split along K where those tiles and slices cover 90% of the SMs; else 128 rows
-    of W and 128 rows of x (64 from M <= 64), split along K. Up to 128 rows of x, W comes through shared memory
-    (``w_smem``). The slices: S <= 4 (at least 8 k-tiles each), the fewest rounds of the SMs per slice.
+    """The register-A tiling for y (M, N) = x (M, K) @ W. At M = 129..384, tiles of 192 x rows (one from M <=
+    192, two from 257) or one of 256 (M = 193..256, not for groups of 32, which ran 7% slower there), W through
+    shared memory, k-blocks interleaved, split along K only where the tiles leave SMs idle (the partials then
+    cross sm90's reduction kernel), when those tiles and slices cover 90% of the SMs; at M = 385..1023 the
+    192-row tiles too where they cover 90% of the SMs unsplit and, counting a 192-row tile 0.85 of a 256-row
+    one, take at most 0.9 the rounds' time of the 2x1-cluster 256-row tiles (or those leave SMs idle). Else 256
+    rows of x per CTA when those tiles cover 90% of the SMs; else, for int4 at M <= 64, 256 rows of W per CTA
+    (``WIDE``, four consumer warpgroups) split along K where those tiles and slices cover 90% of the SMs; else
+    128 rows of W and 128 rows of x (64 from M <= 64), split along K. Up to 128 rows of x, W comes through
+    shared memory (``w_smem``). The slices: S <= 4 (at least 8 k-tiles each), the fewest rounds of the SMs per
+    slice.
 
     Session 46 (H100, three rounds in turn, tc.gemm's picks against the picks before, us; W4A16 g128 / W8A16
-    per-channel unless said): N = K = 8192, M = 160 45.9 / 49.8 against 76.9 / 82.6 (two 128-row tiles), M
-    = 192 47.5 / 51.9 against 59.9 / 66.3, M = 256 54.9 / 59.8 against 60.1 / 65.9 (W8A16 g128 with zero
-    points 65.0 against 72.2; W4A16 g32 with zero points 69.1 against 64.9: groups of 32 keep 128-row
-    tiles there), M = 300 80.7 / 88.7 against 99.4 / 101.4 (the 2x1-cluster 256-row tiles), M = 384 74.8 /
-    92.5 against 96.9 / 104.9; N x K = 4096 x 14336, M = 160 / 256: 43.1 / 49.1 against 58.0 / 58.7 (W4A16);
-    28672 x 4096, M = 160 79.2 against 100.6; 57344 x 8192, M = 160 / 300: 314 / 597 against 374 / 631
-    (W4A16). Tilings not taken: 256 rows of W (four consumers) by 128 of x at M = 96..128 (39-41 against 38
-    us); 192 rows of W (three consumers, 3 slices, W in shared memory) at M = 64..128 (W4A16 within 1.6-4.5%
-    at M = 96..128 with depth 4, W8A16 1-4% slower); 256 x rows in 2x1 clusters at M = 192..256 (W4A16 6% slower, W8A16 within 2%); W in shared memory
-    or interleaved in the 2x1-cluster tiles at M = 512 / 1024 (0-5% slower).
+    per-channel unless said): N = K = 8192, M = 160 45.9 / 49.8 against 76.9 / 82.6 (two 128-row tiles), M = 192
+    47.5 / 51.9 against 59.9 / 66.3, M = 256 54.9 / 59.8 against 60.1 / 65.9 (W8A16 g128 with zero points 65.0
+    against 72.2; W4A16 g32 with zero points 69.1 against 64.9: groups of 32 keep 128-row tiles there), M = 300
+    80.7 / 88.7 against 99.4 / 101.4 (the 2x1-cluster 256-row tiles), M = 384 74.8 / 92.5 against 96.9 / 104.9;
+    N x K = 4096 x 14336, M = 160 / 256: 43.1 / 49.1 against 58.0 / 58.7 (W4A16); 28672 x 4096, M = 160 79.2
+    against 100.6; 57344 x 8192, M = 160 / 300: 314 / 597 against 374 / 631 (W4A16); N = K = 8192, M = 576 / 640
+    / 704: 151.3 / 170.7 / 165.0 and 168.5 / 179.5 / 183.0 against 174.7 / 180.4 / 181.0 and 188.6 / 191.8 /
+    196.4 (2x1 clusters of 256 rows; at 448 and 896, where 192 rows take more rounds, they ran 149.7 / 231.3
+    against 98.9 / 192.9); 4096 x 14336, M = 640: 143.3 / 152.8 against 162.3 / 174.1 (128x128 in 4 slices);
+    28672 x 4096, M = 576: 243.8 / 281.2 against 279.9 / 301.6. Tilings not taken: 256 rows of W (four
+    consumers) by 128 of x at M = 96..128 (39-41 against 38 us); 192 rows of W (three consumers, 3 slices, W in
+    shared memory) at M = 64..128 (W4A16 within 1.6-4.5% at M = 96..128 with depth 4, W8A16 1-4% slower); 256 x
+    rows in 2x1 clusters at M = 192..256 (W4A16 6% slower, W8A16 within 2%); W in shared memory or interleaved
+    in the 2x1-cluster tiles at M = 512 / 1024 (0-5% slower).
 
-    Session 45 (H100, three rounds in turn, tc.gemm against the picks before, us): W through shared memory
-    at M = 40 / 64 / 128, N = K = 8192: W8A16 per-channel 34.2 / 34.7 / 41.0 against 35.8 / 37.4 / 44.6
-    (int8 takes 128 rows of W at M <= 64: ``WIDE`` with W in shared memory ran 38.0-38.7), W8A16 g128 with
-    zero points 36.3 / 37.2 / 45.1 against 38.7 / 40.2 / 48.1, W4A16 per-channel 25.5 / 26.1 / 36.6 against
-    27.5 / 29.1 / 37.4, W4A16 g128 27.9 / 29.0 / 37.3 against 29.0 / 30.9 / 39.1, W4A16 g32 with zero
-    points 32.4 / 33.8 / 41.1 against 32.3 / 34.0 / 40.9; at N = 4096, K = 14336 2-6% faster for W4A16 g128
-    and W8A16 per-channel. At M = 256 (128 rows of x, unsplit) it ran within 1% (60.1 / 66.2 against 59.9 /
-    65.4, W4A16 g128 / W8A16 per-channel): not taken.
+    Session 45 (H100, three rounds in turn, tc.gemm against the picks before, us): W through shared memory at M
+    = 40 / 64 / 128, N = K = 8192: W8A16 per-channel 34.2 / 34.7 / 41.0 against 35.8 / 37.4 / 44.6 (int8 takes
+    128 rows of W at M <= 64: ``WIDE`` with W in shared memory ran 38.0-38.7), W8A16 g128 with zero points 36.3
+    / 37.2 / 45.1 against 38.7 / 40.2 / 48.1, W4A16 per-channel 25.5 / 26.1 / 36.6 against 27.5 / 29.1 / 37.4,
+    W4A16 g128 27.9 / 29.0 / 37.3 against 29.0 / 30.9 / 39.1, W4A16 g32 with zero points 32.4 / 33.8 / 41.1
+    against 32.3 / 34.0 / 40.9; at N = 4096, K = 14336 2-6% faster for W4A16 g128 and W8A16 per-channel. At M =
+    256 (128 rows of x, unsplit) it ran within 1% (60.1 / 66.2 against 59.9 / 65.4, W4A16 g128 / W8A16
+    per-channel): not taken.
 
     Earlier measurements (H100, N = K = 8192, W4A16 g128): 256 rows beat the producer kernel (sm90_mixed.py)
-    from M = 512 (101 against 163 us) to 4096 (874 against 1165 us), 128 rows at M = 256 (73 against 82
-    us) (session 8); with split-K, 128 rows at M = 128 (49.7 us, 2 slices, against 69.1) and 64 rows at M
-    = 64 (40.6 us against 45.9 with 128 rows; at M = 128 64-row tiles took 71.7) (session 9). The 256-row
-    tiles run in 2x1 clusters sharing x (H100, session 17, three rounds in turn: W8A16 per-channel 224.5
-    -> 215.7 us at M = 1024 and 875.0 -> 850.8 at 4096, 0.91-0.94x tilecraft's dense bf16; W4A16 g128
-    209.6 -> 205.1 and 829.4 -> 810.4). Four consumer warpgroups of W per CTA hide more of each k-tile's
-    load -> convert -> wgmma chain (session 20, three rounds in turn, W4A16 g128 / W8A16 per-channel):
-    ``WIDE`` in 4 slices took 37.0 / 44.3 us at M = 64 and 34.3 / 38.9 at M = 40, against 39.3 / 44.8 and
-    37.5 / 43.1 for 128 rows of W in 2 slices. Depth 3 or 4 would be faster still at M = 64 (34.5-34.9 /
-    41.5-42.2) but spills in the ragged kernels of several formats (four consumers get 112 registers). At M =
-    128 the 256x128 tile (depth 2, spilling in most formats) took 45.1-45.6 us against 48.8-48.9, and 192
-    rows in 3 slices 47.4-47.6: not taken (spills, or within 3%); at M = 256 every split form lost to 128
-    rows unsplit (70.0 us against 81-105; session 46's 256-row tile with W in shared memory wins there). Since W's ring refills each buffer at once (session 34, H100,
-    three rounds in turn, W4A16 g128 / W8A16 per-channel), the 128- and 64-row tiles keep 6 k-tiles of W
-    in flight: 40.7 / 46.3 us at M = 128 against 42.0 / 47.9 with 4 (45.1 / 51.0 with the earlier ring of
-    4), and 59.5 / 65.4 at M = 256 against 62.7 / 67.8 (69.6 / 73.1). A ring of 8 ran within 1%, and it
-    spills in int8 g32 with zero points. The 256-row tiles keep depth 2: depth 4 ran 191.5 against 209.2 us
-    at M = 1024 but 805.1 against 779.4 at 4096, and depth 3 202.4 against 181.1 at 1024."""
+    from M = 512 (101 against 163 us) to 4096 (874 against 1165 us), 128 rows at M = 256 (73 against 82 us)
+    (session 8); with split-K, 128 rows at M = 128 (49.7 us, 2 slices, against 69.1) and 64 rows at M = 64 (40.6
+    us against 45.9 with 128 rows; at M = 128 64-row tiles took 71.7) (session 9). The 256-row tiles run in 2x1
+    clusters sharing x (H100, session 17, three rounds in turn: W8A16 per-channel 224.5 -> 215.7 us at M = 1024
+    and 875.0 -> 850.8 at 4096, 0.91-0.94x tilecraft's dense bf16; W4A16 g128 209.6 -> 205.1 and 829.4 ->
+    810.4). Four consumer warpgroups of W per CTA hide more of each k-tile's load -> convert -> wgmma chain
+    (session 20, three rounds in turn, W4A16 g128 / W8A16 per-channel): ``WIDE`` in 4 slices took 37.0 / 44.3 us
+    at M = 64 and 34.3 / 38.9 at M = 40, against 39.3 / 44.8 and 37.5 / 43.1 for 128 rows of W in 2 slices.
+    Depth 3 or 4 would be faster still at M = 64 (34.5-34.9 / 41.5-42.2) but spills in the ragged kernels of
+    several formats (four consumers get 112 registers). At M = 128 the 256x128 tile (depth 2, spilling in most
+    formats) took 45.1-45.6 us against 48.8-48.9, and 192 rows in 3 slices 47.4-47.6: not taken (spills, or
+    within 3%); at M = 256 every split form lost to 128 rows unsplit (70.0 us against 81-105; session 46's
+    256-row tile with W in shared memory wins there). Since W's ring refills each buffer at once (session 34,
+    H100, three rounds in turn, W4A16 g128 / W8A16 per-channel), the 128- and 64-row tiles keep 6 k-tiles of W
+    in flight: 40.7 / 46.3 us at M = 128 against 42.0 / 47.9 with 4 (45.1 / 51.0 with the earlier ring of 4),
+    and 59.5 / 65.4 at M = 256 against 62.7 / 67.8 (69.6 / 73.1). A ring of 8 ran within 1%, and it spills in
+    int8 g32 with zero points. The 256-row tiles keep depth 2: depth 4 ran 191.5 against 209.2 us at M = 1024
+    but 805.1 against 779.4 at 4096, and depth 3 202.4 against 181.1 at 1024."""
     w_tiles = -(-N // 128)
     k_tiles = -(-K // 64)
 
