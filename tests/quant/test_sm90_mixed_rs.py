@@ -22,6 +22,8 @@ torch = pytest.importorskip("torch")
 import tilecraft as tc  # noqa: E402
 import tilecraft.quant as Q  # noqa: E402
 import tilecraft.runtime as rt  # noqa: E402
+from tilecraft import _, dsl  # noqa: E402
+from tilecraft.dsl import hopper, threadIdx  # noqa: E402
 from tilecraft.atoms import wgmma_atom  # noqa: E402
 from tilecraft.gemm import sm90_mixed, sm90_mixed_rs  # noqa: E402
 from tilecraft.gemm.sm90_mixed import block_words, group_slot, slot_group  # noqa: E402
@@ -170,6 +172,40 @@ def test_w_through_shared_memory_launches_a_map_of_the_words() -> None:
         RsConfig(stages=6, w_smem=True).validate(Q.PackedFormat(8, None, False, "bfloat16"))
     RsConfig(stages=5, w_smem=True).validate(Q.PackedFormat(8, None, False, "bfloat16"))
     RsConfig(stages=6).validate(Q.PackedFormat(8, None, False, "bfloat16"))
+
+
+@dsl.kernel
+def _k_blocks_kernel(out, blocks: dsl.Constexpr):
+    """A register-A wgmma of a 64-k tile limited to `blocks` (hopper.wgmma_gemm's ``k_blocks``)."""
+    from tilecraft.gemm.sm90 import ELEMENTS, smem_layout
+    dtype, wg_type = ELEMENTS["bfloat16"]
+    sX = dsl.smem_tensor(dtype, smem_layout(dtype, "K", 64, 64, 1), align=1024)
+    afrag = dsl.make_rmem_tensor(dsl.uint32, (16,))
+    for i in range(16):
+        afrag[i] = dsl.convert(threadIdx.x + i, dsl.uint32)
+    acc = dsl.make_rmem_tensor(dsl.float32, (32,))
+    hopper.wgmma_fence()
+    hopper.wgmma_gemm(wgmma_atom(64, wg_type, operands="rs"), afrag, sX(_, _, 0), acc, accumulate=False,
+                      k_blocks=blocks)
+    hopper.wgmma_commit()
+    hopper.wgmma_wait(0)
+    out[threadIdx.x] = acc(0)
+
+
+def test_wgmma_gemm_issues_the_k_blocks_asked_for() -> None:
+    """``hopper.wgmma_gemm(k_blocks=...)``: one wgmma per listed 16-k block, in the order given, the first
+    taking ``accumulate``; indices outside the tile's blocks, or none, are refused while tracing."""
+    from tilecraft.dsl.trace import TraceError
+    out = torch.empty(128, dtype=torch.float32)
+    src = _k_blocks_kernel.source(out, (2, 0))
+    calls = [line for line in src.splitlines() if "wgmma_m64n64k16" in line]
+    assert len(calls) == 2 and calls[0].rstrip().endswith("0u);") and calls[1].rstrip().endswith("1u);")
+    assert "(afrag + 8)" in calls[0] and "0x4000004000010000ull) + 4ull" in calls[0]  # block 2: words 8.., k 32..
+    assert "(afrag)" in calls[1] and "0x4000004000010000ull)," in calls[1]              # then block 0
+    assert len([ln for ln in _k_blocks_kernel.source(out, None).splitlines() if "wgmma_m64n64k16" in ln]) == 4
+    for bad in ((4,), (), (-1,)):
+        with pytest.raises(TraceError, match="k_blocks"):
+            _k_blocks_kernel.source(out, bad)
 
 
 def test_interleaved_k_blocks_issue_each_wgmma_after_its_fragment() -> None:

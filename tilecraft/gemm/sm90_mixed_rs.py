@@ -24,9 +24,10 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   ahead, and ptxas put the unrolled loop's last load after the next k-tile's wgmmas. There the consumers
   waited on W's loads: a quarter of the warps' stall samples at M = 128. Refilling at once made the kernel
   4-12% faster from M = 64 to 4096 (RESULTS.md, session 34).
-  **W through shared memory** (``w_smem``, the heuristic's tilings up to 384 rows of x): the producer also
-  loads the CTA's k-tile of packed words by TMA (one 2-D box: BLK_N / 16 tiles of 512 or 1024 bytes, TMA
-  zero-filling rows past N and words past K), completing on the x stage's barrier, and each lane reads its 16
+  **W through shared memory** (``w_smem``, the heuristic's tilings up to 384 rows of x, and its 192-row tiles
+  up to M = 1023): the producer also loads the CTA's k-tile of packed words by TMA (one 2-D box: BLK_N / 16
+  tiles of 512 or 1024 bytes, TMA zero-filling rows past N and words past K), completing on the x stage's
+  barrier, and each lane reads its 16
   bytes of the stage (``LDS.128``, a warp's 512 contiguous bytes). W's bytes in flight are then the stages'
   (up to 128 KB a CTA), not the registers', and the ring holds the scales alone. Session 45 (H100, N = K =
   8192, three rounds in turn): 4-10% faster at M = 40..128 for W8A16 and W4A16 per-channel, 3-7% for W4A16
@@ -51,9 +52,9 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
     fragment buffers) ran within 1-2%: ``benchmarks/patches/rs_ws_pairs.diff``; two accumulators taking
     alternate k-blocks, 0-4% slower: ``benchmarks/patches/rs_ws_chains.diff``.
   - Making the two warpgroups take turns issuing gained nothing.
-  **Interleaved k-blocks** (``interleave``, the heuristic's tilings at M = 129..384): within the k-tile, each
-  16-k block's fragment is converted and its wgmma issued at once (a ``wgmma_fence`` before each; one commit
-  and one wait per k-tile), so block j + 1 converts while block j's wgmma runs. With 192 or 256 x rows and W
+  **Interleaved k-blocks** (``interleave``, the heuristic's 192- and 256-row tilings at M = 129..1023): within
+  the k-tile, each 16-k block's fragment is converted and its wgmma issued at once (a ``wgmma_fence`` before
+  each; one commit and one wait per k-tile), so block j + 1 converts while block j's wgmma runs. With 192 or 256 x rows and W
   through shared memory it ran 0-3% faster than issuing the four together (session 46, H100: 54.3 / 59.2 us
   against 56.1 / 59.6 at M = 256, W4A16 g128 / W8A16 per-channel); elsewhere it ran equal or slower (M = 64
   and 128: 1-11% slower; 128x128 unsplit at M = 256: 8% slower; 2x1 clusters at M = 512: 2-5% slower).
@@ -101,7 +102,7 @@ __all__ = ["RsConfig", "RsLaunch", "sm90_mixed_rs_kernel", "rs_launch_args", "pi
 
 #: x rows per CTA -> stages of x (32 KB per 256-row k-tile)
 STAGES = {256: 6, 128: 8, 64: 8}
-#: x rows per CTA -> stages of x and W's words (``w_smem``) of the heuristic's one-m-tile tilings at M = 129..256
+#: x rows per CTA -> stages of x and W's words (``w_smem``) of the heuristic's 192- and 256-row tilings (M = 129..1023)
 SHORT_STAGES = {192: 6, 256: 5}
 
 
