@@ -54,10 +54,11 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   - Making the two warpgroups take turns issuing gained nothing.
   **Interleaved k-blocks** (``interleave``, the heuristic's 192- and 256-row tilings at M = 129..1023): within
   the k-tile, each 16-k block's fragment is converted and its wgmma issued at once (a ``wgmma_fence`` before
-  each; one commit and one wait per k-tile), so block j + 1 converts while block j's wgmma runs. With 192 or 256 x rows and W
-  through shared memory it ran 0-3% faster than issuing the four together (session 46, H100: 54.3 / 59.2 us
-  against 56.1 / 59.6 at M = 256, W4A16 g128 / W8A16 per-channel); elsewhere it ran equal or slower (M = 64
-  and 128: 1-11% slower; 128x128 unsplit at M = 256: 8% slower; 2x1 clusters at M = 512: 2-5% slower).
+  each; one commit and one wait per k-tile), so block j + 1 converts while block j's wgmma runs. With 192 or
+  256 x rows and W through shared memory it ran 0-3% faster than issuing the four together (session 46, H100:
+  54.3 / 59.2 us against 56.1 / 59.6 at M = 256, W4A16 g128 / W8A16 per-channel); elsewhere it ran equal or
+  slower (M = 64 and 128: 1-11% slower; 128x128 unsplit at M = 256: 8% slower; 2x1 clusters at M = 512: 2-5%
+  slower).
   At M = 64 (``WIDE``, W through shared memory) Nsight Compute finds the tensor pipe 35% busy and the SM
   issuing 45% of cycles: 139 instructions per warp and k-tile (80 of them the conversion), the warps'
   stalls mostly on the wgmma wait and the stage's barrier. Leaving out the conversion entirely (wrong
