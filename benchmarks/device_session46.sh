@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Forty-sixth session: one tile of 192 or 256 x rows with W through shared memory and k-blocks interleaved in the
-# register-A mixed kernel at M = 129..1023 (issue 9).
+# register-A mixed kernel from M = 129 (issue 9).
 # Usage: bash benchmarks/device_session46.sh [il_tests|il_time|il_nk|il_wide|il_mid ...]
 # - il_tests: the register-A kernel's GPU tests (interleaved k-blocks, W through shared memory, random shapes, tc.gemm);
 # - il_time: tc.gemm's picks against the picks before (128x128 unsplit, the register ring) at IL_MS (160,192,224,256),

@@ -312,11 +312,14 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     assert pick_config(fmt, 320, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, w_smem=True, interleave=True)
     assert pick_config(fmt, 160, 28672, 4096, 132) == RsConfig(blk_m=192, stages=6, w_smem=True, interleave=True)
     assert pick_config(fmt, 300, 4096, 14336, 132).splits == 2
-    # M = 385..1023: 192-row tiles where they take fewer, fuller rounds than 2x1 clusters of 256 rows
+    # M > 384: 192-row tiles where they take fewer, fuller rounds than 2x1 clusters of 256 rows
     assert pick_config(fmt, 640, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, w_smem=True, interleave=True)
     assert pick_config(fmt, 640, 4096, 14336, 132).blk_m == 192                   # 128 tiles (256 rows: 96)
     assert pick_config(fmt, 448, 8192, 8192, 132) == RsConfig(cluster=2)          # 192 rows: 192 tiles, 2 rounds
     assert pick_config(fmt, 896, 8192, 8192, 132) == RsConfig(cluster=2)          # 3 rounds against 2
+    assert pick_config(fmt, 1088, 8192, 8192, 132).blk_m == 192                   # 3 rounds each
+    assert pick_config(fmt, 1536, 8192, 8192, 132) == RsConfig(cluster=2)         # 4 rounds against 3
+    assert pick_config(fmt, 4096, 8192, 8192, 132) == RsConfig(cluster=2)
     assert pick_config(fmt, 576, 4096, 8192, 132).blk_m == 128                    # 96 tiles of 192: not a round
     g32 = Q.PackedFormat(4, 32, True, "bfloat16")                                 # two scale groups per k-tile:
     assert pick_config(g32, 256, 8192, 8192, 132) == RsConfig(blk_m=128, stages=8, depth=6)   # 256 rows lost
@@ -487,13 +490,13 @@ def test_gpu_w_through_shared_memory(fmt: tuple) -> None:
 @pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
 def test_gpu_interleaved_k_blocks(fmt: tuple) -> None:
     """``interleave`` (each 16-k block's wgmma issued once its fragment is converted): the heuristic's tilings at
-    M = 129..1023 (W in smem; one tile of x rows split along K and summed by the reduction kernel, or tiles of 192),
+    M > 128 (W in smem; one tile of x rows split along K and summed by the reduction kernel, or tiles of 192),
     W's words in registers, 2x1 clusters, and four consumers, on random shapes against float64."""
     rng = random.Random("il" + _ID(fmt))
     f = _format(fmt)
     for M, cfg in ((rng.randint(129, 192), sm90_mixed_rs.pick_rs_config(150, 8192, 8192, 132, f)),
                    (rng.randint(150, 256), sm90_mixed_rs.pick_rs_config(200, 8192, 8192, 132, f)),
-                   (rng.randint(257, 1023), sm90_mixed_rs.pick_rs_config(320, 8192, 8192, 132, f)),
+                   (rng.randint(257, 1200), sm90_mixed_rs.pick_rs_config(320, 8192, 8192, 132, f)),
                    (rng.randint(1, 400), RsConfig(blk_m=128, stages=6, depth=2, splits=rng.randint(1, 3),
                                                   interleave=True)),
                    (rng.randint(100, 600), RsConfig(blk_m=128, stages=6, depth=2, cluster=2, interleave=True)),

@@ -25,7 +25,7 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   waited on W's loads: a quarter of the warps' stall samples at M = 128. Refilling at once made the kernel
   4-12% faster from M = 64 to 4096 (RESULTS.md, session 34).
   **W through shared memory** (``w_smem``, the heuristic's tilings up to 384 rows of x, and its 192-row tiles
-  up to M = 1023): the producer also loads the CTA's k-tile of packed words by TMA (one 2-D box: BLK_N / 16
+  at any M): the producer also loads the CTA's k-tile of packed words by TMA (one 2-D box: BLK_N / 16
   tiles of 512 or 1024 bytes, TMA zero-filling rows past N and words past K), completing on the x stage's
   barrier, and each lane reads its 16
   bytes of the stage (``LDS.128``, a warp's 512 contiguous bytes). W's bytes in flight are then the stages'
@@ -52,7 +52,7 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
     fragment buffers) ran within 1-2%: ``benchmarks/patches/rs_ws_pairs.diff``; two accumulators taking
     alternate k-blocks, 0-4% slower: ``benchmarks/patches/rs_ws_chains.diff``.
   - Making the two warpgroups take turns issuing gained nothing.
-  **Interleaved k-blocks** (``interleave``, the heuristic's 192- and 256-row tilings at M = 129..1023): within
+  **Interleaved k-blocks** (``interleave``, the heuristic's 192- and 256-row tilings from M = 129): within
   the k-tile, each 16-k block's fragment is converted and its wgmma issued at once (a ``wgmma_fence`` before
   each; one commit and one wait per k-tile), so block j + 1 converts while block j's wgmma runs. With 192 or
   256 x rows and W through shared memory it ran 0-3% faster than issuing the four together (session 46, H100:
@@ -103,7 +103,7 @@ __all__ = ["RsConfig", "RsLaunch", "sm90_mixed_rs_kernel", "rs_launch_args", "pi
 
 #: x rows per CTA -> stages of x (32 KB per 256-row k-tile)
 STAGES = {256: 6, 128: 8, 64: 8}
-#: x rows per CTA -> stages of x and W's words (``w_smem``) of the heuristic's 192- and 256-row tilings (M = 129..1023)
+#: x rows per CTA -> stages of x and W's words (``w_smem``) of the heuristic's 192- and 256-row tilings (M > 128)
 SHORT_STAGES = {192: 6, 256: 5}
 
 
@@ -502,14 +502,14 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
     """The register-A tiling for y (M, N) = x (M, K) @ W. At M = 129..384, tiles of 192 x rows (one from M <=
     192, two from 257) or one of 256 (M = 193..256, not for groups of 32, which ran 7% slower there), W through
     shared memory, k-blocks interleaved, split along K only where the tiles leave SMs idle (the partials then
-    cross sm90's reduction kernel), when those tiles and slices cover 90% of the SMs; at M = 385..1023 the
+    cross sm90's reduction kernel), when those tiles and slices cover 90% of the SMs; from M = 385 the
     192-row tiles too where they cover 90% of the SMs unsplit and, counting a 192-row tile 0.85 of a 256-row
-    one, take at most 0.9 the rounds' time of the 2x1-cluster 256-row tiles (or those leave SMs idle). Else 256
-    rows of x per CTA when those tiles cover 90% of the SMs; else, for int4 at M <= 64, 256 rows of W per CTA
-    (``WIDE``, four consumer warpgroups) split along K where those tiles and slices cover 90% of the SMs; else
-    128 rows of W and 128 rows of x (64 from M <= 64), split along K. Up to 128 rows of x, W comes through
-    shared memory (``w_smem``). The slices: S <= 4 (at least 8 k-tiles each), the fewest rounds of the SMs per
-    slice.
+    one, take at most 0.9 the rounds' time of the 2x1-cluster 256-row tiles (or those leave SMs idle; N > 128
+    only). Else 256 rows of x per CTA when those tiles cover 90% of the SMs; else, for int4 at M <= 64, 256 rows
+    of W per CTA (``WIDE``, four consumer warpgroups) split along K where those tiles and slices cover 90% of
+    the SMs; else 128 rows of W and 128 rows of x (64 from M <= 64), split along K. Up to 128 rows of x, W comes
+    through shared memory (``w_smem``). The slices: S <= 4 (at least 8 k-tiles each), the fewest rounds of the
+    SMs per slice.
 
     Session 46 (H100, three rounds in turn, tc.gemm's picks against the picks before, us; W4A16 g128 / W8A16
     per-channel unless said): N = K = 8192, M = 160 45.9 / 49.8 against 76.9 / 82.6 (two 128-row tiles), M = 192
@@ -521,7 +521,10 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
     / 704: 151.3 / 170.7 / 165.0 and 168.5 / 179.5 / 183.0 against 174.7 / 180.4 / 181.0 and 188.6 / 191.8 /
     196.4 (2x1 clusters of 256 rows; at 448 and 896, where 192 rows take more rounds, they ran 149.7 / 231.3
     against 98.9 / 192.9); 4096 x 14336, M = 640: 143.3 / 152.8 against 162.3 / 174.1 (128x128 in 4 slices);
-    28672 x 4096, M = 576: 243.8 / 281.2 against 279.9 / 301.6. Tilings not taken: 256 rows of W (four
+    28672 x 4096, M = 576: 243.8 / 281.2 against 279.9 / 301.6; N = K = 8192, M = 1088 / 1152: 250.2 / 256.7 and
+    279.1 / 282.4 against 276.5 / 279.6 and 297.6 / 297.3 (at 1536, 4 rounds against 3: 356.2 against 302.6);
+    4096 x 14336, M = 1280 / 2112: 266.0 / 416.3 and 294.3 / 458.5 against 302.3 / 463.4 and 316.4 / 494.3.
+    Tilings not taken: 256 rows of W (four
     consumers) by 128 of x at M = 96..128 (39-41 against 38 us); 192 rows of W (three consumers, 3 slices, W in
     shared memory) at M = 64..128 (W4A16 within 1.6-4.5% at M = 96..128 with depth 4, W8A16 1-4% slower); 256 x
     rows in 2x1 clusters at M = 192..256 (W4A16 6% slower, W8A16 within 2%); W in shared memory or interleaved
@@ -564,13 +567,13 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
     def rounds(tiles: int) -> int:
         return -(-tiles // sms)
 
-    if 128 < M < 1024 and not (192 < M <= 256 and fmt.group_size == 32):  # tiles of 192 / 256 rows, W in smem
+    if M > 128 and not (192 < M <= 256 and fmt.group_size == 32):        # tiles of 192 / 256 rows, W in smem
         rows = 256 if 192 < M <= 256 else 192
         tiles = -(-M // rows) * w_tiles
         splits = 1 if tiles >= 0.9 * sms else slices(tiles)             # (partials through the reduction kernel)
         pairs = -(-M // 256) * w_tiles                                    # the 2x1-cluster 256-row tiles below
         fewer_rounds = pairs < 0.9 * sms or 0.85 * rounds(tiles) <= 0.9 * rounds(pairs)   # 192 rows: 0.85 the time
-        if tiles * splits >= 0.9 * sms and (M <= 384 or splits == 1 and fewer_rounds):
+        if tiles * splits >= 0.9 * sms and (M <= 384 or splits == 1 and w_tiles > 1 and fewer_rounds):
             depth = 1 if rows == 256 and fmt.group_size and fmt.zero_point else 2   # (2 spills the ragged kernels)
             return RsConfig(blk_m=rows, stages=SHORT_STAGES[rows], depth=depth, splits=splits, w_smem=True,
                             interleave=True)
