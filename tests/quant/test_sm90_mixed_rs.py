@@ -301,19 +301,18 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     assert pick_config(fmt, 385, 8192, 8192, 132) == RsConfig(cluster=2)
     assert pick_config(fmt, 40000, 128, 8192, 132) == RsConfig()                  # one W tile: nothing to pair
     assert pick_config(fmt, 512, 4096, 8192, 132) == RsConfig(blk_m=128, stages=8, depth=6)  # 128 tiles of 128
-    # M = 129..256: one tile of 192 or 256 x rows, W in smem, k-blocks interleaved, 2 slices of K's 128 k-tiles
+    # M = 129..256: one tile of 192 or 256 x rows (256: k-blocks interleaved), W in smem, 2 slices of 128 k-tiles
     assert pick_config(fmt, 256, 8192, 8192, 132) == RsConfig(blk_m=256, stages=5, splits=2, w_smem=True,
                                                                interleave=True)
-    assert pick_config(fmt, 129, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, splits=2, w_smem=True,
-                                                               interleave=True)
+    assert pick_config(fmt, 129, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, splits=2, w_smem=True)
     assert pick_config(Q.PackedFormat(8, 64, True, "float16"), 200, 8192, 8192, 132).depth == 1   # (2 spills)
     # M = 257..384: two tiles of 192 rows (128 units: no slices); wide N: no slices either (the partials would
     # cross the reduction kernel)
-    assert pick_config(fmt, 320, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, w_smem=True, interleave=True)
-    assert pick_config(fmt, 160, 28672, 4096, 132) == RsConfig(blk_m=192, stages=6, w_smem=True, interleave=True)
+    assert pick_config(fmt, 320, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, w_smem=True)
+    assert pick_config(fmt, 160, 28672, 4096, 132) == RsConfig(blk_m=192, stages=6, w_smem=True)
     assert pick_config(fmt, 300, 4096, 14336, 132).splits == 2
     # M > 384: 192-row tiles where they take fewer, fuller rounds than 2x1 clusters of 256 rows
-    assert pick_config(fmt, 640, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, w_smem=True, interleave=True)
+    assert pick_config(fmt, 640, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, w_smem=True)
     assert pick_config(fmt, 640, 4096, 14336, 132).blk_m == 192                   # 128 tiles (256 rows: 96)
     assert pick_config(fmt, 448, 8192, 8192, 132) == RsConfig(cluster=2)          # 192 rows: 192 tiles, 2 rounds
     assert pick_config(fmt, 896, 8192, 8192, 132) == RsConfig(cluster=2)          # 3 rounds against 2
@@ -489,14 +488,15 @@ def test_gpu_w_through_shared_memory(fmt: tuple) -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
 def test_gpu_interleaved_k_blocks(fmt: tuple) -> None:
-    """``interleave`` (each 16-k block's wgmma issued once its fragment is converted): the heuristic's tilings at
-    M > 128 (W in smem; one tile of x rows split along K and summed by the reduction kernel, or tiles of 192),
-    W's words in registers, 2x1 clusters, and four consumers, on random shapes against float64."""
+    """The heuristic's tilings at M > 128 (W in smem; one tile of x rows split along K and summed by the reduction
+    kernel, or tiles of 192), and ``interleave`` (each 16-k block's wgmma issued once its fragment is converted)
+    with 192 rows, W's words in registers, 2x1 clusters, and four consumers, on random shapes against float64."""
     rng = random.Random("il" + _ID(fmt))
     f = _format(fmt)
     for M, cfg in ((rng.randint(129, 192), sm90_mixed_rs.pick_rs_config(150, 8192, 8192, 132, f)),
                    (rng.randint(150, 256), sm90_mixed_rs.pick_rs_config(200, 8192, 8192, 132, f)),
                    (rng.randint(257, 1200), sm90_mixed_rs.pick_rs_config(320, 8192, 8192, 132, f)),
+                   (rng.randint(129, 300), RsConfig(blk_m=192, stages=6, splits=2, w_smem=True, interleave=True)),
                    (rng.randint(1, 400), RsConfig(blk_m=128, stages=6, depth=2, splits=rng.randint(1, 3),
                                                   interleave=True)),
                    (rng.randint(100, 600), RsConfig(blk_m=128, stages=6, depth=2, cluster=2, interleave=True)),

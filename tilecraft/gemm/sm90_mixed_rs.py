@@ -52,13 +52,13 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
     fragment buffers) ran within 1-2%: ``benchmarks/patches/rs_ws_pairs.diff``; two accumulators taking
     alternate k-blocks, 0-4% slower: ``benchmarks/patches/rs_ws_chains.diff``.
   - Making the two warpgroups take turns issuing gained nothing.
-  **Interleaved k-blocks** (``interleave``, the heuristic's 192- and 256-row tilings from M = 129): within
+  **Interleaved k-blocks** (``interleave``, the heuristic's 256-row tiles at M = 193..256): within
   the k-tile, each 16-k block's fragment is converted and its wgmma issued at once (a ``wgmma_fence`` before
   each; one commit and one wait per k-tile), so block j + 1 converts while block j's wgmma runs. With 192 or
   256 x rows and W through shared memory it ran 0-3% faster than issuing the four together (session 46, H100:
   54.3 / 59.2 us against 56.1 / 59.6 at M = 256, W4A16 g128 / W8A16 per-channel); elsewhere it ran equal or
-  slower (M = 64 and 128: 1-11% slower; 128x128 unsplit at M = 256: 8% slower; 2x1 clusters at M = 512: 2-5%
-  slower).
+  slower (192 x rows with W in shared memory at M = 192 / 384 / 640: W4A16 within 1%, W8A16 0-4% slower; M = 64
+  and 128: 1-11% slower; 128x128 unsplit at M = 256: 8% slower; 2x1 clusters at M = 512: 2-5% slower).
   At M = 64 (``WIDE``, W through shared memory) Nsight Compute finds the tensor pipe 35% busy and the SM
   issuing 45% of cycles: 139 instructions per warp and k-tile (80 of them the conversion), the warps'
   stalls mostly on the wgmma wait and the stage's barrier. Leaving out the conversion entirely (wrong
@@ -103,7 +103,7 @@ __all__ = ["RsConfig", "RsLaunch", "sm90_mixed_rs_kernel", "rs_launch_args", "pi
 
 #: x rows per CTA -> stages of x (32 KB per 256-row k-tile)
 STAGES = {256: 6, 128: 8, 64: 8}
-#: x rows per CTA -> stages of x and W's words (``w_smem``) of the heuristic's 192- and 256-row tilings (M > 128)
+#: x rows per CTA -> stages of x and W's words (``w_smem``) of the heuristic's 192- and 256-row tiles (M > 128)
 SHORT_STAGES = {192: 6, 256: 5}
 
 
@@ -500,8 +500,8 @@ def wide_depth(fmt: PackedFormat) -> int:
 
 def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
     """The register-A tiling for y (M, N) = x (M, K) @ W. At M = 129..384, tiles of 192 x rows (one from M <=
-    192, two from 257) or one of 256 (M = 193..256, not for groups of 32, which ran 7% slower there), W through
-    shared memory, k-blocks interleaved, split along K only where the tiles leave SMs idle (the partials then
+    192, two from 257) or one of 256 (M = 193..256, not for groups of 32, which ran 7% slower there; k-blocks
+    interleaved), W through shared memory, split along K only where the tiles leave SMs idle (the partials then
     cross sm90's reduction kernel), when those tiles and slices cover 90% of the SMs; from M = 385 the
     192-row tiles too where they cover 90% of the SMs unsplit and, counting a 192-row tile 0.85 of a 256-row
     one, take at most 0.9 the rounds' time of the 2x1-cluster 256-row tiles (or those leave SMs idle; N > 128
@@ -576,7 +576,7 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
         if tiles * splits >= 0.9 * sms and (M <= 384 or splits == 1 and w_tiles > 1 and fewer_rounds):
             depth = 1 if rows == 256 and fmt.group_size and fmt.zero_point else 2   # (2 spills the ragged kernels)
             return RsConfig(blk_m=rows, stages=SHORT_STAGES[rows], depth=depth, splits=splits, w_smem=True,
-                            interleave=True)
+                            interleave=rows == 256)
     if -(-M // 256) * w_tiles >= 0.9 * sms:
         return RsConfig(cluster=2 if w_tiles > 1 else 1)
     ws = M <= 128                                                         # W through shared memory
