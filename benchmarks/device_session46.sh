@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Forty-sixth session: one tile of 192 or 256 x rows with W through shared memory and k-blocks interleaved in the
+# Forty-sixth session: tiles of 192 x rows (or one of 256, k-blocks interleaved) with W through shared memory in the
 # register-A mixed kernel from M = 129 (issue 9).
 # Usage: bash benchmarks/device_session46.sh [il_tests|il_time|il_nk|il_wide|il_mid ...]
 # - il_tests: the register-A kernel's GPU tests (interleaved k-blocks, W through shared memory, random shapes, tc.gemm);
