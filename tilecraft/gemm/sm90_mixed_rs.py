@@ -27,9 +27,9 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   **W through shared memory** (``w_smem``, the heuristic's tilings up to 384 rows of x, and its 192-row tiles
   at any M): the producer also loads the CTA's k-tile of packed words by TMA (one 2-D box: BLK_N / 16
   tiles of 512 or 1024 bytes, TMA zero-filling rows past N and words past K), completing on the x stage's
-  barrier, and each lane reads its 16
-  bytes of the stage (``LDS.128``, a warp's 512 contiguous bytes). W's bytes in flight are then the stages'
-  (up to 128 KB a CTA), not the registers', and the ring holds the scales alone. Session 45 (H100, N = K =
+  barrier, and each lane reads its 16 bytes of the stage (``LDS.128``, a warp's 512 contiguous bytes). W's
+  bytes in flight are then the stages' (up to 128 KB a CTA), not the registers', and the ring holds the scales
+  alone. Session 45 (H100, N = K =
   8192, three rounds in turn): 4-10% faster at M = 40..128 for W8A16 and W4A16 per-channel, 3-7% for W4A16
   g128 at M <= 64, equal for W4A16 g32 with zero points (RESULTS.md).
   Layout v1's k order (lane q holds k 4q .. 4q + 3) is not wgmma's (k 2q, 2q + 1, 2q + 8, 2q + 9, and x in
@@ -567,17 +567,17 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
     def rounds(tiles: int) -> int:
         return -(-tiles // sms)
 
+    pairs = -(-M // 256) * w_tiles                                        # 256-row tiles (2x1 clusters of them)
     if M > 128 and not (192 < M <= 256 and fmt.group_size == 32):        # tiles of 192 / 256 rows, W in smem
         rows = 256 if 192 < M <= 256 else 192
         tiles = -(-M // rows) * w_tiles
         splits = 1 if tiles >= 0.9 * sms else slices(tiles)             # (partials through the reduction kernel)
-        pairs = -(-M // 256) * w_tiles                                    # the 2x1-cluster 256-row tiles below
         fewer_rounds = pairs < 0.9 * sms or 0.85 * rounds(tiles) <= 0.9 * rounds(pairs)   # 192 rows: 0.85 the time
         if tiles * splits >= 0.9 * sms and (M <= 384 or splits == 1 and w_tiles > 1 and fewer_rounds):
             depth = 1 if rows == 256 and fmt.group_size and fmt.zero_point else 2   # (2 spills the ragged kernels)
             return RsConfig(blk_m=rows, stages=SHORT_STAGES[rows], depth=depth, splits=splits, w_smem=True,
                             interleave=rows == 256)
-    if -(-M // 256) * w_tiles >= 0.9 * sms:
+    if pairs >= 0.9 * sms:
         return RsConfig(cluster=2 if w_tiles > 1 else 1)
     ws = M <= 128                                                         # W through shared memory
     if M <= WIDE.blk_m and fmt.bits == 4:
