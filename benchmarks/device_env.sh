@@ -37,6 +37,16 @@ llm_probe() {
     --shapes "${SHAPES:-$shapes}" --configs "${CONFIGS:-$configs}" "$@" 2>&1 | tee -a "$OUT/$name.md"
 }
 
+# mixed_large NAME [ARGS...]: bench_mixed_large.py (the mixed-input GEMM at large M; ROUNDS rounds in turn, 3 unless
+# set; MIXED_S limits the seconds, 300 unless set) with ARGS, appended to $OUT/NAME.md and shown without the tables'
+# rule lines.
+mixed_large() {
+  local name=$1
+  shift
+  timeout "${MIXED_S:-300}" python3 benchmarks/bench_mixed_large.py --rounds "${ROUNDS:-3}" "$@" 2>&1 \
+    | tee -a "$OUT/$name.md" | grep -v "^|---"
+}
+
 # fp8_probe NAME SHAPES CONFIGS [ARGS...]: the same with probe_fp8.py (e4m3 against torch._scaled_mm; FP8_S
 # limits the seconds).
 fp8_probe() {

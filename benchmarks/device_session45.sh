@@ -23,14 +23,12 @@ for part in ${*:-ws_tests}; do
   ws_tests)
     gpu_tests ws_tests "${WST_S:-240}" tests/quant/test_sm90_mixed_rs.py -k "w_through or random_shapes" ;;
   ws_time)
-    timeout "${WS_S:-400}" python3 benchmarks/bench_mixed_large.py --rounds "${ROUNDS:-3}" --ms "${WS_MS:-40,64,128,256}" \
-      --rs-configs "${WS_CONFIGS:-$W}" 2>&1 | tee -a "$OUT/ws_time.md" | grep -v "^|---" ;;
+    MIXED_S="${WS_S:-400}" mixed_large ws_time --ms "${WS_MS:-40,64,128,256}" --rs-configs "${WS_CONFIGS:-$W}" ;;
   ws_picks)
     O="R(blk_n=256, blk_m=64, stages=8, depth=2, producer_regs=24, consumer_regs=112, splits=4)"
     O="$O;R(blk_m=128, stages=8, depth=6, splits=2);R(blk_m=64, stages=8, depth=6, splits=2)"
-    timeout "${WS_S:-400}" python3 benchmarks/bench_mixed_large.py --rounds "${ROUNDS:-3}" --ms "${WS_MS:-40,64,128}" \
-      --formats "${WS_FORMATS:-4:128,8:0}" --nk "${WS_NK:-8192x8192}" --rs-configs "${WS_CONFIGS:-$O}" 2>&1 \
-      | tee -a "$OUT/ws_picks.md" | grep -v "^|---" ;;
+    MIXED_S="${WS_S:-400}" mixed_large ws_picks --ms "${WS_MS:-40,64,128}" --formats "${WS_FORMATS:-4:128,8:0}" \
+      --nk "${WS_NK:-8192x8192}" --rs-configs "${WS_CONFIGS:-$O}" ;;
   ws_ncu)
     M=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); import ncu_columns; print(ncu_columns.NCU_METRICS)")
     ST='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
@@ -50,8 +48,7 @@ for part in ${*:-ws_tests}; do
     rm -f "$OUT/ws_sass.ncu-rep"; wc -l "$OUT/ws_sass.csv"; grep -iE "stall|warp cycles" "$OUT/ws_sass_details.txt" | head -20 ;;
   ws_skip)
     git apply benchmarks/patches/rs_skip_convert.diff && \
-      timeout "${WS_S:-300}" python3 benchmarks/bench_mixed_large.py --no-check --rounds "${ROUNDS:-3}" --ms "${WS_MS:-64,128}" \
-        --rs-configs "${WS_CONFIGS:-$W}" 2>&1 | tee -a "$OUT/ws_skip.md" | grep -v "^|---"
+      MIXED_S="${WS_S:-300}" mixed_large ws_skip --no-check --ms "${WS_MS:-64,128}" --rs-configs "${WS_CONFIGS:-$W}"
     git checkout tilecraft/gemm/sm90_mixed_rs.py ;;
   *) echo "unknown part $part" ;;
   esac

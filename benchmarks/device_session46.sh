@@ -11,7 +11,7 @@
 # - il_mid: M = 576 / 640 / 704 (IL_MID_MS; 192-row tiles in fewer, fuller rounds) against the 2x1-cluster pick
 #   before, M = 640 at 4096x14336 (against 128x128 in 4 slices) and M = 576 at 28672x4096.
 source "$(dirname "$0")/device_env.sh"
-B=benchmarks/bench_mixed_large.py
+export MIXED_S="${IL_S:-300}"
 F="${IL_FORMATS:-4:128,8:0,4:32:zp,8:128:zp}"
 for part in ${*:-il_tests}; do
   case $part in
@@ -19,25 +19,21 @@ for part in ${*:-il_tests}; do
     SHARDS=12 SUITE_S="${ILT_S:-330}" SUITE_K="interleaved or w_through or random_shapes or tc_gemm" \
       bash benchmarks/gpu_suite.sh tests/quant/test_sm90_mixed_rs.py && cat "$OUT/suite.md" ;;
   il_time)
-    timeout "${IL_S:-300}" python3 $B --rounds "${ROUNDS:-3}" --ms "${IL_MS:-160,192,224,256}" --formats "$F" \
-      --rs-configs "R(blk_m=128, stages=8, depth=6)" 2>&1 | tee -a "$OUT/il_time.md" | grep -v "^|---" ;;
+    mixed_large il_time --ms "${IL_MS:-160,192,224,256}" --formats "$F" \
+      --rs-configs "R(blk_m=128, stages=8, depth=6)" ;;
   il_nk)
-    timeout "${IL_S:-300}" python3 $B --rounds "${ROUNDS:-3}" --ms "${IL_MS:-160,256}" --formats "4:128,8:0" --nk 4096x14336 \
-      --rs-configs "R(blk_m=128, stages=8, depth=6, splits=2)" 2>&1 | tee -a "$OUT/il_nk.md" | grep -v "^|---"
-    timeout "${IL_S:-300}" python3 $B --rounds "${ROUNDS:-3}" --ms "${IL_MS:-160,256}" --formats "4:128,8:0" --nk 28672x4096 \
-      --rs-configs "R(cluster=2)" 2>&1 | tee -a "$OUT/il_nk.md" | grep -v "^|---" ;;
+    mixed_large il_nk --ms "${IL_MS:-160,256}" --formats "4:128,8:0" --nk 4096x14336 \
+      --rs-configs "R(blk_m=128, stages=8, depth=6, splits=2)"
+    mixed_large il_nk --ms "${IL_MS:-160,256}" --formats "4:128,8:0" --nk 28672x4096 --rs-configs "R(cluster=2)" ;;
   il_wide)
-    timeout "${IL_S:-300}" python3 $B --rounds "${ROUNDS:-3}" --ms "${IL_WIDE_MS:-300,384}" --formats "$F" \
-      --rs-configs "R(cluster=2)" 2>&1 | tee -a "$OUT/il_wide.md" | grep -v "^|---"
-    timeout "${IL_S:-300}" python3 $B --rounds "${ROUNDS:-3}" --ms "${IL_WIDE_MS:-160,300}" --formats "4:128,8:0" \
-      --nk 57344x8192 --rs-configs "R(cluster=2)" 2>&1 | tee -a "$OUT/il_wide.md" | grep -v "^|---" ;;
+    mixed_large il_wide --ms "${IL_WIDE_MS:-300,384}" --formats "$F" --rs-configs "R(cluster=2)"
+    mixed_large il_wide --ms "${IL_WIDE_MS:-160,300}" --formats "4:128,8:0" --nk 57344x8192 \
+      --rs-configs "R(cluster=2)" ;;
   il_mid)
-    timeout "${IL_S:-300}" python3 $B --rounds "${ROUNDS:-3}" --ms "${IL_MID_MS:-576,640,704}" --formats "4:128,8:0" \
-      --rs-configs "R(cluster=2)" 2>&1 | tee -a "$OUT/il_mid.md" | grep -v "^|---"
-    timeout "${IL_S:-300}" python3 $B --rounds "${ROUNDS:-3}" --ms 640 --formats "4:128,8:0" --nk 4096x14336 \
-      --rs-configs "R(blk_m=128, stages=8, depth=6, splits=4)" 2>&1 | tee -a "$OUT/il_mid.md" | grep -v "^|---"
-    timeout "${IL_S:-300}" python3 $B --rounds "${ROUNDS:-3}" --ms 576 --formats "4:128,8:0" --nk 28672x4096 \
-      --rs-configs "R(cluster=2)" 2>&1 | tee -a "$OUT/il_mid.md" | grep -v "^|---" ;;
+    mixed_large il_mid --ms "${IL_MID_MS:-576,640,704}" --formats "4:128,8:0" --rs-configs "R(cluster=2)"
+    mixed_large il_mid --ms 640 --formats "4:128,8:0" --nk 4096x14336 \
+      --rs-configs "R(blk_m=128, stages=8, depth=6, splits=4)"
+    mixed_large il_mid --ms 576 --formats "4:128,8:0" --nk 28672x4096 --rs-configs "R(cluster=2)" ;;
   *) echo "unknown part $part" ;;
   esac
 done
