@@ -60,16 +60,19 @@ def _err(y: Any, ref: Any) -> float:
     return float((y.double() - ref).norm() / ref.norm())
 
 
-def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, reduce: str = "", zp: bool = False
-         ) -> dict:
+def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, reduce: str = "", zp: bool = False,
+         unsplit: bool = False) -> dict:
     """tc.gemm on the packed weight (ring < 0), or sm90_mixed_gemm with the heuristic's tiling given a
     cp.async ring of `ring` k-tiles (0: the register ring the heuristic picked), or with the register-A
     kernel's tiling `rs` (sm90_mixed_rs.RsConfig). ``reduce``: tc.gemm's pick with its split-K partials
     summed by the reduction kernel instead of in the kernel, launched as a programmatic dependent launch
-    ("pdl") or plainly ("plain"). ``zp``: unsigned weights with zero points."""
+    ("pdl") or plainly ("plain"). ``zp``: unsigned weights with zero points. ``unsplit``: the other choice of
+    sm90_mixed_rs.split_rows: tc.gemm's pick with M in one launch where it splits M in two, else 256 q rows
+    (q = (M - 1) // 256) in 2x1-cluster tiles and the rest in a launch of their own."""
     from tilecraft.gemm.sm90_mixed import (
         SM90_MIN_M, _prepare, pick_config, pick_sm90_mixed_config, sm90_mixed_gemm, use_sm90_mixed, with_ring,
     )
+    from tilecraft.gemm import sm90_mixed_rs
     from tilecraft.gemm.sm90_mixed_rs import RsLaunch
 
     w = torch.randn(K, N, device="cuda") * 0.02
@@ -84,6 +87,17 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
     if rs is not None:
         cfg = rs
         fn = lambda xx, p: sm90_mixed_gemm(xx, p, None, cfg)  # noqa: E731
+    elif unsplit:
+        split = sm90_mixed_rs.split_rows
+        M1 = 0 if split(M, N, K, sms, pw0.format) else 256 * ((M - 1) // 256)    # the other choice
+        if M1 == 0 and not split(M, N, K, sms, pw0.format):
+            return {"missing": "M <= 256: no other choice"}
+        sm90_mixed_rs.split_rows = lambda *a: M1
+        try:
+            run = _prepare(x, pw0, None, None)
+        finally:
+            sm90_mixed_rs.split_rows = split
+        fn = lambda xx, p: run(xx, p, None)  # noqa: E731
     elif reduce:
         RsLaunch.sum_in_kernel, RsLaunch.pdl_reduce = False, reduce == "pdl"
         try:
@@ -103,8 +117,14 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
     if err > TOL and not NO_CHECK:
         return {"missing": f"wrong: relative error {err:.2e}"}
     sets = [(x, p) for p in pws]
+    name = cfg.name
+    M1 = 0 if rs is not None or ring >= 0 or reduce else sm90_mixed_rs.split_rows(M, N, K, sms, pw0.format)
+    M1 = 256 * ((M - 1) // 256) if unsplit and not M1 else 0 if unsplit else M1
+    if M1:
+        rest = pick_config(pw0.format, M - M1, N, K, sms).name if M - M1 >= SM90_MIN_M else "small-M"
+        name = f"{M1} rows {sm90_mixed_rs.RsConfig(cluster=2).name} + {M - M1} rows {rest}"
     path = "sm90" if ring >= 0 or rs is not None or reduce or use_sm90_mixed(x, pw0) else f"small-M (M < {SM90_MIN_M} or not sm_90)"
-    return {"timer": lambda: _time(fn, sets), "err": err, "path": path, "config": cfg.name if path == "sm90" else "-",
+    return {"timer": lambda: _time(fn, sets), "err": err, "path": path, "config": name if path == "sm90" else "-",
             "copies": n}
 
 
@@ -135,6 +155,8 @@ def main() -> int:
     ap.add_argument("--reductions", action="store_true", help="also time the picks with their split-K partials "
                     "summed by the reduction kernel, launched as a programmatic dependent launch and plainly (tc.gemm "
                     "sums them in the kernel where every work unit fits on the SMs)")
+    ap.add_argument("--unsplit", action="store_true", help="also time sm90_mixed_rs.split_rows's other choice: "
+                    "M in one launch where it splits M in two, else split in two")
     ap.add_argument("--rounds", type=int, default=1, help="time every contender of an M in turn this many times and "
                     "report the medians (the GPU's clock drifts over seconds; one timing after another inherits it)")
     ap.add_argument("--formats", default="", help="the weight formats instead of W4A16 g128 and W8A16 per-channel: "
@@ -174,6 +196,8 @@ def main() -> int:
         res = {label: _safe(ours, M, b, g, zp=z) for label, b, g, z in OURS}
         for r in rings:
             res.update({f"{label} ring {r}": _safe(ours, M, b, g, r, zp=z) for label, b, g, z in OURS})
+        if args.unsplit:
+            res.update({f"{label} other split": _safe(ours, M, b, g, zp=z, unsplit=True) for label, b, g, z in OURS})
         for r in ("pdl", "plain") if args.reductions else ():
             res.update({f"{label} {r} reduce": _safe(ours, M, b, g, -1, None, r, zp=z) for label, b, g, z in OURS})
         for c in rs:

@@ -341,6 +341,34 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     assert sm90_mixed_rs.wide_depth(Q.PackedFormat(8, 64, True, "bfloat16")) == 1   # explicit WIDE, words in registers
 
 
+def test_ragged_m_splits_into_whole_rounds_and_a_launch_for_the_rest() -> None:
+    """sm90_mixed_rs.split_rows: 256 q rows in 2x1-cluster tiles that fill their rounds, the rest (1..256 rows) in
+    a launch of its own, where that takes fewer rounds' time than one launch."""
+    split = sm90_mixed_rs.split_rows
+    for fmt in (Q.PackedFormat(4, 128, False, "bfloat16"), Q.PackedFormat(8, None, False, "float16")):
+        # N = K = 8192 (64 W tiles, 132 SMs): 512 rows are one round (97% full), 1024 two
+        assert [split(M, 8192, 8192, 132, fmt) for M in (513, 576, 640, 700)] == [512, 512, 512, 512]
+        # 2 + 0.30 rounds against 3 of 192-row tiles (0.85 each)
+        assert [split(M, 8192, 8192, 132, fmt) for M in (1025, 1088, 1200, 1280)] == [1024] * 4
+        assert split(2112, 8192, 8192, 132, fmt) == 2048
+        assert split(768, 8192, 8192, 132, fmt) == 512         # 1 + 0.57 rounds against 2 of 192-row tiles
+        assert split(1024, 8192, 8192, 132, fmt) == split(4096, 8192, 8192, 132, fmt) == 0   # whole rounds
+        assert split(896, 8192, 8192, 132, fmt) == 0           # 768 rows: 1.45 rounds
+        assert split(512, 8192, 8192, 132, fmt) == split(300, 8192, 8192, 132, fmt) == 0
+        # 4096 x 14336 (32 W tiles): 1024 rows fill a round; M = 640's 512 rows would leave half the SMs idle
+        assert split(1280, 4096, 14336, 132, fmt) == split(1100, 4096, 14336, 132, fmt) == 1024
+        assert split(640, 4096, 14336, 132, fmt) == 0
+        assert split(600, 28672, 4096, 132, fmt) == 0          # 448 pair tiles: 85% of 4 rounds
+        # 28672 x 4096: the rest's own pick at M = 64 runs 224 pair tiles, two rounds: 7 + 2 against 9 rounds
+        assert split(1088, 28672, 4096, 132, fmt) == 0 and split(1300, 28672, 4096, 132, fmt) == 1280
+        assert split(700, 128, 8192, 132, fmt) == 0            # one W tile: no pairs
+        # short K: the second launch's fixed cost weighs more
+        assert split(600, 8448, 2048, 132, fmt) == 512 and split(600, 8448, 1024, 132, fmt) == 0
+    assert sm90_mixed_rs.single_rounds(RsConfig(cluster=2), 1088, 8192, 132) == 3
+    assert sm90_mixed_rs.single_rounds(RsConfig(blk_m=192, stages=6, w_smem=True), 640, 8192, 132) == 0.85 * 2
+    assert sm90_mixed_rs.single_rounds(sm90_mixed_rs.WIDE, 64, 8192, 132) == 1.0    # 32 tiles of 256 W rows
+
+
 # ----------------------------------------------------------------------------- GPU
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
@@ -437,6 +465,35 @@ def test_gpu_tc_gemm_runs_the_register_a_kernel_at_large_m() -> None:
     y = tc.gemm(x, pw)
     check_mixed_gemm(y.reshape(200, N), x.reshape(200, 256), pw, None, _TOL, torch.float16)
     assert [(r.path, r.config.blk_m) for r in mixed._RUNS.values()] == [("sm90_mixed_rs", 128)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f[1] in (None, 32)], ids=_ID)
+def test_gpu_ragged_m_runs_in_two_launches(fmt: tuple) -> None:
+    """tc.gemm where split_rows splits M: 512 rows in 2x1-cluster tiles, then the rest through the small-M kernel
+    (M = 517) or the register-A kernel's pick for it (M = 600); batched x, a bias, against float64."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs an sm_90 GPU")
+    from tilecraft.gemm import mixed
+    from tilecraft.gemm.op import clear_plans
+
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    N, K = 64 * sms, 2048                                 # sms / 2 W tiles: 512 rows of pairs are one round
+    bits, group, zp, dtype = fmt
+    pw = _weight(bits, group, zp, dtype, K, N).to("cuda")
+    b = torch.randn(N).to(dtype).cuda()
+    for M, rest in ((517, "mixed"), (600, "sm90_mixed_rs")):
+        assert sm90_mixed_rs.split_rows(M, N, K, sms, pw.format) == 512
+        clear_plans()
+        x = torch.randn(M, K).to(dtype).cuda()
+        y = tc.gemm(x.reshape(1, M, K), pw, bias=b)
+        assert y.shape == (1, M, N)
+        check_mixed_gemm(y[0], x, pw, b, _TOL, dtype)
+        (run,) = mixed._RUNS.values()
+        assert run.config == RsConfig(cluster=2) and run.rest is not None
+        assert [r.path for r in mixed._RUNS.values()] == ["sm90_mixed_rs"]
+        torch.testing.assert_close(tc.gemm(x, pw, bias=b), y[0], rtol=0, atol=0)   # again, 2-D: the same values
+        assert (rest == "mixed") == (M - 512 < sm90_mixed.SM90_MIN_M)
 
 
 @pytest.mark.gpu

@@ -876,14 +876,14 @@ class MixedGemm:
             slices.append((m0, bound, splits > 1))
         whole, flat, flat_y = len(slices) == 1, x.dim() == 2, len(out_shape) == 2
 
-        def run(x: Any, w: PackedWeight, bias: Any) -> Any:
+        def run(x: Any, w: PackedWeight, bias: Any, out: Any = None) -> Any:
             x2 = x if flat else x.reshape(-1, K)                          # (each view op costs host time)
             x2 = x2.clone(memory_format=torch.contiguous_format) if clone else x2
-            y = torch.empty(M, N, dtype=want, device=dev)
+            y = torch.empty(M, N, dtype=want, device=dev) if out is None else out   # (out: (M, N), rows contiguous)
             for m0, bound, split_k in slices:
                 xs, ys = (x2, y) if whole else (x2[m0:m0 + MAX_M], y[m0:m0 + MAX_M])
                 bound(*_kernel_args(xs, w, bias, ys, cfg, split_k, kcfg, pf, views=False))
-            return y if flat_y else y.reshape(out_shape)
+            return y if flat_y or out is not None else y.reshape(out_shape)
         run.path, run.config, run.pdl = "mixed", cfg, pdl
         return run
 

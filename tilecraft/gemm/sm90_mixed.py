@@ -547,27 +547,45 @@ def _prepare(x: Any, w: PackedWeight, bias: Any, config: Any) -> Any:
     x2 = x2.clone(memory_format=torch.contiguous_format) if clone else x2
     M, dev, out_shape = x2.shape[0], x.device, (*x.shape[:-1], N)
     y = torch.empty(M, N, dtype=want, device=dev)
-    launch = None
+    launch = rest = None
+    M1 = M
     if M:
+        from tilecraft.gemm.sm90_mixed_rs import RsConfig, RsLaunch, split_rows
         sms = _sm_count(x)
-        cfg = config or pick_config(fmt, M, N, K, sms)
+        M1 = (config is None and split_rows(M, N, K, sms, fmt)) or M
+        cfg = config or (RsConfig(cluster=2) if M1 < M else pick_config(fmt, M, N, K, sms))
         cfg.validate(fmt)
-        from tilecraft.gemm.sm90_mixed_rs import RsConfig, RsLaunch
-        launch = (RsLaunch if isinstance(cfg, RsConfig) else Launch)(x2, w, bias, y, cfg, sms)
+        launch = (RsLaunch if isinstance(cfg, RsConfig) else Launch)(x2[:M1], w, bias, y[:M1], cfg, sms)
+        if M1 < M:                                     # the other rows: a launch of their own (split_rows)
+            rest = _rest_run(x2[M1:], w, bias)
 
     flat, flat_y = x.dim() == 2, len(out_shape) == 2
 
-    def run(x: Any, w: PackedWeight, bias: Any) -> Any:
+    def run(x: Any, w: PackedWeight, bias: Any, out: Any = None) -> Any:
         x2 = x if flat else x.reshape(-1, K)                              # (each view op costs host time)
         x2 = x2.clone(memory_format=torch.contiguous_format) if clone else x2
-        y = torch.empty(M, N, dtype=want, device=dev)
-        if launch is not None:
+        y = torch.empty(M, N, dtype=want, device=dev) if out is None else out
+        if rest is not None:
+            launch(x2[:M1], w, bias, y[:M1])
+            rest(x2[M1:], w, bias, y[M1:])
+        elif launch is not None:
             launch(x2, w, bias, y)
-        return y if flat_y else y.reshape(out_shape)
+        return y if flat_y or out is not None else y.reshape(out_shape)
     run.launch = launch                                                   # (for probes: its kernel launch)
+    run.rest = rest                                                       # (the other rows' run, or None)
     run.path = launch.path if launch is not None else "sm90_mixed"
     run.config = launch.cfg if launch is not None else config
     return run
+
+
+def _rest_run(x2: Any, w: PackedWeight, bias: Any) -> Any:
+    """``run(x2, w, bias, out)`` writing x2 (r, K) @ dequantize(w) (+ bias) into out (r, N): the second launch
+    of a split M (sm90_mixed_rs.split_rows), the kernel tc.gemm runs for r rows."""
+    from tilecraft.gemm.mixed import MixedGemm
+    if x2.shape[0] >= SM90_MIN_M:
+        return _prepare(x2, w, bias, None)
+    run = MixedGemm(w.format)._prepare(x2, w, bias)
+    return lambda x2, w, bias, out: run(x2, w, bias, out)
 
 
 def _sm_count(x: Any) -> int:

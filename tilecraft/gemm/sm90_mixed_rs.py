@@ -99,7 +99,7 @@ from tilecraft.layout.inttuple import imin
 from tilecraft.quant.pack import PackedFormat, PackedWeight, k_block
 from tilecraft.tensor import Tensor
 
-__all__ = ["RsConfig", "RsLaunch", "sm90_mixed_rs_kernel", "rs_launch_args", "pick_rs_config", "x_map"]
+__all__ = ["RsConfig", "RsLaunch", "sm90_mixed_rs_kernel", "rs_launch_args", "pick_rs_config", "x_map", "split_rows"]
 
 #: x rows per CTA -> stages of x (32 KB per 256-row k-tile)
 STAGES = {256: 6, 128: 8, 64: 8}
@@ -587,3 +587,53 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
     rows = 64 if M <= 64 else 128
     tiles = -(-M // rows) * w_tiles
     return RsConfig(blk_m=rows, stages=8, depth=6, splits=slices(tiles), w_smem=ws)
+
+
+#: the time of a launch of r <= 256 rows of x (the kernel tc.gemm picks for them) at N = K = 8192, in rounds of
+#: the 2x1-cluster 256-row tiles over the same K: (r at most, rounds). H100, W8A16 per-channel (W4A16 runs 0-15%
+#: faster): 25 us at M = 16 (the small-M kernel), 31 at 64, 41.5 at 128, 52 at 192, 60 at 256, against 105 for a
+#: round of 256-row tiles (M = 1024 in two rounds: 209.6 us). Less ``LAUNCH_ROUNDS``, it scales with N (the launch
+#: streams W, split along K where its tiles are few); the launch's fixed cost scales with 1 / K.
+REST_ROUNDS = ((32, 0.25), (64, 0.30), (128, 0.40), (192, 0.50), (256, 0.57))
+#: a launch's fixed cost (about 5 us: the launch, the pipeline's fill and drain) in rounds of 256-row tiles at K = 8192
+LAUNCH_ROUNDS = 0.05
+
+
+def single_rounds(cfg: RsConfig, M: int, N: int, sms: int) -> float:
+    """The time of one launch of cfg for M rows of x in rounds of the 2x1-cluster 256-row tiles over the same K,
+    where its tiles bound it (not for a launch that streams W, split along K): their rounds (the pairs), 0.85
+    a round of 192-row tiles (pick_rs_config's count), 0.65 a round of 128-row ones (H100, 4096 x 14336, M =
+    640: 143 us against 176 for a 256-row round), 0.5 of 64-row ones, twice that for 256 rows of W, divided
+    among the slices of K."""
+    w_tiles = -(-N // cfg.blk_n)
+    tiles = -(-M // cfg.blk_m) * -(-w_tiles // cfg.cluster) * cfg.cluster
+    slots = sms // cfg.cluster * cfg.cluster
+    unit = {256: 1.0, 192: 0.85, 128: 0.65}.get(cfg.blk_m, 0.5) * cfg.blk_n / 128
+    return unit * -(-tiles * cfg.splits // slots) / cfg.splits
+
+
+def split_rows(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> int:
+    """The rows of x a first launch of tc.gemm's mixed-input GEMM takes when M splits into two launches (0:
+    one launch): 256 q rows in 2x1-cluster 256-row tiles that fill at least 0.9 of their rounds of the SMs, then
+    the other r = M - 256 q (1..256) rows in a second launch of the kernel picked for them (the small-M kernel
+    up to 32 rows), where the two take at most 0.95 the rounds of pick_rs_config's one launch (``REST_ROUNDS``,
+    ``single_rounds``). The one launch loses a partial round to the ragged rows: at N = K = 8192, M = 640 runs
+    4 m-tiles of 192 rows (1.94 rounds) where 512 rows take one round and the other 128 rows the time of a
+    launch at M = 128. Where the rest's own pick runs unsplit tiles (wide N), their rounds count if more
+    (``single_rounds``)."""
+    if M <= 512 or -(-N // 128) < 2:
+        return 0
+    q = (M - 1) // 256
+    w_tiles, slots = -(-N // 128), sms // 2 * 2
+    pairs = q * w_tiles
+    rounds = -(-pairs // slots)
+    if pairs < 0.9 * slots * rounds:                                      # the pairs leave SMs idle
+        return 0
+    r = M - 256 * q
+    rest = next(c for most, c in REST_ROUNDS if r <= most) - LAUNCH_ROUNDS
+    rest = rest * N / 8192 + LAUNCH_ROUNDS * 8192 / K
+    if r > 32:                                    # wide N: the rest's pick may run whole tiles (at N = 28672, M = 64:
+        other = pick_rs_config(r, N, K, sms, fmt)         # 224 2x1-cluster tiles of 256 rows, two rounds)
+        rest = max(rest, single_rounds(other, r, N, sms) if other.splits == 1 else 0)
+    single = single_rounds(pick_rs_config(M, N, K, sms, fmt), M, N, sms)
+    return 256 * q if rounds + rest <= 0.95 * single else 0

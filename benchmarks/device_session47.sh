@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Forty-seventh session: ragged M of the mixed-input GEMM in two launches (issue 9): 256 q rows in 2x1-cluster
+# tiles that fill their rounds, the rest in a launch of their own (sm90_mixed_rs.split_rows).
+# Usage: bash benchmarks/device_session47.sh [sp_tests|sp_time|sp_nk ...]
+# - sp_tests: the GPU tests of the split and of tc.gemm's register-A picks;
+# - sp_time: tc.gemm against split_rows's other choice (bench_mixed_large.py --unsplit) at SP_MS, N = K = 8192,
+#   W4A16 g128 and W8A16 per-channel (SP_FORMATS), three rounds in turn, into $OUT/sp_time.md;
+# - sp_nk: the same at N x K = 4096x14336 (SP_NK_MS) and 28672x4096 (SP_WIDE_MS).
+source "$(dirname "$0")/device_env.sh"
+export MIXED_S="${SP_S:-300}"
+F="${SP_FORMATS:-4:128,8:0}"
+for part in ${*:-sp_tests}; do
+  case $part in
+  sp_tests)
+    gpu_tests sp_tests "${SPT_S:-200}" tests/quant/test_sm90_mixed_rs.py tests/quant/test_sm90_mixed.py \
+      -k "ragged_m or tc_gemm or dispatch" ;;
+  sp_time)
+    mixed_large sp_time --ms "${SP_MS:-520,576,640,704,768,1088,1152,1280}" --formats "$F" --unsplit ;;
+  sp_nk)
+    mixed_large sp_nk --ms "${SP_NK_MS:-1100,1280,2112}" --formats "$F" --nk 4096x14336 --unsplit
+    mixed_large sp_nk --ms "${SP_WIDE_MS:-1088,1300}" --formats "$F" --nk 28672x4096 --unsplit ;;
+  *) echo "unknown part $part" ;;
+  esac
+done
