@@ -5,7 +5,10 @@
 # - sp_tests: the GPU tests of the split and of tc.gemm's register-A picks;
 # - sp_time: tc.gemm against split_rows's other choice (bench_mixed_large.py --unsplit) at SP_MS, N = K = 8192,
 #   W4A16 g128 and W8A16 per-channel (SP_FORMATS), three rounds in turn, into $OUT/sp_time.md;
-# - sp_nk: the same at N x K = 4096x14336 (SP_NK_MS) and 28672x4096 (SP_WIDE_MS).
+# - sp_nk: the same at N x K = 4096x14336 (SP_NK_MS) and 28672x4096 (SP_WIDE_MS);
+# - sp_quant: every GPU test of tests/quant (12 shards, gpu_suite.sh);
+# - sp_formats: the zero-point formats (W4A16 g32, W8A16 g128) at SP_ZP_MS, N = K = 8192, and 28672x4096 at M =
+#   1088 (not split: the rest's pick runs two rounds of pair tiles there).
 source "$(dirname "$0")/device_env.sh"
 export MIXED_S="${SP_S:-300}"
 F="${SP_FORMATS:-4:128,8:0}"
@@ -19,6 +22,11 @@ for part in ${*:-sp_tests}; do
   sp_nk)
     mixed_large sp_nk --ms "${SP_NK_MS:-1100,1280,2112}" --formats "$F" --nk 4096x14336 --unsplit
     mixed_large sp_nk --ms "${SP_WIDE_MS:-1088,1300}" --formats "$F" --nk 28672x4096 --unsplit ;;
+  sp_quant)
+    SHARDS=12 SUITE_S="${SPQ_S:-420}" bash benchmarks/gpu_suite.sh tests/quant && cat "$OUT/suite.md" ;;
+  sp_formats)
+    mixed_large sp_formats --ms "${SP_ZP_MS:-576,1088}" --formats "4:32:zp,8:128:zp" --unsplit
+    mixed_large sp_formats --ms 1088 --formats "$F" --nk 28672x4096 --unsplit ;;
   *) echo "unknown part $part" ;;
   esac
 done
