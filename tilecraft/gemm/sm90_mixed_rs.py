@@ -71,6 +71,12 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   counting flag and each sums a share of the tile's rows in split order, adds the bias and stores y
   (sm90's ``_reduce_tile``, as the dense kernel does); otherwise sm90's reduction kernel sums them
   (+ bias), as a dependent launch.
+* **Ragged M** (tc.gemm without a config; ``split_rows``). Where the 2x1-cluster 256-row tiles of 256 q rows fill
+  their rounds of the SMs but the rows past them would add a partial round, those r = M - 256 q rows (1..256)
+  run as a second launch of the kernel picked for them (the small-M kernel up to 32 rows): at N = K = 8192, M =
+  640 takes one round of 512 rows and the time of M = 128, not two rounds of 192-row tiles. Session 47 (H100,
+  tc.gemm against one launch, W4A16 g128 / W8A16 per-channel, us): M = 576 124.2 / 145.2 against 155.9 / 168.4,
+  1088 212.1 / 245.5 against 252.5 / 265.9; 4096 x 14336, M = 1280 206.1 / 219.6 against 270.7 / 292.9.
 * **Edges.** TMA zero-fills x past M and K. N % 16 == 0 (the packed format): a ragged last n-tile's
   warps past N re-read the last 16-row tile, whose products land in rows the epilogue never stores. int8
   with K % 64 == 32: the last k-tile's second half re-reads the last 32 k, multiplied by x's zero fill.
@@ -620,7 +626,18 @@ def split_rows(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> int:
     ``single_rounds``). The one launch loses a partial round to the ragged rows: at N = K = 8192, M = 640 runs
     4 m-tiles of 192 rows (1.94 rounds) where 512 rows take one round and the other 128 rows the time of a
     launch at M = 128. Where the rest's own pick runs unsplit tiles (wide N), their rounds count if more
-    (``single_rounds``)."""
+    (``single_rounds``).
+
+    Session 47 (H100, three rounds in turn, tc.gemm against the other choice, us; W4A16 g128 / W8A16
+    per-channel): N = K = 8192, M = 520 / 576 / 640 / 704 / 768: 110.5 / 124.2 / 134.1 / 143.5 / 150.7 and 130.0 /
+    145.2 / 156.4 / 152.9 / 161.5 against 152.6 / 155.9 / 163.3 / 166.9 / 164.7 and 165.7 / 168.4 / 172.5 / 176.2 /
+    177.3 (192-row tiles); M = 1088 / 1152 / 1216 / 1600 / 2112: 212.1 / 234.5 / 251.3 / 320.5 / 419.4 and 245.5 /
+    254.0 / 266.9 / 351.5 / 460.8 against 252.5 / 248.5 / 284.2 / 380.4 / 483.3 and 265.9 / 272.3 / 308.1 / 407.8
+    / 511.0; 4096 x 14336, M = 1100 / 1280 / 2112: 190.5 / 206.1 / 368.7 and 201.6 / 219.6 / 390.0 against 258.2 /
+    270.7 / 416.8 and 281.3 / 292.9 / 445.5; 28672 x 4096, M = 1300 (20 rows in the small-M kernel): 504.4 / 552.7
+    against 544.9 / 588.4. Not split: 28672 x 4096 at M = 1088, where the rest's pick (224 pair tiles) takes two
+    rounds: 440.5 / 468.3 in one launch against 487.3 / 529.9. At 1152 a first lease ran both within 1%, when the
+    rule's bar was 0.92 (0.95 now: M = 768 split ran 8-9% faster, where the model had said 8%)."""
     if M <= 512 or -(-N // 128) < 2:
         return 0
     q = (M - 1) // 256
