@@ -1053,9 +1053,9 @@ def mixed_gemm(x: Any, w: PackedWeight, bias: Any = None, *, config: Any = None)
     from ``sm90_mixed.SM90_MIN_M`` rows on, a Hopper kernel runs (TMA + wgmma: the register-A kernel of
     tilecraft/gemm/sm90_mixed_rs.py, whose consumers dequantize W in registers as wgmma's A operand; a
     ragged M past 512 may run in two launches, ``sm90_mixed_rs.split_rows``); otherwise this module's kernel,
-    rows of x beyond 32 at a time. ``config``: a MixedConfig (this kernel's
-    tiling, and ``config.splits`` its split-K slices), or an ``RsConfig`` or ``Sm90MixedConfig`` (a Hopper
-    kernel at any M: the register-A one, or sm90_mixed.py's, which dequantizes W into shared memory).
+    rows of x beyond 32 at a time. ``config``: a MixedConfig (this kernel's tiling, and ``config.splits`` its
+    split-K slices), or an ``RsConfig`` or ``Sm90MixedConfig`` (a Hopper kernel at any M: the register-A one,
+    or sm90_mixed.py's, which dequantizes W into shared memory).
     The decision and the path's plan are kept per call signature (``_CALLS``: the signatures of x, bias and the
     weight's tensors, its format and shape, config; ``tc.gemm.clear_plans()`` forgets them)."""
     from tilecraft.gemm.op import _memo

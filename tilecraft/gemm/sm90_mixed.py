@@ -552,7 +552,7 @@ def _prepare(x: Any, w: PackedWeight, bias: Any, config: Any) -> Any:
     if M:
         from tilecraft.gemm.sm90_mixed_rs import RsConfig, RsLaunch, split_rows
         sms = _sm_count(x)
-        M1 = (config is None and split_rows(M, N, K, sms, fmt)) or M
+        M1 = (split_rows(M, N, K, sms, fmt) if config is None else 0) or M   # rows of the first launch
         cfg = config or (RsConfig(cluster=2) if M1 < M else pick_config(fmt, M, N, K, sms))
         cfg.validate(fmt)
         launch = (RsLaunch if isinstance(cfg, RsConfig) else Launch)(x2[:M1], w, bias, y[:M1], cfg, sms)
@@ -584,8 +584,7 @@ def _rest_run(x2: Any, w: PackedWeight, bias: Any) -> Any:
     from tilecraft.gemm.mixed import MixedGemm
     if x2.shape[0] >= SM90_MIN_M:
         return _prepare(x2, w, bias, None)
-    run = MixedGemm(w.format)._prepare(x2, w, bias)
-    return lambda x2, w, bias, out: run(x2, w, bias, out)
+    return MixedGemm(w.format)._prepare(x2, w, bias)
 
 
 def _sm_count(x: Any) -> int:

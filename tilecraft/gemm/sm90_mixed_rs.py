@@ -638,10 +638,10 @@ def split_rows(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> int:
     against 544.9 / 588.4. Not split: 28672 x 4096 at M = 1088, where the rest's pick (224 pair tiles) takes two
     rounds: 440.5 / 468.3 in one launch against 487.3 / 529.9. At 1152 a first lease ran both within 1%, when the
     rule's bar was 0.92 (0.95 now: M = 768 split ran 8-9% faster, where the model had said 8%)."""
-    if M <= 512 or -(-N // 128) < 2:
+    w_tiles, slots = -(-N // 128), sms // 2 * 2
+    if M <= 512 or w_tiles < 2:
         return 0
     q = (M - 1) // 256
-    w_tiles, slots = -(-N // 128), sms // 2 * 2
     pairs = q * w_tiles
     rounds = -(-pairs // slots)
     if pairs < 0.9 * slots * rounds:                                      # the pairs leave SMs idle
