@@ -89,8 +89,9 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
         fn = lambda xx, p: sm90_mixed_gemm(xx, p, None, cfg)  # noqa: E731
     elif unsplit:
         split = sm90_mixed_rs.split_rows
-        M1 = 0 if split(M, N, K, sms, pw0.format) else 256 * ((M - 1) // 256)    # the other choice
-        if M1 == 0 and not split(M, N, K, sms, pw0.format):
+        chosen = split(M, N, K, sms, pw0.format)
+        M1 = 0 if chosen else 256 * ((M - 1) // 256)                     # the other choice
+        if not chosen and M1 == 0:
             return {"missing": "M <= 256: no other choice"}
         sm90_mixed_rs.split_rows = lambda *a: M1
         try:
