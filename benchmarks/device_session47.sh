@@ -8,7 +8,8 @@
 # - sp_nk: the same at N x K = 4096x14336 (SP_NK_MS) and 28672x4096 (SP_WIDE_MS);
 # - sp_quant: every GPU test of tests/quant (12 shards, gpu_suite.sh);
 # - sp_formats: the zero-point formats (W4A16 g32, W8A16 g128) at SP_ZP_MS, N = K = 8192, and 28672x4096 at M =
-#   1088 (not split: the rest's pick runs two rounds of pair tiles there).
+#   1088 (not split: the rest's pick runs two rounds of pair tiles there);
+# - sp_sweep: tc.gemm against the dense GEMMs at SP_SWEEP_MS (M = 520..4096), N = K = 8192 and 4096x14336.
 source "$(dirname "$0")/device_env.sh"
 export MIXED_S="${SP_S:-300}"
 F="${SP_FORMATS:-4:128,8:0}"
@@ -27,6 +28,11 @@ for part in ${*:-sp_tests}; do
   sp_formats)
     mixed_large sp_formats --ms "${SP_ZP_MS:-576,1088}" --formats "4:32:zp,8:128:zp" --unsplit
     mixed_large sp_formats --ms 1088 --formats "$F" --nk 28672x4096 --unsplit ;;
+  sp_sweep)
+    mixed_large sp_sweep --ms "${SP_SWEEP_MS:-520,800,900,1024,1100,1250,1400,1536,1700,1900,2200,2600,3000,3500,4096}" \
+      --formats "$F"
+    mixed_large sp_sweep --ms "${SP_SWEEP_MS:-520,800,900,1024,1100,1250,1400,1536,1700,1900,2200,2600,3000,3500,4096}" \
+      --formats "$F" --nk 4096x14336 ;;
   *) echo "unknown part $part" ;;
   esac
 done
