@@ -9,7 +9,9 @@
 # - sp_quant: every GPU test of tests/quant (12 shards, gpu_suite.sh);
 # - sp_formats: the zero-point formats (W4A16 g32, W8A16 g128) at SP_ZP_MS, N = K = 8192, and 28672x4096 at M =
 #   1088 (not split: the rest's pick runs two rounds of pair tiles there);
-# - sp_sweep: tc.gemm against the dense GEMMs at SP_SWEEP_MS (M = 520..4096), N = K = 8192 and 4096x14336.
+# - sp_sweep: tc.gemm against the dense GEMMs at SP_SWEEP_MS (M = 520..4096), N = K = 8192 and 4096x14336;
+# - sp_ext: rests of 257..384 rows (two 192-row tiles) against one launch: M = 800 / 880 at N = K = 8192, M = 1300 /
+#   1400 / 2400 at 4096x14336.
 source "$(dirname "$0")/device_env.sh"
 export MIXED_S="${SP_S:-300}"
 F="${SP_FORMATS:-4:128,8:0}"
@@ -33,6 +35,9 @@ for part in ${*:-sp_tests}; do
       --formats "$F"
     mixed_large sp_sweep --ms "${SP_SWEEP_MS:-520,800,900,1024,1100,1250,1400,1536,1700,1900,2200,2600,3000,3500,4096}" \
       --formats "$F" --nk 4096x14336 ;;
+  sp_ext)
+    mixed_large sp_ext --ms "${SP_EXT_MS:-800,880}" --formats "$F" --unsplit
+    mixed_large sp_ext --ms "${SP_EXT_NK_MS:-1300,1400,2400}" --formats "$F" --nk 4096x14336 --unsplit ;;
   *) echo "unknown part $part" ;;
   esac
 done

@@ -353,7 +353,11 @@ def test_ragged_m_splits_into_whole_rounds_and_a_launch_for_the_rest() -> None:
         assert split(2112, 8192, 8192, 132, fmt) == 2048
         assert split(768, 8192, 8192, 132, fmt) == 512         # 1 + 0.57 rounds against 2 of 192-row tiles
         assert split(1024, 8192, 8192, 132, fmt) == split(4096, 8192, 8192, 132, fmt) == 0   # whole rounds
-        assert split(896, 8192, 8192, 132, fmt) == 0           # 768 rows: 1.45 rounds
+        # 768 rows are 1.45 rounds: 512, and the other 257..384 rows in two 192-row tiles (0.85 of a round), against
+        # two rounds of pairs; 385 rows and more: one round of pairs, no faster
+        assert split(800, 8192, 8192, 132, fmt) == split(896, 8192, 8192, 132, fmt) == 512
+        assert split(900, 8192, 8192, 132, fmt) == split(1000, 8192, 8192, 132, fmt) == 0
+        assert split(1400, 4096, 14336, 132, fmt) == 1024 and split(1536, 4096, 14336, 132, fmt) == 0
         assert split(512, 8192, 8192, 132, fmt) == split(300, 8192, 8192, 132, fmt) == 0
         # 4096 x 14336 (32 W tiles): 1024 rows fill a round; M = 640's 512 rows would leave half the SMs idle
         assert split(1280, 4096, 14336, 132, fmt) == split(1100, 4096, 14336, 132, fmt) == 1024

@@ -641,16 +641,21 @@ def split_rows(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> int:
     w_tiles, slots = -(-N // 128), sms // 2 * 2
     if M <= 512 or w_tiles < 2:
         return 0
-    q = (M - 1) // 256
-    pairs = q * w_tiles
-    rounds = -(-pairs // slots)
-    if pairs < 0.9 * slots * rounds:                                      # the pairs leave SMs idle
-        return 0
-    r = M - 256 * q
-    rest = next(c for most, c in REST_ROUNDS if r <= most) - LAUNCH_ROUNDS
-    rest = rest * N / 8192 + LAUNCH_ROUNDS * 8192 / K
-    if r > 32:                                    # wide N: the rest's pick may run whole tiles (at N = 28672, M = 64:
-        other = pick_rs_config(r, N, K, sms, fmt)         # 224 2x1-cluster tiles of 256 rows, two rounds)
-        rest = max(rest, single_rounds(other, r, N, sms) if other.splits == 1 else 0)
-    single = single_rounds(pick_rs_config(M, N, K, sms, fmt), M, N, sms)
-    return 256 * q if rounds + rest <= 0.95 * single else 0
+    best, bar = 0, 0.95 * single_rounds(pick_rs_config(M, N, K, sms, fmt), M, N, sms)
+    for q in range((M - 1) // 256, max(1, (M - 385) // 256), -1):      # the rest: 1..384 rows
+        pairs = q * w_tiles
+        rounds = -(-pairs // slots)
+        if pairs < 0.9 * slots * rounds:                                  # the pairs leave SMs idle
+            continue
+        r = M - 256 * q
+        other = pick_rs_config(r, N, K, sms, fmt)
+        if r > 256:                                                       # two tiles of 192 rows
+            rest = single_rounds(other, r, N, sms) + LAUNCH_ROUNDS * 8192 / K
+        else:
+            rest = next(c for most, c in REST_ROUNDS if r <= most) - LAUNCH_ROUNDS
+            rest = rest * N / 8192 + LAUNCH_ROUNDS * 8192 / K
+            if r > 32 and other.splits == 1:      # wide N: the rest's pick may run whole tiles (at N = 28672, M = 64:
+                rest = max(rest, single_rounds(other, r, N, sms))   # 224 2x1-cluster tiles of 256 rows, two rounds)
+        if rounds + rest <= bar:
+            best, bar = 256 * q, rounds + rest
+    return best
