@@ -474,20 +474,22 @@ def test_gpu_tc_gemm_runs_the_register_a_kernel_at_large_m() -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f[1] in (None, 32)], ids=_ID)
 def test_gpu_ragged_m_runs_in_two_launches(fmt: tuple) -> None:
-    """tc.gemm where split_rows splits M: 512 rows in 2x1-cluster tiles, then the rest through the small-M kernel
-    (M = 517) or the register-A kernel's pick for it (M = 600); batched x, a bias, against float64."""
+    """tc.gemm where split_rows splits M: 512 (1024) rows in 2x1-cluster tiles, then the rest through the small-M
+    kernel (M = 517), the register-A kernel's pick for it (M = 600), or two 192-row tiles (M = 1300, 276 rows);
+    batched x, a bias, against float64."""
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("needs an sm_90 GPU")
     from tilecraft.gemm import mixed
     from tilecraft.gemm.op import clear_plans
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    N, K = 64 * sms, 2048                                 # sms / 2 W tiles: 512 rows of pairs are one round
     bits, group, zp, dtype = fmt
-    pw = _weight(bits, group, zp, dtype, K, N).to("cuda")
-    b = torch.randn(N).to(dtype).cuda()
-    for M, rest in ((517, "mixed"), (600, "sm90_mixed_rs")):
-        assert sm90_mixed_rs.split_rows(M, N, K, sms, pw.format) == 512
+    # sms / 2 W tiles: 512 rows of pairs are one round; sms / 4: 1024 rows
+    for M, N, K, M1, rest in ((517, 64 * sms, 2048, 512, "mixed"), (600, 64 * sms, 2048, 512, "sm90_mixed_rs"),
+                              (1300, 32 * sms, 4096, 1024, "sm90_mixed_rs")):
+        pw = _weight(bits, group, zp, dtype, K, N).to("cuda")
+        b = torch.randn(N).to(dtype).cuda()
+        assert sm90_mixed_rs.split_rows(M, N, K, sms, pw.format) == M1
         clear_plans()
         x = torch.randn(M, K).to(dtype).cuda()
         y = tc.gemm(x.reshape(1, M, K), pw, bias=b)
