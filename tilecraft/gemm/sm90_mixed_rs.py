@@ -72,7 +72,7 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   (sm90's ``_reduce_tile``, as the dense kernel does); otherwise sm90's reduction kernel sums them
   (+ bias), as a dependent launch.
 * **Ragged M** (tc.gemm without a config; ``split_rows``). Where the 2x1-cluster 256-row tiles of 256 q rows fill
-  their rounds of the SMs but the rows past them would add a partial round, those r = M - 256 q rows (1..256)
+  their rounds of the SMs but the rows past them would add a partial round, those r = M - 256 q rows (1..384)
   run as a second launch of the kernel picked for them (the small-M kernel up to 32 rows): at N = K = 8192, M =
   640 takes one round of 512 rows and the time of M = 128, not two rounds of 192-row tiles. Session 47 (H100,
   tc.gemm against one launch, W4A16 g128 / W8A16 per-channel, us): M = 576 124.2 / 145.2 against 155.9 / 168.4,
@@ -621,12 +621,12 @@ def single_rounds(cfg: RsConfig, M: int, N: int, sms: int) -> float:
 def split_rows(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> int:
     """The rows of x a first launch of tc.gemm's mixed-input GEMM takes when M splits into two launches (0:
     one launch): 256 q rows in 2x1-cluster 256-row tiles that fill at least 0.9 of their rounds of the SMs, then
-    the other r = M - 256 q (1..256) rows in a second launch of the kernel picked for them (the small-M kernel
-    up to 32 rows), where the two take at most 0.95 the rounds of pick_rs_config's one launch (``REST_ROUNDS``,
-    ``single_rounds``). The one launch loses a partial round to the ragged rows: at N = K = 8192, M = 640 runs
-    4 m-tiles of 192 rows (1.94 rounds) where 512 rows take one round and the other 128 rows the time of a
-    launch at M = 128. Where the rest's own pick runs unsplit tiles (wide N), their rounds count if more
-    (``single_rounds``).
+    the other r = M - 256 q (1..384) rows in a second launch of the kernel picked for them (the small-M kernel
+    up to 32 rows, two 192-row tiles past 256), where the two take at most 0.95 the rounds of pick_rs_config's
+    one launch (``REST_ROUNDS`` up to 256 rows, else ``single_rounds``); of two such q, the faster. The one
+    launch loses a partial round to the ragged rows: at N = K = 8192, M = 640 runs 4 m-tiles of 192 rows (1.94
+    rounds) where 512 rows take one round and the other 128 rows the time of a launch at M = 128. Where the
+    rest's own pick runs unsplit tiles (wide N), their rounds count if more (``single_rounds``).
 
     Session 47 (H100, three rounds in turn, tc.gemm against the other choice, us; W4A16 g128 / W8A16
     per-channel): N = K = 8192, M = 520 / 576 / 640 / 704 / 768: 110.5 / 124.2 / 134.1 / 143.5 / 150.7 and 130.0 /
@@ -637,7 +637,11 @@ def split_rows(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> int:
     270.7 / 416.8 and 281.3 / 292.9 / 445.5; 28672 x 4096, M = 1300 (20 rows in the small-M kernel): 504.4 / 552.7
     against 544.9 / 588.4. Not split: 28672 x 4096 at M = 1088, where the rest's pick (224 pair tiles) takes two
     rounds: 440.5 / 468.3 in one launch against 487.3 / 529.9. At 1152 a first lease ran both within 1%, when the
-    rule's bar was 0.92 (0.95 now: M = 768 split ran 8-9% faster, where the model had said 8%)."""
+    rule's bar was 0.92 (0.95 now: M = 768 split ran 8-9% faster, where the model had said 8%). Rests of
+    257..384 rows (two 192-row tiles), where q pairs would leave SMs idle and q - 1 fill theirs: N = K = 8192,
+    M = 800 / 880: 183.1 / 188.2 and 198.4 / 200.1 against 190.7 / 200.3 and 207.3 / 209.0 (pairs in two rounds);
+    4096 x 14336, M = 1300 / 1400 / 2400: 246.8 / 249.2 / 420.0 and 261.7 / 265.0 / 444.1 against 271.6 / 292.9 /
+    483.7 and 289.4 / 306.4 / 523.9."""
     w_tiles, slots = -(-N // 128), sms // 2 * 2
     if M <= 512 or w_tiles < 2:
         return 0
