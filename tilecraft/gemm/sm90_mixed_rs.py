@@ -653,7 +653,7 @@ def split_rows(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> int:
             continue
         r = M - 256 * q
         other = pick_rs_config(r, N, K, sms, fmt)
-        if r > 256:                                                       # two tiles of 192 rows
+        if r > 256:                                      # its pick's tiles (two of 192 rows where K allows)
             rest = single_rounds(other, r, N, sms) + LAUNCH_ROUNDS * 8192 / K
         else:
             rest = next(c for most, c in REST_ROUNDS if r <= most) - LAUNCH_ROUNDS
