@@ -10,8 +10,9 @@ B is torch's row-major (K, N) (``--b-major N``: ``x @ W``) or the transpose of a
 tc.gemm ran for these fp32 shapes before the GEMV), ``hopper`` (tc.gemm with the Hopper kernel's pick: what it ran
 for 16-bit ones), ``tc`` (tc.gemm as called, its host path included), ``skinny`` (16-bit: tilecraft.gemm.skinny's pick) or ``sk<warps>.<tiles>.<chunk>.<stages>[a][x][r]``
 (its MixedConfig: a async_copy, x x_regs, r runs; ``f<n>`` asks L2 for n sixteenths of the weights before the
-PDL wait, 0 without it; ``/s<splits>`` fixes the splits), ``sw<blk_m>[x<blk_n>]s<stages>[c<consumers>][k<splits>][q<stream_k>]`` (16-bit: the
-Hopper kernel on the swapped problem D^T = B^T A^T, ``swap_call``; blk_n omitted: the rows of x, rounded up to a wgmma N), ``auto`` (sgemv's pick) and GEMV tilings
+PDL wait, 0 without it; ``/s<splits>`` fixes the splits), ``sw<blk_m>[x<blk_n>]s<stages>[c<consumers>][k<splits>][q<stream_k>][t]`` (16-bit: the
+Hopper kernel on the swapped problem D^T = B^T A^T, ``swap_call``; blk_n omitted: the rows of x, rounded up to a wgmma N;
+t: D stored through shared memory by TMA, ``store_mn``), ``auto`` (sgemv's pick) and GEMV tilings
 ``w<warps>u<unroll>c<cols>g<rows_group>b<min_blocks>t<0|1: scatter>a<0|1: a_smem>`` (fields omitted keep the
 pick's), ``/s<splits>`` for a split count (k_slice follows it). Operands rotate over enough copies that B's bytes
 exceed twice the L2; every contender is first checked against float64 (relative Frobenius error). One line per
@@ -73,22 +74,24 @@ def skinny_call(spec: str):
 
 
 def swap_call(spec: str, dt: torch.dtype, rows: int):
-    """``sw<blk_m>[x<blk_n>]s<stages>[c<consumers>][k<splits>][q<stream_k>]``: the Hopper kernel on the swapped problem
-    D^T (N, M) = B^T A^T, the weight as wgmma's A operand (blk_m of its N rows per tile) and x^T as B (blk_n of the
-    M rows), written into D's row-major storage through a column-major view."""
+    """``sw<blk_m>[x<blk_n>]s<stages>[c<consumers>][k<splits>][q<stream_k>][t]``: the Hopper kernel on the swapped
+    problem D^T (N, M) = B^T A^T, the weight as wgmma's A operand (blk_m of its N rows per tile) and x^T as B (blk_n of
+    the M rows), written into D's row-major storage through a column-major view: from the registers, or with ``t``
+    through shared memory and TMA stores (``Sm90Config.store_mn``)."""
     from tilecraft.atoms.sm90_codegen import HEADER_N
     from tilecraft.gemm.op import GemmOp
     from tilecraft.gemm.sm90 import Sm90Config
 
-    m = re.fullmatch(r"sw(\d+)(?:x(\d+))?s(\d+)(?:c(\d+))?(?:k(\d+))?(?:q(\d+))?", spec)
+    m = re.fullmatch(r"sw(\d+)(?:x(\d+))?s(\d+)(?:c(\d+))?(?:k(\d+))?(?:q(\d+))?(t?)", spec)
     if not m:
         raise SystemExit(f"bad swap spec {spec!r}")
-    bm, bn, st, cons, splits, sk = m.groups()
+    bm, bn, st, cons, splits, sk, tma = m.groups()
     bn = bn or next(n for n in HEADER_N if n >= rows)                     # omitted: the rows of x
     cons = int(cons or (2 if int(bm) >= 128 else 1))
-    # D^T is column-major: stored from the registers, so no TMA store (nor its epilogue buffers in shared memory)
+    # D^T is column-major: stored from the registers (no epilogue buffers in shared memory), or by TMA from an M-major
+    # buffer of each consumer's part
     cfg = Sm90Config(blk_m=int(bm), blk_n=int(bn), blk_k=64, stages=int(st), consumers=cons, splits=int(splits or 1),
-                     stream_k=int(sk or 0), tma_store=False)
+                     stream_k=int(sk or 0), tma_store=bool(tma), store_mn=bool(tma))
     cfg.validate()
     op = GemmOp(str(dt).replace("torch.", ""), None, cfg)
 

@@ -1,10 +1,12 @@
-"""tc.gemm's swapped problem (op._swapped_run): 16-bit products of few rows (SWAP_ROWS) on sm_90 run the Hopper
-kernel on D^T = B^T A^T, the weight as wgmma's A operand and the rows of x as its N, D written through a
-column-major view. And the Hopper kernel's 16-bit stores of single values (a column-major or ragged D without TMA),
+"""tc.gemm's swapped problem (op._swapped_run): 16-bit products of few rows (SWAP_ROWS), and of ragged rows where
+its tiles are estimated faster (pick_ragged_swap), on sm_90 run the Hopper kernel on D^T = B^T A^T, the weight as
+wgmma's A operand and the rows of x as its N, D written through a column-major view (by TMA from M-major buffers
+with ``store_mn``). And the Hopper kernel's 16-bit stores of single values (a column-major or ragged D without TMA),
 which keep the sums in 32-bit registers so that ptxas does not serialize the wgmmas. CPU: the pick, the dispatch
 decisions, compiles; GPU: float64 checks."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -13,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from tilecraft.gemm import Sm90Config, op, sm90  # noqa: E402
-from tilecraft.gemm.op import SWAP_FP8_ROWS, SWAP_ROWS, SWAP_WIDE_ROWS, pick_swap_config  # noqa: E402
+from tilecraft.gemm.op import SWAP_FP8_ROWS, SWAP_ROWS, SWAP_WIDE_ROWS, pick_ragged_swap, pick_swap_config  # noqa: E402
 from tilecraft.gemm.tensorop import EpilogueSpec  # noqa: E402
 
 gpu = pytest.mark.gpu
@@ -98,6 +100,64 @@ def test_swapped_fp8_tilings_compile_unserialized(M: int, N: int, K: int, promot
     assert f"wgmma_m64n{cfg.blk_n}k32_f32_e4m3" in src
 
 
+def test_pick_ragged_swap() -> None:
+    """Ragged rows of x split into t tiles of bn = M / t rows (rounded up to 8) where the estimate says so; rows that
+    128-row tiles divide keep the Hopper kernel's own pick, as do the shapes measured slower swapped."""
+    c = pick_ragged_swap(520, 8192, 8192, 132)
+    assert (c.blk_m, c.blk_n, c.stages, c.consumers, c.store_mn, c.tma_store, c.splits) == (128, 136, 5, 2, True, True, 1)
+    assert pick_ragged_swap(800, 8192, 8192, 132).blk_n == 200 and pick_ragged_swap(520, 4096, 14336, 132).blk_n == 136
+    assert pick_ragged_swap(520, 6144, 4096, 132) is None                 # (measured: 0.78 against 0.92 x cuBLAS)
+    shapes = [(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336), (8192, 8192), (10240, 8192), (57344, 8192)]
+    for M in (128, 256, 384, 1024, 2048, 4096, 8192):
+        assert all(pick_ragged_swap(M, N, K, 132) is None for N, K in shapes), M
+    picked = 0
+    for M in range(49, 2300, 13):
+        for N, K in shapes:
+            c = pick_ragged_swap(M, N, K, 132)
+            if c is None:
+                continue
+            picked += 1
+            c.validate()
+            t = -(-M // c.blk_n)
+            assert 96 <= c.blk_n <= 208 and c.stages >= 4 and c.blk_n - 8 < -(-M // t) <= c.blk_n, (M, N, K, c)
+            assert c.smem_bytes() <= 227 * 1024 < replace(c, stages=c.stages + 1).smem_bytes() or c.stages == 8
+    assert picked > 100
+
+
+@pytest.mark.parametrize("a_major", ["K", "M"])
+@pytest.mark.parametrize("d_dtype, ep", [(torch.bfloat16, EpilogueSpec()), (torch.float16, FULL_EP)])
+def test_store_mn_compiles_unserialized(a_major: str, d_dtype: Any, ep: EpilogueSpec) -> None:
+    """The ragged pick's kernel (wgmma N = 136, whose wrappers the source defines; D^T through M-major buffers and one
+    TMA store per consumer and tile): HGMMA not serialized, no spills, no stores of single values to global memory."""
+    cfg = pick_ragged_swap(520, 8192, 8192, 132)
+    k, src = _compile(cfg, 520, 8192, 8192, a_major, d_dtype, ep)
+    assert "serialized" not in k.module.log, k.module.log
+    assert k.resources.spill_store_bytes == 0 and k.resources.stack_frame_bytes == 0, k.resources
+    assert "#define TC_WGMMA_N136" in src and "wgmma_m64n136k16_f32" in src
+    assert "tc::tma_store_2d(" in src or "tc::tma_store_3d(" in src
+    assert "tc::st_shared_lo16(" in src and "tc::st_global_lo16(" not in src
+
+
+def test_d_map_by_layout() -> None:
+    """d_map: ``store_mn`` maps an M-contiguous 16-bit D (the swapped problem's D^T) in (64, BLK_N) boxes, and no
+    other D; without it a row-major D is stored by TMA only in whole 128-byte chunks of the tile (a 96-column tile
+    of 16-bit D would have lost its last 32 columns: it leaves the registers instead)."""
+    mn = pick_ragged_swap(520, 8192, 8192, 132)
+    Dt = torch.empty(520, 8192, dtype=torch.bfloat16).t().unsqueeze(0)   # D^T (1, 8192, 520), column-major
+    m = sm90.d_map(Dt, mn)
+    assert m is not None and m.args.box_dims[:2] == (64, 136) and m.args.global_dims[:2] == (8192, 520)
+    assert sm90.d_map(torch.empty(520, 8192, dtype=torch.float32).t().unsqueeze(0), mn) is None
+    assert sm90.d_map(torch.empty(1, 8192, 520, dtype=torch.bfloat16), mn) is None
+    row = torch.empty(1, 512, 1024, dtype=torch.bfloat16)
+    assert sm90.d_map(row, Sm90Config(128, 96, 64, 6)) is None and sm90.d_map(row, Sm90Config(128, 128, 64, 6))
+    assert sm90.d_map(row.float(), Sm90Config(128, 96, 64, 6)) is not None   # fp32: 32-column chunks
+    assert sm90.d_map(Dt, Sm90Config(128, 128, 64, 6)) is None             # column-major without store_mn
+    with pytest.raises(ValueError, match="store_mn"):
+        Sm90Config(256, 136, 64, 4, store_mn=True).validate()              # 128 rows per consumer
+    with pytest.raises(ValueError, match="store_mn"):
+        Sm90Config(128, 136, 64, 4, tma_store=False, store_mn=True).validate()
+
+
 def test_stores_by_halves_only_where_values_leave_one_at_a_time() -> None:
     """Whole tiles of a row-major D keep their paired stores (the kernel's source as before); a ragged one takes
     the stores by halves, and its wgmmas are no longer serialized (ptxas C7514 before)."""
@@ -150,6 +210,9 @@ def test_tc_gemm_dispatch(monkeypatch: Any) -> None:
     assert not ask(24, K=500)                                             # rows off 16 bytes: TMA cannot read them
     assert not ask(24, a=torch.randn(512, 24).to(torch.bfloat16).t())     # x column-major: an MN-major tile of 32
     assert ask(24, N=1000) and not ask(24, N=1000, n_major=True, K=500)
+    # ragged rows where the swapped tiles are estimated faster (pick_ragged_swap), 16-bit D only
+    assert ask(520, N=4096, K=4096) and ask(520, N=4096, K=4096, n_major=True) and not ask(512, N=4096, K=4096)
+    assert not ask(520, N=4096, K=4096, out_dtype=torch.float32) and not ask(600, N=2048, K=4096)
     # B^T's 64-row tiles past the SMs: 128-row tiles, SWAP_WIDE_ROWS rows of x
     (wk_low, wk_high), (wn_low, wn_high) = SWAP_WIDE_ROWS["K"], SWAP_WIDE_ROWS["N"]
     wide = 133 * 64
@@ -214,6 +277,51 @@ def test_gpu_tc_gemm_swapped(n_major: bool, dtype: Any) -> None:
         assert err < 4e-3, (M, N, K, i, err)
     if torch.cuda.get_device_capability() == (9, 0):
         assert op._SWAPPED and all(run is not None for run in op._SWAPPED.values())
+
+
+@gpu
+@needs_cuda
+@pytest.mark.parametrize("n_major", [False, True])
+def test_gpu_tc_gemm_ragged_swap(n_major: bool) -> None:
+    """tc.gemm at ragged rows that pick_ragged_swap takes (D^T through TMA from M-major buffers), every epilogue, both
+    16-bit types, against float64; and the same tilings forced on ragged N and K (partial tiles of B^T and of x, a
+    D TMA clips, and N = 1001, whose rows TMA cannot store: D leaves the registers)."""
+    import tilecraft as tc
+
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the Hopper kernel")
+    g = torch.Generator().manual_seed(3 + n_major)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    op.clear_plans()
+    for i, (M, N, K) in enumerate([(520, 4096, 4096), (300, 6144, 4096), (517, 4000, 4096), (777, 3000, 2048),
+                                   (1100, 4096, 4096)]):
+        assert pick_ragged_swap(M, N, K, sms) is not None or sms != 132, (M, N, K)
+        dtype = (torch.bfloat16, torch.float16)[i % 2]
+        A = torch.randn(M, K, generator=g).to(dtype).cuda()
+        B = _b(K, N, n_major, dtype, "cuda", seed=i)
+        along = "n" if i % 2 else "m"
+        C = torch.randn(M, N, generator=g).to(dtype).cuda() if i % 3 == 0 else None
+        bias = torch.randn(N if along == "n" else M, generator=g).to(dtype).cuda() if i % 4 < 2 else None
+        act = (None, "gelu", "relu", "silu")[i % 4]
+        alpha, beta = (1.0, 0.0) if i % 3 else (0.5, 2.0)
+        D = tc.gemm(A, B, C, alpha=alpha, beta=beta, bias=bias, bias_along=along, activation=act)
+        ref = _ref(A, B, C if beta else None, alpha, beta, bias, along, act)
+        assert D.dtype == dtype and tuple(D.shape) == (M, N) and D.is_contiguous()
+        err = float((D.double() - ref).norm() / ref.norm())
+        assert err < 4e-3, (M, N, K, i, err)
+    for M, N, K, bn in [(517, 1000, 1000, 136), (131, 1001, 520, 136), (600, 512, 64, 200), (1500, 640, 4096, 104)]:
+        cfg = Sm90Config(128, bn, 64, 4, store_mn=True)
+        A = torch.randn(M, K, generator=g).to(torch.bfloat16).cuda()
+        B = _b(K, N, n_major, torch.bfloat16, "cuda", seed=M)
+        out = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+        try:
+            op.GemmOp("bfloat16", None, cfg)(B.t(), A.t(), out=out.t())
+        except ValueError:                                                # an MN-major B^T tile of a ragged N
+            assert n_major and N % 8, (M, N, K)
+            continue
+        ref = A.double() @ B.double()
+        err = float((out.double() - ref).norm() / ref.norm())
+        assert err < 4e-3, (M, N, K, bn, err)
 
 
 @gpu

@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilecraft import layout as _L
+from tilecraft.atoms.sm90_codegen import HEADER_N
 from tilecraft.dsl.expr import BoolExpr, IntExpr, TraceError, Var, make, render
 from tilecraft.dsl.memory import PointerEngine, RegisterEngine, smem_tensor, uint64
 from tilecraft.dsl.trace import current
@@ -336,6 +337,8 @@ def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any =
     if not atom.cxx or atom.operands not in ("ss", "rs"):
         raise TraceError(f"wgmma_gemm: {atom.name} has no wrapper")
     am, bn, k = atom.shape_mnk
+    if bn not in HEADER_N:
+        t.wgmma_n.add(bn)                                                 # the source defines its wrappers
     N, KB = _L.size(sB.layout[0]), _L.size(sB.layout[1])
     if atom.operands == "rs":
         ra = sA.engine

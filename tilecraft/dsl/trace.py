@@ -90,6 +90,7 @@ class Trace:
         self.last_closed_if: Stmt | None = None
         self.special: dict[str, IntExpr] = {}  # threadIdx.x etc., one leaf each
         self.includes: set[str] = set()  # headers beyond atoms.cuh (e.g. tilecraft/sm90.cuh)
+        self.wgmma_n: set[int] = set()  # wgmma N whose wrappers the source defines itself (not in sm90_wgmma.cuh)
         self.loops = 0  # tc.range loops open (break_ needs one)
 
     # -- names

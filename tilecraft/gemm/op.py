@@ -149,14 +149,17 @@ _SPLIT_BLOCKS_NS = 3000.0
 _FP8_RATE = 1.75
 
 
-def _sm90_estimate(c: Sm90Config, M: int, N: int, K: int, L: int, sms: int, elem_bytes: int) -> float:
+def _sm90_estimate(c: Sm90Config, M: int, N: int, K: int, L: int, sms: int, elem_bytes: int,
+                   rate: float | None = None) -> float:
     """Estimated ns of configuration c: its rounds of tiles (a persistent grid of one CTA per SM, in whole
-    clusters) times a tile's time at the tile's speed, against the operands' streaming time (a soft maximum
-    of the two); split-K adds its fp32 partials (written and read) and the reduction."""
+    clusters) times a tile's time at the tile's speed (``_SM90_RATE``, or `rate`), against the operands'
+    streaming time (a soft maximum of the two); split-K adds its fp32 partials (written and read) and the
+    reduction."""
     S = c.splits
     tiles = math.ceil(M / c.blk_m) * math.ceil(N / c.blk_n) * L * S
     rounds = math.ceil(tiles / (sms // c.cluster_m * c.cluster_m))
-    rate = _SM90_RATE[f"{c.blk_m}x{c.blk_n}"] * (_FP8_RATE if elem_bytes == 1 else 1.0)
+    if rate is None:
+        rate = _SM90_RATE[f"{c.blk_m}x{c.blk_n}"] * (_FP8_RATE if elem_bytes == 1 else 1.0)
     compute = rounds * c.blk_m * c.blk_n * math.ceil(K / S) / rate
     stream = elem_bytes * L * (M * K + K * N) / _HBM_BYTES_PER_NS
     blocks = elem_bytes in (1, 2) and split_blocks(c) and fused_split_reduction(c, tiles, sms)
@@ -794,8 +797,7 @@ def _plan_call(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, act
                       alpha, beta, bias, scale_a, scale_b)
             return D.view(L, M, D.shape[-1])
         return run_folded
-    if (config is None and getattr(A, "dtype", None) in (torch.float16, torch.bfloat16) and A.dim() == 2
-            and A.shape[0] <= max(SWAP_ROWS["N"][1], SWAP_ROWS["K"][1], skinny.MAX_ROWS)):
+    if config is None and getattr(A, "dtype", None) in (torch.float16, torch.bfloat16) and A.dim() == 2:
         few = _swapped_run(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b, fast_accum)
         if few is None and A.shape[0] <= skinny.MAX_ROWS:
             few = _skinny_run(A, B, C, alpha, beta, bias, bias_along, activation, out_dtype, scale_a, scale_b,
@@ -968,6 +970,40 @@ def pick_swap_config(M: int, N: int, K: int, sms: int, fp8: bool = False, promot
     return replace(cfg, blk_k=128, promote=promote) if fp8 else cfg
 
 
+#: The swapped problem's 128 x bn tiles (``pick_ragged_swap``), per-SM speed in _SM90_RATE's units, scaled by (bn /
+#: 128)^1.5 below 128 columns. Forty-eighth session (H100, bf16, 3 rounds in turn): at 25 timings of 19 shapes (M =
+#: 200..1100, the Llama-3 layers) the tiles of bn = 104..200 ran 1.00-1.21x (median 1.07) the time this rate
+#: estimates, where the Hopper kernel's picks ran 1.03-1.27x (median 1.13) _sm90_estimate's; 2850 puts the two on
+#: one footing.
+_SWAP_RATE = 2850.0
+
+
+def pick_ragged_swap(M: int, N: int, K: int, sms: int) -> Sm90Config | None:
+    """The swapped problem's tiling for 16-bit rows of x that 64-row granules divide badly (the Hopper kernel's
+    tiles are 64 or 128 rows of x; wgmma's N, which takes x's rows here, is any multiple of 8): 128 rows of B^T
+    (two consumers) by bn = M / t rows of x rounded up to 8, for the t that the estimate finds fastest, D through
+    TMA from M-major buffers (``store_mn``), as many stages as fit. None where the Hopper kernel's own pick is
+    estimated as fast (``_sm90_estimate`` of ``pick_sm90_config``). E.g. M = 520 at N = K = 8192 splits into four
+    136-row tiles, 256 tiles in two rounds, where 128x192 tiles took 215 (forty-eighth session, H100, bf16, B N- /
+    K-contiguous, x cuBLAS: 0.96 / 0.93 against 0.70 / 0.69; 4096x14336 1.07 / 1.05 against 0.72 / 0.70; 28672x4096
+    1.14 / 1.24 against 1.00 / 1.00; M = 800 at 8192x8192 (200 rows) 1.15 / 1.22 against 0.90 / 0.96)."""
+    best, best_ns = None, _sm90_estimate(pick_sm90_config(M, N, K, 1, sms), M, N, K, 1, sms, 2)
+    for t in range(1, M // 64 + 1):
+        bn = (-(-M // t) + 7) // 8 * 8                                    # x's rows per tile, rounded up to 8
+        if bn > 256:
+            continue
+        if bn < 96:
+            break
+        stages = min(8, (CTA_SMEM - 1024 - 128 * bn * 2) // ((128 + bn) * 128 + 16))
+        if stages < 4:                                                    # (bn > 208: not measured)
+            continue
+        cfg = Sm90Config(128, bn, 64, stages=stages, consumers=2, store_mn=True)
+        ns = _sm90_estimate(cfg, N, M, K, 1, sms, 2, rate=_SWAP_RATE * min(1.0, bn / 128) ** 1.5)
+        if ns < best_ns:
+            best, best_ns = cfg, ns
+    return best
+
+
 def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, bias_along: str,
                  activation: str | None, out_dtype: Any, scale_a: float, scale_b: float,
                  fast_accum: bool | None) -> Any:
@@ -989,11 +1025,20 @@ def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, b
         if elem not in ("float16", "bfloat16") and not fp8:
             return None
         M, K, N = A.shape[0], A.shape[1], B.shape[1]
-        wide = -(-N // 64) > _sm_count(A.device)
+        sms = _sm_count(A.device)
+        wide = -(-N // 64) > sms
         k_major = B.stride(0) == 1 and K > 1
         low, high = SWAP_FP8_ROWS if fp8 else (SWAP_WIDE_ROWS if wide else SWAP_ROWS)["K" if k_major else "N"]
-        if not low <= M <= high or fp8 and not (k_major and A.stride(1) == 1):
+        if fp8 and not (k_major and A.stride(1) == 1):
             return None                                                   # (fp8 wgmma reads K-major operands only)
+        if low <= M <= high:
+            cfg = pick_swap_config(M, N, K, sms, fp8, promote=not fast_accum)
+        elif M > high and not fp8 and K > 0 and out_dtype in (None, torch.float16, torch.bfloat16):
+            cfg = pick_ragged_swap(M, N, K, sms)
+        else:
+            cfg = None
+        if cfg is None:
+            return None
         if scale_a != 1.0 or scale_b != 1.0 or (fast_accum is not None and not fp8):
             return None
         if activation not in (None,) + ACTIVATIONS:
@@ -1003,8 +1048,7 @@ def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, b
             return None
         if bias is not None and bias_along not in ("n", "m"):
             return None
-        op = GemmOp(elem, str(out).replace("torch.", ""),
-                    pick_swap_config(M, N, K, _sm_count(A.device), fp8, promote=not fast_accum), activation or "none",
+        op = GemmOp(elem, str(out).replace("torch.", ""), cfg, activation or "none",
                     {"n": "m", "m": "n"}[bias_along] if bias is not None else "none")
         if N == 0 or K == 0 or not op.can_implement(B.t(), A.t(), None if Cr is None else Cr.t(), bias)[0]:
             return None                                                   # the other paths take (or refuse) it

@@ -111,7 +111,10 @@ class Sm90Config:
     triples them where three sets fit (``lagged``).
     ``dynamic`` hands the tiles out in order as CTAs become ready (a global ticket counter) instead of each CTA
     taking every grid-th tile: the CTAs drift apart over a long walk, and those that share an operand's tile
-    then read it from DRAM at different times (``_Schedule.claimed_units``)."""
+    then read it from DRAM at different times (``_Schedule.claimed_units``).
+    ``store_mn`` is for an M-contiguous 16-bit D (tc.gemm's swapped problem: D^T of a row-major D): each consumer
+    writes its (64, BLK_N) part into an M-major swizzled buffer, which one TMA store writes out (``d_map``);
+    otherwise such a D leaves the registers one value at a time."""
 
     blk_m: int = 128
     blk_n: int = 256
@@ -129,6 +132,7 @@ class Sm90Config:
     pingpong: bool = False
     promote: bool = False
     dynamic: bool = False
+    store_mn: bool = False
 
     @property
     def threads(self) -> int:
@@ -170,12 +174,14 @@ class Sm90Config:
                 + (f"_sk{self.splits}" if self.splits > 1 else "") + (f"_streamk{self.stream_k}" if self.stream_k else "")
                 + ("_pp" if self.pingpong else "") + ("_promote" if self.promote else "") + ("_lag" if self.lagged else "")
                 + ("_dyn" if self.dynamic else "")
-                + ("" if self.tma_store else "_direct"))
+                + ("" if self.tma_store else "_direct") + ("_mn" if self.store_mn else ""))
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
         """Shared memory of the stages, the epilogue's D buffers (two 128-byte-wide column chunks of each
-        consumer's rows), the barriers and 1 KB of alignment slack."""
-        epilogue = 2 * self.rows * self.consumers * 128 if self.tma_store else 0
+        consumer's rows, or with ``store_mn`` each consumer's whole 16-bit part), the barriers and 1 KB of
+        alignment slack."""
+        epilogue = (self.blk_m * self.blk_n * 2 if self.store_mn else 2 * self.rows * self.consumers * 128) \
+            if self.tma_store else 0
         queue = 48 if self.dynamic else 0                                 # the tile queue's slots and barriers
         return (self.blk_m + self.blk_n) * self.blk_k * self.stages * elem_bytes + epilogue + 16 * self.stages + queue + 1024
 
@@ -185,11 +191,13 @@ class Sm90Config:
             raise ValueError(f"{self.name}: dynamic hands out whole tiles (no split-K, stream-K or pingpong)")
         if self.consumers < 1 or self.rows % 64 or self.rows * (1 if self.pingpong else self.consumers) != self.blk_m:
             raise ValueError(f"{self.name}: each consumer warpgroup needs a multiple of 64 rows")
-        if self.blk_n not in HEADER_N:
-            raise ValueError(f"{self.name}: blk_n must be one of {HEADER_N} (one wgmma's N with a wrapper in "
-                             "tilecraft/sm90_wgmma.cuh; tilecraft/atoms/sm90_codegen.py makes others)")
+        if self.blk_n % 8 or not 8 <= self.blk_n <= 256:
+            raise ValueError(f"{self.name}: blk_n must be a multiple of 8 in [8, 256] (one wgmma's N)")
         if self.blk_k * elem_bytes != 128:
             raise ValueError(f"{self.name}: blk_k must be 128 bytes of elements (one 128-byte swizzle row)")
+        if self.store_mn and (not self.tma_store or self.rows != 64):
+            raise ValueError(f"{self.name}: store_mn stores each consumer's 64 rows by TMA (tma_store, 64 rows "
+                             "per consumer)")
         if self.blk_m > 256:
             raise ValueError(f"{self.name}: a TMA box holds at most 256 rows")
         if not 2 <= self.stages <= 8:
@@ -964,6 +972,10 @@ def _tile_epilogue(cfg: Sm90Config, wg_type: str, tCrC: Any, tCgC: Any, tCgD: An
     time (few live registers beyond the accumulators)."""
     from tilecraft.gemm.tensorop import _epilogue
 
+    if tmD is not None and cfg.store_mn:
+        _store_mn_through_smem(cfg, wg_type, tCrC, tCgC, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep, origin,
+                               M, N, full)
+        return
     if tmD is not None:
         _store_through_smem(cfg, wg_type, tCrC, tCgC, tCgD, tCcD, tmD, sD, cw, leader, bias, alpha, beta, ep, origin,
                             M, N, full, tmC, c_bar, c_tiles)
@@ -987,19 +999,49 @@ def _epilogue_by_halves(acc: Any, tCgC: Any, tCgD: Any, tCcD: Any, bias: Any, al
     """tensorop._epilogue for a 16-bit D stored one value at a time (``_single_16bit_stores``): each pair of
     values converts into one 32-bit register and each half is stored from it. Converted into 16-bit registers,
     as the plain epilogue does, the sums make ptxas serialize every wgmma of the kernel (C7514)."""
-    from tilecraft.gemm.tensorop import _pred, epilogue_value_at
+    from tilecraft.gemm.tensorop import _pred
 
-    pack = "tc::pack_bf16x2" if tCgD.engine.dtype == dsl.bfloat16 else "tc::pack_f16x2"
     if tCgD.engine.root is not None:
         tCgD.engine.root.written = True                                   # (the stores below bypass engine.write)
+    for i, half in _packed_halves(acc, tCgC, tCcD, bias, alpha, beta, ep, M, N, full, tCgD.engine.dtype):
+        with dsl.if_(_pred(tCcD, i, M, N, full)) if not full else contextlib.nullcontext():
+            current().emit(f"tc::st_global_lo16({tCgD.engine.address(tCgD.offset + tCgD.layout(i))}, {half});")
+
+
+def _packed_halves(acc: Any, tCgC: Any, tCcD: Any, bias: Any, alpha: Any, beta: Any, ep: Any, M: Any, N: Any,
+                   full: Any, d_dtype: Any) -> Any:
+    """(i, word) for each element i of the fragment: its epilogue value in 16-bit d_dtype as the low half of a
+    32-bit word, each pair of values converted into one register (``_epilogue_by_halves``)."""
+    from tilecraft.gemm.tensorop import epilogue_value_at
+
+    pack = "tc::pack_bf16x2" if d_dtype == dsl.bfloat16 else "tc::pack_f16x2"
     for p in range(tc.size(acc) // 2):
         lo, hi = (epilogue_value_at(i, acc, tCgC, tCcD, bias, alpha, beta, ep, M, N, full) for i in (2 * p, 2 * p + 1))
-        word = dsl.declare(make("raw", (f"{pack}({render(lo)}, {render(hi)})",), "unsigned"), "pair")
-        for h in (0, 1):
-            i = 2 * p + h
-            with dsl.if_(_pred(tCcD, i, M, N, full)) if not full else contextlib.nullcontext():
-                current().emit(f"tc::st_global_lo16({tCgD.engine.address(tCgD.offset + tCgD.layout(i))}, "
-                               f"{render(word)}{' >> 16' if h else ''});")
+        word = render(dsl.declare(make("raw", (f"{pack}({render(lo)}, {render(hi)})",), "unsigned"), "pair"))
+        yield 2 * p, word
+        yield 2 * p + 1, f"{word} >> 16"
+
+
+def _store_mn_through_smem(cfg: Sm90Config, wg_type: str, tCrC: Any, tCgC: Any, tCcD: Any, tmD: Any, sD: Any,
+                           cw: Any, leader: Any, bias: Any, alpha: Any, beta: Any, ep: Any,
+                           origin: tuple[Any, Any, Any], M: Any, N: Any, full: Any) -> None:
+    """The ``store_mn`` epilogue (an M-contiguous 16-bit D): the consumer's (64, BLK_N) part goes into its M-major
+    buffer, each pair of values converted into one 32-bit register and each half stored from it (see
+    ``_epilogue_by_halves``; the two values of a pair lie 128 bytes apart), then out by one TMA store, which clips
+    at D's edges. The buffer is rewritten a tile later, once that store has read it."""
+    thr = make_tiled_mma(wgmma_atom(cfg.blk_n, wg_type)).get_slice(threadIdx.x % 128)
+    buf = sD(_, _, cw)                                                    # (ROWS,BLK_N), M-major
+    tCsD = thr.partition_C(buf)                                           # (V,MMA_M,1), as the accumulators
+    with dsl.if_(leader):
+        hopper.tma_store_wait(0)                                          # the last tile's store has read buf
+    hopper.named_barrier(1 + cw, 128)
+    for i, half in _packed_halves(tCrC, tCgC, tCcD, bias, alpha, beta, ep, M, N, full, sD.engine.dtype):
+        current().emit(f"tc::st_shared_lo16(tc::smem_u32({tCsD.engine.address(tCsD._offset_of(i))}), {half});")
+    hopper.fence_proxy_async()                                            # the writes, visible to TMA
+    hopper.named_barrier(1 + cw, 128)
+    with dsl.if_(leader):
+        hopper.tma_store(tmD, buf, origin)
+        hopper.tma_store_commit()
 
 
 def _partial(cfg: Sm90Config, W: Any, cta: Any, cw: Any, n: int) -> Any:
@@ -1209,7 +1251,10 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
 
 def epilogue_layout(cfg: Sm90Config, d_dtype: Any) -> Any:
     """(ROWS, CHUNK, 2 * consumers): two 128-byte swizzled column chunks of D per consumer warpgroup,
-    the tile of D's TMA map (``d_map``) and of the epilogue's fragment stores."""
+    the tile of D's TMA map (``d_map``) and of the epilogue's fragment stores; with ``store_mn``
+    (ROWS, BLK_N, consumers): each consumer's part, M-major (its 64 rows one 128-byte swizzled column)."""
+    if cfg.store_mn:
+        return smem_layout(d_dtype, "MN", cfg.rows, cfg.blk_n, cfg.consumers)
     return smem_layout(d_dtype, "K", cfg.rows, 1024 // d_dtype.bits, 2 * cfg.consumers)
 
 
@@ -1224,15 +1269,21 @@ _D_TYPES = {"float16": dsl.float16, "bfloat16": dsl.bfloat16, "float32": dsl.flo
 
 
 def d_map(D3: Any, cfg: Sm90Config) -> Any:
-    """The TMA map that stores D (L,M,N) through the epilogue buffers, or None where TMA cannot write D
-    (not N-contiguous, misaligned; ``tma_store=False``; split-K) and the epilogue stores from registers instead."""
+    """The TMA map that stores D (L,M,N) through the epilogue buffers, or None where TMA cannot write D (not
+    N-contiguous, or with ``store_mn`` not a 16-bit M-contiguous D; tiles of no whole 128-byte chunks;
+    misaligned; ``tma_store=False``; split-K) and the epilogue stores from registers instead."""
     name = str(D3.dtype).replace("torch.", "")
-    if not cfg.tma_store or cfg.splits > 1 or name not in _D_TYPES or D3.stride(2) != 1:
+    if not cfg.tma_store or cfg.splits > 1 or name not in _D_TYPES:
+        return None
+    if cfg.store_mn:
+        if D3.stride(1) != 1 or D3.stride(2) == 1 or _D_TYPES[name].bits != 16:
+            return None
+    elif D3.stride(2) != 1 or cfg.blk_n % (1024 // _D_TYPES[name].bits):
         return None
     if _d_problem(tuple(D3.shape), D3.stride(), D3.data_ptr() % 16, name, cfg) is not None:
         return None
     return _cached_map(D3.permute(1, 2, 0), lambda: epilogue_layout(cfg, _D_TYPES[name])(_, _, 0), 1,
-                       ("D", cfg.rows, cfg.consumers))
+                       ("D", cfg.rows, cfg.consumers) + ((cfg.blk_n,) if cfg.store_mn else ()))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -1466,7 +1517,8 @@ class Launch:
                     flags)
         tmD = by_address(self._maps[2], D3, lambda x: d_map(view(2, x), cfg)) if self.store else None
         tmC = None
-        if self.store and self.ep.read_c and not (cfg.stream_k or cfg.pingpong) and C3.dtype == D3.dtype:
+        if (self.store and self.ep.read_c and not (cfg.stream_k or cfg.pingpong or cfg.store_mn)
+                and C3.dtype == D3.dtype):
             # C's chunks land by TMA in the D buffers (H100, bf16, D = A @ B + C: 4096^3 200 against 214 µs
             # with C's fragments loaded from global memory, 8192^3 1550 against 1615-1648); pingpong's
             # 128x128 spilled 72 bytes with C, bias and GELU on ragged tiles
