@@ -61,14 +61,15 @@ def _err(y: Any, ref: Any) -> float:
 
 
 def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, reduce: str = "", zp: bool = False,
-         unsplit: bool = False) -> dict:
+         unsplit: bool = False, no_ragged: bool = False) -> dict:
     """tc.gemm on the packed weight (ring < 0), or sm90_mixed_gemm with the heuristic's tiling given a
     cp.async ring of `ring` k-tiles (0: the register ring the heuristic picked), or with the register-A
     kernel's tiling `rs` (sm90_mixed_rs.RsConfig). ``reduce``: tc.gemm's pick with its split-K partials
     summed by the reduction kernel instead of in the kernel, launched as a programmatic dependent launch
     ("pdl") or plainly ("plain"). ``zp``: unsigned weights with zero points. ``unsplit``: the other choice of
     sm90_mixed_rs.split_rows: tc.gemm's pick with M in one launch where it splits M in two, else 256 q rows
-    (q = (M - 1) // 256) in 2x1-cluster tiles and the rest in a launch of their own."""
+    (q = (M - 1) // 256) in 2x1-cluster tiles and the rest in a launch of their own. ``no_ragged``: what tc.gemm ran
+    before the ragged x tiles (sm90_mixed_rs._ragged_or left out: its picks and split_rows's)."""
     from tilecraft.gemm.sm90_mixed import (
         SM90_MIN_M, _prepare, pick_config, pick_sm90_mixed_config, sm90_mixed_gemm, use_sm90_mixed, with_ring,
     )
@@ -87,6 +88,16 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
     if rs is not None:
         cfg = rs
         fn = lambda xx, p: sm90_mixed_gemm(xx, p, None, cfg)  # noqa: E731
+    elif no_ragged:
+        ragged = sm90_mixed_rs._ragged_or
+        sm90_mixed_rs._ragged_or = lambda cfg, *a: cfg
+        try:
+            run = _prepare(x, pw0, None, None)
+            cfg = pick_config(pw0.format, M, N, K, sms)
+            M1 = sm90_mixed_rs.split_rows(M, N, K, sms, pw0.format)
+        finally:
+            sm90_mixed_rs._ragged_or = ragged
+        fn = lambda xx, p: run(xx, p, None)  # noqa: E731
     elif unsplit:
         split = sm90_mixed_rs.split_rows
         chosen = split(M, N, K, sms, pw0.format)
@@ -119,7 +130,8 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
         return {"missing": f"wrong: relative error {err:.2e}"}
     sets = [(x, p) for p in pws]
     name = cfg.name
-    M1 = 0 if rs is not None or ring >= 0 or reduce else sm90_mixed_rs.split_rows(M, N, K, sms, pw0.format)
+    if not no_ragged:
+        M1 = 0 if rs is not None or ring >= 0 or reduce else sm90_mixed_rs.split_rows(M, N, K, sms, pw0.format)
     M1 = 256 * ((M - 1) // 256) if unsplit and not M1 else 0 if unsplit else M1
     if M1:
         rest = pick_config(pw0.format, M - M1, N, K, sms).name if M - M1 >= SM90_MIN_M else "small-M"
@@ -156,6 +168,8 @@ def main() -> int:
     ap.add_argument("--reductions", action="store_true", help="also time the picks with their split-K partials "
                     "summed by the reduction kernel, launched as a programmatic dependent launch and plainly (tc.gemm "
                     "sums them in the kernel where every work unit fits on the SMs)")
+    ap.add_argument("--no-ragged", action="store_true", help="also time what tc.gemm ran before the ragged x tiles "
+                    "(sm90_mixed_rs._ragged_or left out of its picks and split_rows's)")
     ap.add_argument("--unsplit", action="store_true", help="also time sm90_mixed_rs.split_rows's other choice: "
                     "M in one launch where it splits M in two, else split in two")
     ap.add_argument("--rounds", type=int, default=1, help="time every contender of an M in turn this many times and "
@@ -197,6 +211,8 @@ def main() -> int:
         res = {label: _safe(ours, M, b, g, zp=z) for label, b, g, z in OURS}
         for r in rings:
             res.update({f"{label} ring {r}": _safe(ours, M, b, g, r, zp=z) for label, b, g, z in OURS})
+        if args.no_ragged:
+            res.update({f"{label} no ragged": _safe(ours, M, b, g, zp=z, no_ragged=True) for label, b, g, z in OURS})
         if args.unsplit:
             res.update({f"{label} other split": _safe(ours, M, b, g, zp=z, unsplit=True) for label, b, g, z in OURS})
         for r in ("pdl", "plain") if args.reductions else ():

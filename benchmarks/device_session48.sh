@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Forty-eighth session: dense 16-bit GEMMs of ragged M on the swapped problem (D^T = B^T A^T) with a wgmma N of
 # any multiple of 8, so that the rows of x split into tiles of about equal size instead of 128-row tiles.
-# Usage: bash benchmarks/device_session48.sh [sw_big|sw_cal|sw_tests|sw_tc ...]
+# Usage: bash benchmarks/device_session48.sh [sw_big|sw_cal|sw_tests|sw_tc|rs_mn|rg_tests|rg_time ...]
 # - sw_big: probe_sgemv.py (bf16, B N- and K-contiguous, three rounds in turn) at ragged M of the Llama-3 layers:
 #   the Hopper kernel's pick against swapped tilings sw128x<bn>s<stages>, into $OUT/sw_big.md;
 # - sw_cal: the same at more shapes (M = 200..1100), D stored from the registers or through shared memory by TMA
 #   (store_mn, the `t` tilings), into $OUT/sw_cal.md;
 # - sw_tests: the GPU tests of the swapped problem (tests/gemm/test_swapped.py);
-# - sw_tc: tc.gemm (pick_ragged_swap where it swaps) against the Hopper kernel's pick and cuBLAS at SW_SHAPES.
+# - sw_tc: tc.gemm (pick_ragged_swap where it swaps) against the Hopper kernel's pick and cuBLAS at SW_SHAPES;
+# - rs_mn: the mixed-input register-A kernel with y stored by TMA (RsConfig.store_mn) and x tiles of any multiple
+#   of 8 rows, against tc.gemm's picks (bench_mixed_large.py --rs-configs), W4A16 g128 and W8A16 per-channel;
+# - rg_tests: the GPU tests of the register-A kernel's ragged x tiles and of its picks and splits;
+# - rg_time: tc.gemm (ragged x tiles where its pick takes them) against what it ran before (--no-ragged) at M =
+#   300..800 (RG_MS), N x K = 8192x8192, 4096x14336 and 28672x4096.
 source "$(dirname "$0")/device_env.sh"
 # sgemv_probe NAME SHAPE CONFIGS: probe_sgemv.py --dtype bf16 at SHAPE for CONFIGS, appended to $OUT/NAME.md.
 sgemv_probe() {
@@ -46,6 +51,25 @@ for part in ${*:-sw_big}; do
         300x8192x8192 520x10240x8192 520x57344x8192 129x28672x4096 200x28672x4096 1088x4096x4096 777x8192x28672}; do
       sgemv_probe sw_tc "$shape" tc,hopper
     done ;;
+  rs_mn)
+    export MIXED_S="${RS_S:-240}"
+    mixed_large rs_mn --ms 1024,1088 --formats 4:128,8:0 \
+      --rs-configs "R(cluster=2, stages=5, store_mn=True);R(cluster=2, stages=4, store_mn=True)"
+    mixed_large rs_mn --ms 1088 --formats 4:128,8:0 --nk 28672x4096 --rs-configs "R(cluster=2, stages=5, store_mn=True)"
+    mixed_large rs_mn --ms 1536 --formats 4:128,8:0 --nk 4096x14336 \
+      --rs-configs "R(blk_m=192, stages=5, w_smem=True, store_mn=True);R(blk_m=192, stages=6, w_smem=True)"
+    mixed_large rs_mn --ms 520 --formats 4:128,8:0 --nk 4096x14336 \
+      --rs-configs "R(blk_m=136, stages=6, w_smem=True, store_mn=True);R(blk_m=136, stages=6, w_smem=True)"
+    mixed_large rs_mn --ms 1100 --formats 4:128,8:0 --nk 4096x14336 \
+      --rs-configs "R(blk_m=144, stages=6, w_smem=True, store_mn=True)" ;;
+  rg_tests)
+    gpu_tests rg_tests "${RGT_S:-400}" tests/quant/test_sm90_mixed_rs.py \
+      -k "ragged_x_tiles or ragged_m or tc_gemm or random_shapes" ;;
+  rg_time)
+    export MIXED_S="${RG_S:-200}"
+    mixed_large rg_time --ms "${RG_MS:-300,400,520,600,700,800}" --formats 4:128,8:0 --no-ragged
+    mixed_large rg_time --ms "${RG_NK_MS:-300,400,520,640,800}" --formats 4:128,8:0 --nk 4096x14336 --no-ragged
+    mixed_large rg_time --ms "${RG_WIDE_MS:-640,800}" --formats 4:128,8:0 --nk 28672x4096 --no-ragged ;;
   *) echo "unknown part $part" ;;
   esac
 done

@@ -140,14 +140,19 @@ def test_every_format_compiles_unserialized_without_spills(fmt: tuple) -> None:
                        (RsConfig(blk_m=64, stages=8, depth=6, splits=2, w_smem=True), dict(M=33, K=384, N=272)),
                        (sm90_mixed_rs.pick_rs_config(150, 8192, 8192, 132, _format(fmt)), dict(M=150, K=384, N=272)),
                        (sm90_mixed_rs.pick_rs_config(200, 8192, 8192, 132, _format(fmt)), dict(M=200, K=384, N=272)),
-                       (sm90_mixed_rs.pick_rs_config(320, 8192, 8192, 132, _format(fmt)), dict(M=300, K=384, N=272))):
-        k = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*_args(fmt, cfg, **shape), arch="sm_90a")
+                       (sm90_mixed_rs.pick_rs_config(320, 8192, 8192, 132, _format(fmt)), dict(M=300, K=384, N=272)),
+                       # ragged x tiles (136 rows), y by TMA
+                       (sm90_mixed_rs.pick_rs_config(520, 4096, 14336, 132, _format(fmt)), dict(M=517, K=384, N=272))):
+        args = _args(fmt, cfg, **shape)
+        assert (args[-1] is not None) == cfg.store_mn                       # y's TMA map
+        k = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*args, arch="sm_90a")
         r = k.resources
         assert r.spill_store_bytes == 0 and r.stack_frame_bytes == 0, (cfg.name, r)
         assert "serialized" not in k.module.log, k.module.log
         if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm"):
             text = rt.sass(k.module.cubin)
             assert "HGMMA" in text and "UTMALDG" in text and "SHFL.IDX" in text and "STS.128" not in text
+            assert ("UTMASTG" in text) == cfg.store_mn
 
 
 def test_w_through_shared_memory_launches_a_map_of_the_words() -> None:
@@ -298,28 +303,33 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     fmt = Q.PackedFormat(4, 128, False, "bfloat16")
     assert pick_config(fmt, 4096, 8192, 8192, 132) == RsConfig(cluster=2)         # 256 rows of x, pairs share x
     assert pick_config(fmt, 512, 8192, 8192, 132) == RsConfig(cluster=2)          # 128 tiles: 97% of the SMs
-    assert pick_config(fmt, 385, 8192, 8192, 132) == RsConfig(cluster=2)
-    assert pick_config(fmt, 40000, 128, 8192, 132) == RsConfig()                  # one W tile: nothing to pair
+    # M = 385: two tiles of 200 rows (ragged x tiles, y by TMA), one round, where pairs of 256 rows took one too
+    assert pick_config(fmt, 385, 8192, 8192, 132) == RsConfig(blk_m=200, stages=6, w_smem=True, store_mn=True)
+    assert pick_config(fmt, 33792, 128, 8192, 132) == RsConfig()                  # one W tile: nothing to pair
+    assert pick_config(fmt, 40000, 128, 8192, 132).blk_m == 152                   # 264 tiles: two full rounds
     assert pick_config(fmt, 512, 4096, 8192, 132) == RsConfig(blk_m=128, stages=8, depth=6)  # 128 tiles of 128
     # M = 129..256: one tile of 192 or 256 x rows (256: k-blocks interleaved), W in smem, 2 slices of 128 k-tiles
     assert pick_config(fmt, 256, 8192, 8192, 132) == RsConfig(blk_m=256, stages=5, splits=2, w_smem=True,
                                                                interleave=True)
     assert pick_config(fmt, 129, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, splits=2, w_smem=True)
     assert pick_config(Q.PackedFormat(8, 64, True, "float16"), 200, 8192, 8192, 132).depth == 1   # (2 spills)
-    # M = 257..384: two tiles of 192 rows (128 units: no slices); wide N: no slices either (the partials would
-    # cross the reduction kernel)
-    assert pick_config(fmt, 320, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, w_smem=True)
+    # M = 257..384: two tiles of 192 rows (128 units: no slices), or of M / 2 rows where fewer (ragged x tiles); wide
+    # N: no slices either (the partials would cross the reduction kernel)
+    assert pick_config(fmt, 384, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, w_smem=True)
+    assert pick_config(fmt, 320, 8192, 8192, 132) == RsConfig(blk_m=160, stages=6, w_smem=True, store_mn=True)
     assert pick_config(fmt, 160, 28672, 4096, 132) == RsConfig(blk_m=192, stages=6, w_smem=True)
     assert pick_config(fmt, 300, 4096, 14336, 132).splits == 2
-    # M > 384: 192-row tiles where they take fewer, fuller rounds than 2x1 clusters of 256 rows
-    assert pick_config(fmt, 640, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, w_smem=True)
-    assert pick_config(fmt, 640, 4096, 14336, 132).blk_m == 192                   # 128 tiles (256 rows: 96)
+    # M > 384: 192-row tiles where they take fewer, fuller rounds than 2x1 clusters of 256 rows (or M / t rows)
+    assert pick_config(fmt, 768, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, w_smem=True)
+    assert pick_config(fmt, 768, 4096, 14336, 132).blk_m == 192                   # 128 tiles (256 rows: 96)
+    assert pick_config(fmt, 640, 8192, 8192, 132).blk_m == pick_config(fmt, 640, 4096, 14336, 132).blk_m == 160
     assert pick_config(fmt, 448, 8192, 8192, 132) == RsConfig(cluster=2)          # 192 rows: 192 tiles, 2 rounds
     assert pick_config(fmt, 896, 8192, 8192, 132) == RsConfig(cluster=2)          # 3 rounds against 2
     assert pick_config(fmt, 1088, 8192, 8192, 132).blk_m == 192                   # 3 rounds each
     assert pick_config(fmt, 1536, 8192, 8192, 132) == RsConfig(cluster=2)         # 4 rounds against 3
     assert pick_config(fmt, 4096, 8192, 8192, 132) == RsConfig(cluster=2)
-    assert pick_config(fmt, 576, 4096, 8192, 132).blk_m == 128                    # 96 tiles of 192: not a round
+    assert pick_config(fmt, 512, 4096, 8192, 132).blk_m == 128                    # 64 tiles of 256 rows: no round
+    assert pick_config(fmt, 576, 4096, 8192, 132).blk_m == 144                    # 96 tiles of 192: not a round
     g32 = Q.PackedFormat(4, 32, True, "bfloat16")                                 # two scale groups per k-tile:
     assert pick_config(g32, 256, 8192, 8192, 132) == RsConfig(blk_m=128, stages=8, depth=6)   # 256 rows lost
     assert pick_config(g32, 192, 8192, 8192, 132).blk_m == 192
@@ -334,11 +344,32 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     assert pick_config(fmt, 64, 8192, 1024, 132) == RsConfig(blk_m=64, stages=8, depth=6, splits=2, w_smem=True)
     assert pick_config(fmt, 100, 512, 1024, 132).splits == 2                      # 16 k-tiles: at least 8 a slice
     assert pick_config(fmt, 100, 512, 256, 132).splits == 1
-    assert pick_config(fmt, 128, 8192, 8192, 132).w_smem and not pick_config(fmt, 385, 8192, 8192, 132).w_smem
+    assert pick_config(fmt, 128, 8192, 8192, 132).w_smem and not pick_config(fmt, 448, 8192, 8192, 132).w_smem
     for int8 in (Q.PackedFormat(8, 64, True, "bfloat16"), Q.PackedFormat(8, None, False, "float16")):
         # int8 at M <= 64: 128 rows of W in two consumers, W in smem (WIDE ran 10% slower there)
         assert pick_config(int8, 64, 8192, 8192, 132) == RsConfig(blk_m=64, stages=8, depth=6, splits=2, w_smem=True)
     assert sm90_mixed_rs.wide_depth(Q.PackedFormat(8, 64, True, "bfloat16")) == 1   # explicit WIDE, words in registers
+
+
+def test_ragged_x_tiles_where_they_take_fewer_rounds() -> None:
+    """sm90_mixed_rs._ragged_or: from M = 257, tiles of M / t rows of x (rounded up to 8, no multiple of 64, 128 < bM
+    < 256) where they fill their rounds and take at most 0.9 of the pick's rounds: W through shared memory, y by TMA
+    (store_mn), the stages that fit (at most 6). A tile's time in 256-row ones is linear between the measured 64, 128,
+    192 and 256 rows."""
+    unit = sm90_mixed_rs._x_tile_unit
+    assert [unit(b) for b in (32, 64, 128, 192, 256)] == [0.5, 0.5, 0.65, 0.85, 1.0]
+    assert unit(160) == pytest.approx(0.75) and unit(224) == pytest.approx(0.925)
+    for fmt in FORMATS:
+        f = _format(fmt)
+        c = sm90_mixed_rs.pick_rs_config(520, 4096, 14336, 132, f)           # 4 x 32 tiles of 136 rows: one round
+        assert (c.blk_m, c.store_mn, c.w_smem, c.splits, c.cluster) == (136, True, True, 1, 1), (fmt, c)
+        assert c.smem_bytes(f.bits) <= 227 * 1024 and (c.stages == 6 or replace(c, stages=c.stages + 1).smem_bytes(
+            f.bits) > 227 * 1024)
+        for M in (256, 512, 1024, 2048, 4096):                                 # whole 128- / 256-row tiles: as before
+            assert not sm90_mixed_rs.pick_rs_config(M, 8192, 8192, 132, f).store_mn
+    fmt = _format(FORMATS[0])
+    assert sm90_mixed_rs.pick_rs_config(800, 28672, 4096, 132, fmt).blk_m == 200      # 896 tiles: 7 rounds, 97% full
+    assert not sm90_mixed_rs.pick_rs_config(520, 6144, 4096, 132, fmt).store_mn      # 192 tiles of 136: 73% of 2 rounds
 
 
 def test_ragged_m_splits_into_whole_rounds_and_a_launch_for_the_rest() -> None:
@@ -348,14 +379,15 @@ def test_ragged_m_splits_into_whole_rounds_and_a_launch_for_the_rest() -> None:
     for fmt in (Q.PackedFormat(4, 128, False, "bfloat16"), Q.PackedFormat(8, None, False, "float16")):
         # N = K = 8192 (64 W tiles, 132 SMs): 512 rows are one round (97% full), 1024 two
         assert [split(M, 8192, 8192, 132, fmt) for M in (513, 576, 640, 700)] == [512, 512, 512, 512]
-        # 2 + 0.30 rounds against 3 of 192-row tiles (0.85 each)
-        assert [split(M, 8192, 8192, 132, fmt) for M in (1025, 1088, 1200, 1280)] == [1024] * 4
+        # 2 + 0.30 rounds against 3 of 192-row tiles (0.85 each); M = 1200: 6 tiles of 200 rows (3 rounds of 0.87)
+        assert [split(M, 8192, 8192, 132, fmt) for M in (1025, 1088, 1200, 1280)] == [1024, 1024, 0, 1024]
         assert split(2112, 8192, 8192, 132, fmt) == 2048
         assert split(768, 8192, 8192, 132, fmt) == 512         # 1 + 0.57 rounds against 2 of 192-row tiles
         assert split(1024, 8192, 8192, 132, fmt) == split(4096, 8192, 8192, 132, fmt) == 0   # whole rounds
         # 768 rows are 1.45 rounds: 512, and the other 257..384 rows in two 192-row tiles (0.85 of a round), against
         # two rounds of pairs; 385 rows and more: one round of pairs, no faster
-        assert split(800, 8192, 8192, 132, fmt) == split(896, 8192, 8192, 132, fmt) == 512
+        assert split(896, 8192, 8192, 132, fmt) == 512
+        assert split(800, 8192, 8192, 132, fmt) == 0           # 4 tiles of 200 rows: two rounds of 0.89
         assert split(900, 8192, 8192, 132, fmt) == split(1000, 8192, 8192, 132, fmt) == 0
         assert split(1400, 4096, 14336, 132, fmt) == 1024 and split(1536, 4096, 14336, 132, fmt) == 0
         assert split(512, 8192, 8192, 132, fmt) == split(300, 8192, 8192, 132, fmt) == 0
@@ -367,7 +399,7 @@ def test_ragged_m_splits_into_whole_rounds_and_a_launch_for_the_rest() -> None:
         assert split(1088, 28672, 4096, 132, fmt) == 0 and split(1300, 28672, 4096, 132, fmt) == 1280
         assert split(700, 128, 8192, 132, fmt) == 0            # one W tile: no pairs
         # short K: the second launch's fixed cost weighs more
-        assert split(600, 8448, 2048, 132, fmt) == 512 and split(600, 8448, 1024, 132, fmt) == 0
+        assert split(576, 8192, 8192, 132, fmt) == 512 and split(576, 8192, 4096, 132, fmt) == 0
     assert sm90_mixed_rs.single_rounds(RsConfig(cluster=2), 1088, 8192, 132) == 3
     assert sm90_mixed_rs.single_rounds(RsConfig(blk_m=192, stages=6, w_smem=True), 640, 8192, 132) == 0.85 * 2
     assert sm90_mixed_rs.single_rounds(sm90_mixed_rs.WIDE, 64, 8192, 132) == 1.0    # 32 tiles of 256 W rows
@@ -455,6 +487,38 @@ def test_gpu_random_shapes(fmt: tuple) -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
+def test_gpu_ragged_x_tiles_store_y_by_tma(fmt: tuple) -> None:
+    """x tiles of rows no multiple of 64 (wgmma N = 136, 200, 104) with y through M-major buffers and TMA stores
+    (``store_mn``) at random shapes (ragged M, N, K), and a y whose rows TMA cannot store (a view 8 bytes off: the
+    epilogue stores from the registers); then tc.gemm where its pick takes such tiles (M = 520, N = 32 x SMs),
+    against float64."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs an sm_90 GPU")
+    rng = random.Random("ragged" + _ID(fmt))
+    for bm, stages in ((136, 6), (200, 5), (104, 6)):
+        cfg = RsConfig(blk_m=bm, stages=stages, w_smem=True, store_mn=True)
+        random_case(fmt, rng, rng.randint(bm // 2, 3 * bm), cfg)
+    bits, group, zp, dtype = fmt
+    pw = _weight(bits, group, zp, dtype, 256, 272).to("cuda")
+    x = torch.randn(300, 256).to(dtype).cuda()
+    y = torch.empty(300 * 272 + 4, dtype=dtype, device="cuda")[4:].view(300, 272)   # rows 8 bytes off 16
+    cfg = RsConfig(blk_m=136, stages=6, w_smem=True, store_mn=True)
+    assert sm90_mixed_rs.y_map(y, cfg) is None and sm90_mixed_rs.y_map(torch.empty_like(y), cfg) is not None
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    launch = sm90_mixed_rs.RsLaunch(x, pw, None, y, cfg, sms)                # planned for this y: no map
+    assert not launch.stores_y
+    launch(x, pw, None, y)
+    _check(y, x, pw, None)
+    pw = _weight(bits, group, zp, dtype, 512, 32 * sms).to("cuda")
+    cfg = sm90_mixed_rs.pick_rs_config(520, 32 * sms, 512, sms, pw.format)
+    assert cfg.store_mn and cfg.blk_m == 136 and sm90_mixed_rs.split_rows(520, 32 * sms, 512, sms, pw.format) == 0
+    x = torch.randn(520, 512).to(dtype).cuda()
+    b = torch.randn(32 * sms).to(dtype).cuda()
+    check_mixed_gemm(tc.gemm(x, pw, bias=b), x, pw, b, _TOL, dtype)
+
+
+@pytest.mark.gpu
 def test_gpu_tc_gemm_runs_the_register_a_kernel_at_large_m() -> None:
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("needs an sm_90 GPU")
@@ -475,7 +539,7 @@ def test_gpu_tc_gemm_runs_the_register_a_kernel_at_large_m() -> None:
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f[1] in (None, 32)], ids=_ID)
 def test_gpu_ragged_m_runs_in_two_launches(fmt: tuple) -> None:
     """tc.gemm where split_rows splits M: 512 (1024) rows in 2x1-cluster tiles, then the rest through the small-M
-    kernel (M = 517), the register-A kernel's pick for it (M = 600), or two 192-row tiles (M = 1300, 276 rows);
+    kernel (M = 517), the register-A kernel's pick for it (M = 576), or two 192-row tiles (M = 1300, 276 rows);
     batched x, a bias, against float64."""
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("needs an sm_90 GPU")
@@ -485,7 +549,7 @@ def test_gpu_ragged_m_runs_in_two_launches(fmt: tuple) -> None:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     bits, group, zp, dtype = fmt
     # sms / 2 W tiles: 512 rows of pairs are one round; sms / 4: 1024 rows
-    for M, N, K, M1, rest in ((517, 64 * sms, 2048, 512, "mixed"), (600, 64 * sms, 2048, 512, "sm90_mixed_rs"),
+    for M, N, K, M1, rest in ((517, 64 * sms, 8192, 512, "mixed"), (576, 64 * sms, 8192, 512, "sm90_mixed_rs"),
                               (1300, 32 * sms, 4096, 1024, "sm90_mixed_rs")):
         pw = _weight(bits, group, zp, dtype, K, N).to("cuda")
         b = torch.randn(N).to(dtype).cuda()

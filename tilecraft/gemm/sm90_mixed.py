@@ -654,6 +654,8 @@ class Launch:
         self._split_shape = None if args[7] is None else tuple(args[7].shape)
         self.maps: dict[int, Any] = {x2.data_ptr(): args[0]}
         self.wmaps: dict[int, Any] = {}                                   # W's TMA maps (RsConfig.w_smem)
+        self.stores_y = len(args) > 14                                    # y's TMA map (RsConfig.store_mn)
+        self.ymaps: dict[int, Any] = {y.data_ptr(): args[14]} if self.stores_y else {}
         from tilecraft.gemm.sm90 import resident_clusters
         CL = getattr(self.cfg, "cluster", 1)                              # the register-A kernel's x multicast
         grid = min(units, resident_clusters(self.kernel(), args, self.threads, CL, sms, (self.cfg, w.format, sms)) * CL)
@@ -679,6 +681,10 @@ class Launch:
         """The kernel's argument for W's packed words (sm90_mixed_rs.RsLaunch: a TMA map where W goes
         through shared memory)."""
         return w.qweight
+
+    def y_args(self, y: Any) -> tuple:
+        """The kernel's arguments after the flags for y (sm90_mixed_rs.RsLaunch: y's TMA map with ``store_mn``)."""
+        return ()
 
     def x_map(self, x2: Any, dtype: str) -> Any:
         tile = self.cfg.tile
@@ -707,6 +713,7 @@ class Launch:
                 self(x2, w, bias, y)
             return
         W = None if self.reduce is None else self.reduce.workspace(D3)
-        self.main(tmA, self.w_arg(w), w.scales, w.zeros, bias if W is None else None, D3, self.K, W, *self.static)
+        self.main(tmA, self.w_arg(w), w.scales, w.zeros, bias if W is None else None, D3, self.K, W, *self.static,
+                  *self.y_args(y))
         if W is not None:                                                 # the reduction adds the bias
             self.reduce(W, None, D3, bias)

@@ -124,7 +124,9 @@ class RsConfig:
     x box and multicasts it to both (the dense kernel's B multicast, sm90.py's ``cluster_m``); ``w_smem``: W's
     packed words come by TMA into each stage beside x (the module docstring), and ``depth`` buffers only the
     scales; ``interleave``: each 16-k block's wgmma issued as soon as its fragment is converted (the module
-    docstring, Overlap)."""
+    docstring, Overlap); ``store_mn``: each consumer's (64, BLK_M) block of y^T goes into an M-major buffer in
+    shared memory (y's N contiguous) and out by one TMA store (sm90.Sm90Config.store_mn), where y's rows are
+    16-byte aligned; otherwise the block leaves the registers one value at a time."""
 
     blk_n: int = 128
     blk_m: int = 256
@@ -137,6 +139,7 @@ class RsConfig:
     cluster: int = 1
     w_smem: bool = False
     interleave: bool = False
+    store_mn: bool = False
 
     @property
     def consumers(self) -> int:
@@ -151,13 +154,14 @@ class RsConfig:
         return f"rs_{self.blk_n}x{self.blk_m}x64_s{self.stages}_d{self.depth}" + (
             f"_r{self.raster}" if self.raster != 8 else "") + (f"_sk{self.splits}" if self.splits > 1 else "") + (
             f"_cl{self.cluster}" if self.cluster > 1 else "") + ("_ws" if self.w_smem else "") + (
-            "_il" if self.interleave else "")
+            "_il" if self.interleave else "") + ("_mn" if self.store_mn else "")
 
     @property
     def schedule(self) -> Sm90Config:
         """The tiling as sm90's schedule sees it: tiles of y^T, (BLK_N rows of W) x (BLK_M rows of x)."""
         return Sm90Config(self.blk_n, self.blk_m, 64, self.stages, self.consumers, self.raster, self.producer_regs,
-                          self.consumer_regs, cluster_m=self.cluster, tma_store=False, splits=self.splits)
+                          self.consumer_regs, cluster_m=self.cluster, tma_store=self.store_mn, splits=self.splits,
+                          store_mn=self.store_mn)
 
     @property
     def y_tiles(self) -> Sm90Config:
@@ -171,15 +175,20 @@ class RsConfig:
         return self.blk_n * 64 * bits // 8 if self.w_smem else 0
 
     def smem_bytes(self, bits: int = 8) -> int:
-        return (self.blk_m * 64 * 2 + self.w_stage_bytes(bits)) * self.stages + 16 * self.stages + 1024
+        """The stages (x, and W's words with ``w_smem``), y^T's buffers with ``store_mn``, the barriers, 1 KB of
+        alignment slack."""
+        epilogue = self.blk_n * self.blk_m * 2 if self.store_mn else 0
+        return (self.blk_m * 64 * 2 + self.w_stage_bytes(bits)) * self.stages + epilogue + 16 * self.stages + 1024
 
     def validate(self, fmt: PackedFormat) -> None:
         """Raise ValueError naming the condition this tiling breaks."""
         if self.blk_n not in (64, 128, 192, 256):
             raise ValueError(f"{self.name}: blk_n must be 64, 128, 192 or 256 (one to four consumer warpgroups of "
                              "64 rows)")
-        if self.blk_m not in HEADER_N or self.blk_m % 64:
-            raise ValueError(f"{self.name}: blk_m must be a multiple of 64 in {HEADER_N} (wgmma's N)")
+        if self.blk_m % 8 or not 8 <= self.blk_m <= 256:
+            raise ValueError(f"{self.name}: blk_m must be a multiple of 8 in [8, 256] (wgmma's N)")
+        if self.blk_m % 64 and (self.splits > 1 or self.cluster > 1):
+            raise ValueError(f"{self.name}: x tiles of no multiple of 64 rows take no split-K or cluster")
         if not 1 <= self.depth <= 8:
             raise ValueError(f"{self.name}: depth must be 1..8")
         if not 2 <= self.stages <= 8:
@@ -199,11 +208,11 @@ class RsConfig:
 @dsl.inline
 def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, bool], shape: tuple[Any, Any, Any],
               sX: Any, full_bar: Any, empty_bar: Any, qw: Any, scales: Any, zeros: Any, bias: Any, D: Any, K: Any,
-              Wk: Any, flags: Any, sW: Any = None, timeline: Any = None) -> None:
+              Wk: Any, flags: Any, sW: Any = None, timeline: Any = None, tmD: Any = None, sD: Any = None) -> None:
     """A consumer warpgroup's life: per k-tile, convert its 64 rows of W into A fragments, wgmma them
     against the x stage, and after each tile store its (64, BLK_M) block of y^T (with split-K, its
     fp32 partial into the workspace Wk (S,1,M,N); with flags, the splits then sum the tile of y)."""
-    from tilecraft.gemm.sm90 import _reduce_tile, _timeline
+    from tilecraft.gemm.sm90 import _reduce_tile, _store_mn_through_smem, _timeline
     from tilecraft.gemm.tensorop import EpilogueSpec, _epilogue, _store
 
     hopper.setmaxnreg(cfg.consumer_regs, inc=True)
@@ -349,6 +358,11 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
             stamp(2)
             continue
         ep = EpilogueSpec(bias="m" if bias is not None else "none")       # y^T's rows: one bias value each
+        if tmD is not None:                                               # through shared memory, by TMA
+            _store_mn_through_smem(cfg.schedule, wg_type, tCrC, None, tCcD, tmD, sD, cw, leader, bias, 1.0, 0.0, ep,
+                                   (n_tile * bN + cw * 64, m_tile * bM, l_idx), N, M, full)
+            stamp(2)
+            continue
         for j in range(bM // 8):
             blk = ((_, _, j), 0, 0)
             _epilogue(tCrC(blk), None, tCgD(blk), tCcD(blk), bias, 1.0, 0.0, ep, N, M, full)
@@ -357,7 +371,7 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
 
 @dsl.kernel
 def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, Wk, cfg: Constexpr, fmt: Constexpr, full: Constexpr,
-                         edges: Constexpr, flags=None, timeline=None):
+                         edges: Constexpr, flags=None, timeline=None, tmD=None):
     """D (1,M,N) = x @ dequantize(W) (+ bias), x given as a TMA map of its (M,K,1) view filling one x
     stage, W packed (qw, scales, zeros; tilecraft.quant.pack). See the module docstring. With split-K,
     Wk is the fp32 workspace (S,1,M,N) of the splits' partial tiles and sm90's reduction kernel
@@ -366,12 +380,17 @@ def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, Wk, cfg: Constexpr,
     a multiple of blk_n, K of 64); full: M and N are whole tiles. timeline: None, or sm90_gemm_kernel's int64
     (grid, 2 + 3 * TIMELINE_ITEMS) record of each CTA's first consumer warpgroup (its SM, its start, and per work
     unit the global timer before the main loop, after it and after the epilogue or split-K sum;
-    benchmarks/probe_rs_timeline.py); without it the kernel is unchanged."""
+    benchmarks/probe_rs_timeline.py); without it the kernel is unchanged. tmD (``store_mn``): the TMA map of y^T's
+    (N,M,1) view that stores each consumer's (64, BLK_M) block from its buffer."""
     dsl.launch_bounds(cfg.threads, 1)
     dtype, _wg = ELEMENTS[fmt.dtype]
     L, M, N = D.shape
     sX = dsl.smem_tensor(dtype, smem_layout(dtype, "K", cfg.blk_m, 64, cfg.stages), align=1024)  # (BLK_M,64,PIPE)
     sW = dsl.smem_tensor(dsl.int32, w_stage_layout(cfg, fmt, cfg.stages), align=128) if cfg.w_smem else None
+    sD = None
+    if tmD is not None:                                                   # (64,BLK_M,CONSUMERS) of y^T, M-major
+        dsl.assume(cfg.store_mn and cfg.splits == 1, "tmD stores whole tiles of a store_mn tiling")
+        sD = dsl.smem_tensor(dtype, smem_layout(dtype, "MN", 64, cfg.blk_m, cfg.consumers), align=1024)
     full_bar, empty_bar = stage_barriers(cfg.schedule)                   # x's k-tile landed / both consumers read it
     if cfg.splits > 1 and flags is None:
         # the reduction kernel (a programmatic dependent launch, RsLaunch.pdl_reduce) may be scheduled now: its
@@ -398,7 +417,7 @@ def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, Wk, cfg: Constexpr,
             tma_producer(sch, full_bar, empty_bar, tmX.box_bytes * CL + w_bytes, load)  # the schedule's n-tiles: x's rows
     with dsl.else_():
         _consumer(cfg, fmt, full, edges, (L, M, N), sX, full_bar, empty_bar, qw, scales, zeros, bias, D, K, Wk,
-                  flags, sW, timeline)
+                  flags, sW, timeline, tmD, sD)
     if cfg.cluster > 1:
         hopper.cluster_sync()           # no CTA leaves while a peer may still multicast into it or arrive on it
 
@@ -457,8 +476,19 @@ def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig, s
         else:
             bias = None
     qw = w_map(w.qweight, cfg, w.format) if cfg.w_smem else w.qweight
-    return (x_map(x2, w.format.dtype, cfg), qw, w.scales, w.zeros, bias, y.unsqueeze(0), K, Wk, cfg, w.format,
-            full, edges, flags), units
+    args = (x_map(x2, w.format.dtype, cfg), qw, w.scales, w.zeros, bias, y.unsqueeze(0), K, Wk, cfg, w.format,
+            full, edges, flags)
+    tmD = y_map(y, cfg)
+    return (args + (None, tmD) if tmD is not None else args), units
+
+
+def y_map(y: Any, cfg: RsConfig) -> Any:
+    """The TMA map of y^T's (N,M,1) view that the ``store_mn`` epilogue stores through, or None (no store_mn, split-K,
+    or rows of y that TMA cannot store: the epilogue then stores from the registers)."""
+    from tilecraft.gemm.sm90 import d_map
+    if not cfg.store_mn or cfg.splits > 1:
+        return None
+    return d_map(y.t().unsqueeze(0), cfg.schedule)
 
 
 class RsLaunch(Launch):
@@ -488,6 +518,14 @@ class RsLaunch(Launch):
             return w.qweight
         from tilecraft.gemm.sm90 import by_address
         return by_address(self.wmaps, w.qweight, lambda q: w_map(q, self.cfg, w.format))
+
+    def y_args(self, y: Any) -> tuple:
+        """(flags, timeline, tmD) where the epilogue stores y by TMA (``store_mn``: y_map, cached per address), else
+        ()."""
+        if not self.stores_y:
+            return ()
+        from tilecraft.gemm.sm90 import by_address
+        return None, None, by_address(self.ymaps, y, lambda v: y_map(v, self.cfg))
 
 
 #: M <= 64: 256 rows of W per CTA in four consumer warpgroups of 64 rows, 64 rows of x, two k-tiles of words in
@@ -581,10 +619,10 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
         fewer_rounds = pairs < 0.9 * sms or 0.85 * rounds(tiles) <= 0.9 * rounds(pairs)   # 192 rows: 0.85 the time
         if tiles * splits >= 0.9 * sms and (M <= 384 or splits == 1 and w_tiles > 1 and fewer_rounds):
             depth = 1 if rows == 256 and fmt.group_size and fmt.zero_point else 2   # (2 spills the ragged kernels)
-            return RsConfig(blk_m=rows, stages=SHORT_STAGES[rows], depth=depth, splits=splits, w_smem=True,
-                            interleave=rows == 256)
+            return _ragged_or(RsConfig(blk_m=rows, stages=SHORT_STAGES[rows], depth=depth, splits=splits,
+                                       w_smem=True, interleave=rows == 256), M, N, sms, fmt)
     if pairs >= 0.9 * sms:
-        return RsConfig(cluster=2 if w_tiles > 1 else 1)
+        return _ragged_or(RsConfig(cluster=2 if w_tiles > 1 else 1), M, N, sms, fmt)
     ws = M <= 128                                                         # W through shared memory
     if M <= WIDE.blk_m and fmt.bits == 4:
         tiles = -(-N // WIDE.blk_n)
@@ -592,7 +630,31 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
             return replace(WIDE, splits=slices(tiles), w_smem=True)
     rows = 64 if M <= 64 else 128
     tiles = -(-M // rows) * w_tiles
-    return RsConfig(blk_m=rows, stages=8, depth=6, splits=slices(tiles), w_smem=ws)
+    return _ragged_or(RsConfig(blk_m=rows, stages=8, depth=6, splits=slices(tiles), w_smem=ws), M, N, sms, fmt)
+
+
+def _ragged_or(cfg: RsConfig, M: int, N: int, sms: int, fmt: PackedFormat) -> RsConfig:
+    """cfg, or for M > 256 the tiles of bM = M / t rows of x (rounded up to 8; 128 < bM < 256, no multiple of 64)
+    where those take at most 0.9 of cfg's rounds (``single_rounds``) in one round or more of the SMs each at
+    least 0.9 full: W through shared memory, y through M-major buffers and TMA stores (``store_mn``), as many
+    stages as fit up to 6. Forty-eighth session (H100, W4A16 g128 / W8A16 per-channel, us): 4096 x 14336, M =
+    520, 136-row tiles (one round of 128) 110.1 / 109.3 against 143.0 / 157.8 for 128x128 in 4 slices (114.7 /
+    121.9 with y from the registers); at M = 1100, 144-row tiles (two rounds) 232.3 / 244.7 lost to 1024 + 76
+    rows in two launches (198.6 / 215.5): the rounds count a tile of 144 rows 0.7 of a 256-row one."""
+    if M <= 256:
+        return cfg
+    w_tiles = -(-N // 128)
+    best, best_rounds = cfg, 0.9 * single_rounds(cfg, M, N, sms)
+    for t in range(-(-M // 256), M // 128 + 1):
+        bm = (-(-M // t) + 7) // 8 * 8
+        tiles = t * w_tiles
+        if bm % 64 == 0 or not 128 < bm < 256 or tiles < 0.9 * sms * -(-tiles // sms):
+            continue
+        stages = min(6, (CTA_SMEM - 1024 - 128 * bm * 2) // (bm * 128 + 128 * 64 * fmt.bits // 8 + 16))
+        c = RsConfig(blk_m=bm, stages=stages, depth=2, w_smem=True, store_mn=True)
+        if single_rounds(c, M, N, sms) <= best_rounds:
+            best, best_rounds = c, single_rounds(c, M, N, sms)
+    return best
 
 
 #: the time of a launch of r <= 256 rows of x (the kernel tc.gemm picks for them) at N = K = 8192, in rounds of
@@ -614,8 +676,18 @@ def single_rounds(cfg: RsConfig, M: int, N: int, sms: int) -> float:
     w_tiles = -(-N // cfg.blk_n)
     tiles = -(-M // cfg.blk_m) * -(-w_tiles // cfg.cluster) * cfg.cluster
     slots = sms // cfg.cluster * cfg.cluster
-    unit = {256: 1.0, 192: 0.85, 128: 0.65}.get(cfg.blk_m, 0.5) * cfg.blk_n / 128
+    unit = _x_tile_unit(cfg.blk_m) * cfg.blk_n / 128
     return unit * -(-tiles * cfg.splits // slots) / cfg.splits
+
+
+def _x_tile_unit(bm: int) -> float:
+    """A tile of bm rows of x in 256-row ones' time (``single_rounds``): 1 at 256, 0.85 at 192, 0.65 at 128, 0.5 at
+    64, linear between them."""
+    points = ((64, 0.5), (128, 0.65), (192, 0.85), (256, 1.0))
+    if bm <= 64:
+        return 0.5
+    lo, hi = next((a, b) for a, b in zip(points, points[1:]) if bm <= b[0])
+    return lo[1] + (bm - lo[0]) * (hi[1] - lo[1]) / (hi[0] - lo[0])
 
 
 def split_rows(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> int:
