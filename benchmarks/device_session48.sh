@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Forty-eighth session: dense 16-bit GEMMs of ragged M on the swapped problem (D^T = B^T A^T) with a wgmma N of
 # any multiple of 8, so that the rows of x split into tiles of about equal size instead of 128-row tiles.
-# Usage: bash benchmarks/device_session48.sh [sw_big|sw_cal|sw_tests|sw_tc|rs_mn|rg_tests|rg_time ...]
+# Usage: bash benchmarks/device_session48.sh [sw_big|sw_cal|sw_tests|sw_tc|rs_mn|rg_tests|rg_time|rg_sweep ...]
 # - sw_big: probe_sgemv.py (bf16, B N- and K-contiguous, three rounds in turn) at ragged M of the Llama-3 layers:
 #   the Hopper kernel's pick against swapped tilings sw128x<bn>s<stages>, into $OUT/sw_big.md;
 # - sw_cal: the same at more shapes (M = 200..1100), D stored from the registers or through shared memory by TMA
@@ -12,7 +12,10 @@
 #   of 8 rows, against tc.gemm's picks (bench_mixed_large.py --rs-configs), W4A16 g128 and W8A16 per-channel;
 # - rg_tests: the GPU tests of the register-A kernel's ragged x tiles and of its picks and splits;
 # - rg_time: tc.gemm (ragged x tiles where its pick takes them) against what it ran before (--no-ragged) at M =
-#   300..800 (RG_MS), N x K = 8192x8192, 4096x14336 and 28672x4096.
+#   300..800 (RG_MS), N x K = 8192x8192, 4096x14336 and 28672x4096;
+# - rg_sweep: tc.gemm's mixed-input GEMM against tilecraft's dense one (both with this session's ragged tiles) at M =
+#   800..3000 (RG_SWEEP_MS), 8192x8192 and 4096x14336; and 1024x6144x4096, where the ragged tiles change a pick of
+#   issue 8's sweep M.
 source "$(dirname "$0")/device_env.sh"
 # sgemv_probe NAME SHAPE CONFIGS: probe_sgemv.py --dtype bf16 at SHAPE for CONFIGS, appended to $OUT/NAME.md.
 sgemv_probe() {
@@ -70,6 +73,12 @@ for part in ${*:-sw_big}; do
     mixed_large rg_time --ms "${RG_MS:-300,400,520,600,700,800}" --formats 4:128,8:0 --no-ragged
     mixed_large rg_time --ms "${RG_NK_MS:-300,400,520,640,800}" --formats 4:128,8:0 --nk 4096x14336 --no-ragged
     mixed_large rg_time --ms "${RG_WIDE_MS:-640,800}" --formats 4:128,8:0 --nk 28672x4096 --no-ragged ;;
+  rg_sweep)
+    export MIXED_S="${RG_S:-250}"
+    mixed_large rg_sweep --ms "${RG_SWEEP_MS:-800,1024,1100,1250,1400,1536,1700,2200,3000}" --formats 4:128,8:0
+    mixed_large rg_sweep --ms "${RG_SWEEP_MS:-800,1024,1100,1250,1400,1536,1700,2200,3000}" --formats 4:128,8:0 \
+      --nk 4096x14336
+    mixed_large rg_sweep --ms 1024 --formats 4:128,8:0 --nk 6144x4096 --no-ragged ;;
   *) echo "unknown part $part" ;;
   esac
 done
