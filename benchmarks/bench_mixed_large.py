@@ -135,7 +135,7 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
     M1 = 256 * ((M - 1) // 256) if unsplit and not M1 else 0 if unsplit else M1
     if M1:
         rest = pick_config(pw0.format, M - M1, N, K, sms).name if M - M1 >= SM90_MIN_M else "small-M"
-        name = f"{M1} rows {sm90_mixed_rs.RsConfig(cluster=2).name} + {M - M1} rows {rest}"
+        name = f"{M1} rows {sm90_mixed_rs.PAIRS.name} + {M - M1} rows {rest}"
     path = "sm90" if ring >= 0 or rs is not None or reduce or use_sm90_mixed(x, pw0) else f"small-M (M < {SM90_MIN_M} or not sm_90)"
     return {"timer": lambda: _time(fn, sets), "err": err, "path": path, "config": name if path == "sm90" else "-",
             "copies": n}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Forty-eighth session: dense 16-bit GEMMs of ragged M on the swapped problem (D^T = B^T A^T) with a wgmma N of
 # any multiple of 8, so that the rows of x split into tiles of about equal size instead of 128-row tiles.
-# Usage: bash benchmarks/device_session48.sh [sw_big|sw_cal|sw_tests|sw_tc|rs_mn|rg_tests|rg_time|rg_sweep ...]
+# Usage: bash benchmarks/device_session48.sh [sw_big|sw_cal|sw_tests|sw_tc|rs_mn|rg_tests|rg_time|rg_sweep|mn2 ...]
 # - sw_big: probe_sgemv.py (bf16, B N- and K-contiguous, three rounds in turn) at ragged M of the Llama-3 layers:
 #   the Hopper kernel's pick against swapped tilings sw128x<bn>s<stages>, into $OUT/sw_big.md;
 # - sw_cal: the same at more shapes (M = 200..1100), D stored from the registers or through shared memory by TMA
@@ -15,7 +15,9 @@
 #   300..800 (RG_MS), N x K = 8192x8192, 4096x14336 and 28672x4096;
 # - rg_sweep: tc.gemm's mixed-input GEMM against tilecraft's dense one (both with this session's ragged tiles) at M =
 #   800..3000 (RG_SWEEP_MS), 8192x8192 and 4096x14336; and 1024x6144x4096, where the ragged tiles change a pick of
-#   issue 8's sweep M.
+#   issue 8's sweep M;
+# - mn2: the store_mn epilogue by stmatrix .trans: the register-A kernel's 2x1-cluster 256-row tiles with it (5
+#   stages) against the pick, and tc.gemm's dense ragged picks against the Hopper kernel's pick.
 source "$(dirname "$0")/device_env.sh"
 # sgemv_probe NAME SHAPE CONFIGS: probe_sgemv.py --dtype bf16 at SHAPE for CONFIGS, appended to $OUT/NAME.md.
 sgemv_probe() {
@@ -79,6 +81,16 @@ for part in ${*:-sw_big}; do
     mixed_large rg_sweep --ms "${RG_SWEEP_MS:-800,1024,1100,1250,1400,1536,1700,2200,3000}" --formats 4:128,8:0 \
       --nk 4096x14336
     mixed_large rg_sweep --ms 1024 --formats 4:128,8:0 --nk 6144x4096 --no-ragged ;;
+  mn2)
+    export MIXED_S="${MN_S:-200}"
+    P="R(cluster=2, stages=5, store_mn=True)"
+    mixed_large mn2 --ms 1024,4096 --formats 4:128,8:0 --rs-configs "$P"
+    mixed_large mn2 --ms 1088 --formats 4:128,8:0 --nk 28672x4096 --rs-configs "$P"
+    mixed_large mn2 --ms 1024 --formats 4:128,8:0 --nk 6144x4096 --rs-configs "$P"
+    mixed_large mn2 --ms 1024 --formats 4:128,8:0 --nk 4096x14336 --rs-configs "$P"
+    for shape in 520x28672x4096 520x8192x8192 1100x4096x14336; do
+      MAJORS=N sgemv_probe mn2_dense "$shape" tc,hopper
+    done ;;
   *) echo "unknown part $part" ;;
   esac
 done

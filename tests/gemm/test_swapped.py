@@ -135,7 +135,7 @@ def test_store_mn_compiles_unserialized(a_major: str, d_dtype: Any, ep: Epilogue
     assert k.resources.spill_store_bytes == 0 and k.resources.stack_frame_bytes == 0, k.resources
     assert "#define TC_WGMMA_N136" in src and "wgmma_m64n136k16_f32" in src
     assert "tc::tma_store_2d(" in src or "tc::tma_store_3d(" in src
-    assert "tc::st_shared_lo16(" in src and "tc::st_global_lo16(" not in src
+    assert "tc::stmatrix_x4_trans(" in src and "tc::st_global_lo16(" not in src
 
 
 def test_d_map_by_layout() -> None:

@@ -141,6 +141,7 @@ def test_every_format_compiles_unserialized_without_spills(fmt: tuple) -> None:
                        (sm90_mixed_rs.pick_rs_config(150, 8192, 8192, 132, _format(fmt)), dict(M=150, K=384, N=272)),
                        (sm90_mixed_rs.pick_rs_config(200, 8192, 8192, 132, _format(fmt)), dict(M=200, K=384, N=272)),
                        (sm90_mixed_rs.pick_rs_config(320, 8192, 8192, 132, _format(fmt)), dict(M=300, K=384, N=272)),
+                       (sm90_mixed_rs.PAIRS, dict(M=1100, K=384, N=272)),    # 2x1 clusters, y by TMA
                        # ragged x tiles (136 rows), y by TMA
                        (sm90_mixed_rs.pick_rs_config(520, 4096, 14336, 132, _format(fmt)), dict(M=517, K=384, N=272))):
         args = _args(fmt, cfg, **shape)
@@ -301,11 +302,11 @@ def test_cluster_multicasts_x(fmt: tuple) -> None:
 def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few() -> None:
     from tilecraft.gemm.sm90_mixed import pick_config
     fmt = Q.PackedFormat(4, 128, False, "bfloat16")
-    assert pick_config(fmt, 4096, 8192, 8192, 132) == RsConfig(cluster=2)         # 256 rows of x, pairs share x
-    assert pick_config(fmt, 512, 8192, 8192, 132) == RsConfig(cluster=2)          # 128 tiles: 97% of the SMs
+    assert pick_config(fmt, 4096, 8192, 8192, 132) == sm90_mixed_rs.PAIRS          # 256 rows of x, pairs share x
+    assert pick_config(fmt, 512, 8192, 8192, 132) == sm90_mixed_rs.PAIRS           # 128 tiles: 97% of the SMs
     # M = 385: two tiles of 200 rows (ragged x tiles, y by TMA), one round, where pairs of 256 rows took one too
     assert pick_config(fmt, 385, 8192, 8192, 132) == RsConfig(blk_m=200, stages=6, w_smem=True, store_mn=True)
-    assert pick_config(fmt, 33792, 128, 8192, 132) == RsConfig()                  # one W tile: nothing to pair
+    assert pick_config(fmt, 33792, 128, 8192, 132) == replace(sm90_mixed_rs.PAIRS, cluster=1)   # one W tile: no pair
     assert pick_config(fmt, 40000, 128, 8192, 132).blk_m == 152                   # 264 tiles: two full rounds
     assert pick_config(fmt, 512, 4096, 8192, 132) == RsConfig(blk_m=128, stages=8, depth=6)  # 128 tiles of 128
     # M = 129..256: one tile of 192 or 256 x rows (256: k-blocks interleaved), W in smem, 2 slices of 128 k-tiles
@@ -323,11 +324,11 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     assert pick_config(fmt, 768, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, w_smem=True)
     assert pick_config(fmt, 768, 4096, 14336, 132).blk_m == 192                   # 128 tiles (256 rows: 96)
     assert pick_config(fmt, 640, 8192, 8192, 132).blk_m == pick_config(fmt, 640, 4096, 14336, 132).blk_m == 160
-    assert pick_config(fmt, 448, 8192, 8192, 132) == RsConfig(cluster=2)          # 192 rows: 192 tiles, 2 rounds
-    assert pick_config(fmt, 896, 8192, 8192, 132) == RsConfig(cluster=2)          # 3 rounds against 2
+    assert pick_config(fmt, 448, 8192, 8192, 132) == sm90_mixed_rs.PAIRS           # 192 rows: 192 tiles, 2 rounds
+    assert pick_config(fmt, 896, 8192, 8192, 132) == sm90_mixed_rs.PAIRS           # 3 rounds against 2
     assert pick_config(fmt, 1088, 8192, 8192, 132).blk_m == 192                   # 3 rounds each
-    assert pick_config(fmt, 1536, 8192, 8192, 132) == RsConfig(cluster=2)         # 4 rounds against 3
-    assert pick_config(fmt, 4096, 8192, 8192, 132) == RsConfig(cluster=2)
+    assert pick_config(fmt, 1536, 8192, 8192, 132) == sm90_mixed_rs.PAIRS          # 4 rounds against 3
+    assert pick_config(fmt, 4096, 8192, 8192, 132) == sm90_mixed_rs.PAIRS
     assert pick_config(fmt, 512, 4096, 8192, 132).blk_m == 128                    # 64 tiles of 256 rows: no round
     assert pick_config(fmt, 576, 4096, 8192, 132).blk_m == 144                    # 96 tiles of 192: not a round
     g32 = Q.PackedFormat(4, 32, True, "bfloat16")                                 # two scale groups per k-tile:
@@ -366,10 +367,10 @@ def test_ragged_x_tiles_where_they_take_fewer_rounds() -> None:
         assert c.smem_bytes(f.bits) <= 227 * 1024 and (c.stages == 6 or replace(c, stages=c.stages + 1).smem_bytes(
             f.bits) > 227 * 1024)
         for M in (256, 512, 1024, 2048, 4096):                                 # whole 128- / 256-row tiles: as before
-            assert not sm90_mixed_rs.pick_rs_config(M, 8192, 8192, 132, f).store_mn
+            assert sm90_mixed_rs.pick_rs_config(M, 8192, 8192, 132, f).blk_m % 64 == 0
     fmt = _format(FORMATS[0])
     assert sm90_mixed_rs.pick_rs_config(800, 28672, 4096, 132, fmt).blk_m == 200      # 896 tiles: 7 rounds, 97% full
-    assert not sm90_mixed_rs.pick_rs_config(520, 6144, 4096, 132, fmt).store_mn      # 192 tiles of 136: 73% of 2 rounds
+    assert sm90_mixed_rs.pick_rs_config(520, 6144, 4096, 132, fmt).blk_m == 192      # 192 tiles of 136: 73% of 2 rounds
 
 
 def test_ragged_m_splits_into_whole_rounds_and_a_launch_for_the_rest() -> None:
@@ -473,7 +474,7 @@ def test_gpu_random_shapes(fmt: tuple) -> None:
     rng = random.Random("rs" + _ID(fmt))
     for M, cfg in ((64, RsConfig(blk_m=128, stages=8)), (rng.randint(65, 300), RsConfig()),
                    (rng.randint(300, 1500), RsConfig(depth=1)), (2048, RsConfig()),
-                   (rng.randint(200, 1500), RsConfig(cluster=2)),
+                   (rng.randint(200, 1500), RsConfig(cluster=2)), (rng.randint(200, 1500), sm90_mixed_rs.PAIRS),
                    (rng.randint(64, 300), RsConfig(blk_m=128, stages=8, depth=6, splits=rng.randint(2, 5))),
                    (rng.randint(64, 300), RsConfig(blk_m=128, stages=8, depth=4, splits=rng.randint(2, 4), cluster=2)),
                    (rng.randint(1, 64), RsConfig(blk_m=64, stages=8, depth=4, splits=2, cluster=2)),
@@ -560,7 +561,7 @@ def test_gpu_ragged_m_runs_in_two_launches(fmt: tuple) -> None:
         assert y.shape == (1, M, N)
         check_mixed_gemm(y[0], x, pw, b, _TOL, dtype)
         (run,) = mixed._RUNS.values()
-        assert (run.path, run.config, run.rest.path) == ("sm90_mixed_rs", RsConfig(cluster=2), rest)
+        assert (run.path, run.config, run.rest.path) == ("sm90_mixed_rs", sm90_mixed_rs.PAIRS, rest)
         torch.testing.assert_close(tc.gemm(x, pw, bias=b), y[0], rtol=0, atol=0)   # again, 2-D: the same values
 
 

@@ -1026,22 +1026,63 @@ def _store_mn_through_smem(cfg: Sm90Config, wg_type: str, tCrC: Any, tCgC: Any, 
                            cw: Any, leader: Any, bias: Any, alpha: Any, beta: Any, ep: Any,
                            origin: tuple[Any, Any, Any], M: Any, N: Any, full: Any) -> None:
     """The ``store_mn`` epilogue (an M-contiguous 16-bit D): the consumer's (64, BLK_N) part goes into its M-major
-    buffer, each pair of values converted into one 32-bit register and each half stored from it (see
-    ``_epilogue_by_halves``; the two values of a pair lie 128 bytes apart), then out by one TMA store, which clips
-    at D's edges. The buffer is rewritten a tile later, once that store has read it."""
-    thr = make_tiled_mma(wgmma_atom(cfg.blk_n, wg_type)).get_slice(threadIdx.x % 128)
+    buffer by ``stmatrix .trans`` (each 8x8 block of the accumulators, a pair of columns per lane in one 32-bit
+    register, stored as 8 rows of 8 M-contiguous values; four blocks per instruction), then out by one TMA store,
+    which clips at D's edges. The buffer is rewritten a tile later, once that store has read it."""
+    from tilecraft.gemm.tensorop import epilogue_value_at
+
     buf = sD(_, _, cw)                                                    # (ROWS,BLK_N), M-major
-    tCsD = thr.partition_C(buf)                                           # (V,MMA_M,1), as the accumulators
+    blocks = cfg.blk_n // 8                                               # n8 blocks of the accumulators
+    _check_store_mn(cfg.blk_n, wg_type)
+    # lane l gives the row address of block l / 8 of each instruction: blocks (h, j) = (q % 2, j0 + q // 2) for
+    # q = l / 8, rows 8h (+ the warp's 16) of the consumer's 64, columns 8j + l % 8; the next instructions' rows lie
+    # 16 columns (2 KB) further each (whole swizzle periods: the same address bits below 1 KB)
+    lane, warp = threadIdx.x % 32, threadIdx.x % 128 // 32
+    q = lane // 8
+    base = dsl.declare(make("raw", (f"tc::smem_u32({buf.engine.address(buf._offset_of((warp * 16 + q % 2 * 8, q // 2 * 8 + lane % 8)))})",), "unsigned"), "st_row")
     with dsl.if_(leader):
         hopper.tma_store_wait(0)                                          # the last tile's store has read buf
     hopper.named_barrier(1 + cw, 128)
-    for i, half in _packed_halves(tCrC, tCgC, tCcD, bias, alpha, beta, ep, M, N, full, sD.engine.dtype):
-        current().emit(f"tc::st_shared_lo16(tc::smem_u32({tCsD.engine.address(tCsD._offset_of(i))}), {half});")
+    pack = "tc::pack_bf16x2" if sD.engine.dtype == dsl.bfloat16 else "tc::pack_f16x2"
+    t = current()
+
+    def word(i: int) -> str:
+        lo, hi = (epilogue_value_at(v, tCrC, tCgC, tCcD, bias, alpha, beta, ep, M, N, full) for v in (i, i + 1))
+        return render(dsl.declare(make("raw", (f"{pack}({render(lo)}, {render(hi)})",), "unsigned"), "pair"))
+
+    for j in range(0, blocks, 2):                                         # acc 4j + 2h + c: block (h, j), column c
+        regs = [word(4 * jj + 2 * h) for jj in range(j, min(j + 2, blocks)) for h in (0, 1)]
+        x = len(regs)
+        at = f"{render(base)} + {j // 2 * 2048}u"
+        if x == 4:
+            t.emit(f"tc::stmatrix_x4_trans({at}, {', '.join(regs)});")
+        else:                                                             # an odd last block: lanes 0-15's rows
+            t.emit(f"tc::stmatrix_x2_trans({at}, {', '.join(regs)});")
     hopper.fence_proxy_async()                                            # the writes, visible to TMA
     hopper.named_barrier(1 + cw, 128)
     with dsl.if_(leader):
         hopper.tma_store(tmD, buf, origin)
         hopper.tma_store_commit()
+
+
+@functools.lru_cache(maxsize=None)
+def _check_store_mn(blk_n: int, wg_type: str) -> None:
+    """What the ``store_mn`` epilogue assumes: value 4j + 2h + c of the wgmma accumulator fragment of lane l of warp
+    w holds row 16w + l / 4 + 8h and column 8j + 2 (l % 4) + c of the (64, BLK_N) part (checked for every thread),
+    and 16 columns further in the M-major buffer lie 1024 elements further (whole periods of its swizzle)."""
+    lay = smem_layout(dsl.bfloat16, "MN", 64, blk_n, 1)                  # (a 16-bit D's: fp16 is laid out alike)
+    for n in range(64):
+        for m in range(blk_n - 16):
+            if lay((n, m + 16, 0)) != lay((n, m, 0)) + 1024:
+                raise AssertionError(f"the M-major D buffer {lay} does not step 16 columns by 1024 elements")
+    tiled = make_tiled_mma(wgmma_atom(blk_n, wg_type))
+    for thr in range(128):
+        part = tiled.get_slice(thr).partition_C(tc.make_identity_tensor((64, blk_n)))
+        w, l = thr // 32, thr % 32
+        for v in range(tc.size(part)):
+            j, h, c = v // 4, v % 4 // 2, v % 2
+            if tuple(part(v)) != (16 * w + l // 4 + 8 * h, 8 * j + 2 * (l % 4) + c):
+                raise AssertionError(f"wgmma m64n{blk_n}: thread {thr} value {v} is {part(v)}")
 
 
 def _partial(cfg: Sm90Config, W: Any, cta: Any, cw: Any, n: int) -> Any:

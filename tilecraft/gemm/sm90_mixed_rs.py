@@ -105,7 +105,8 @@ from tilecraft.layout.inttuple import imin
 from tilecraft.quant.pack import PackedFormat, PackedWeight, k_block
 from tilecraft.tensor import Tensor
 
-__all__ = ["RsConfig", "RsLaunch", "sm90_mixed_rs_kernel", "rs_launch_args", "pick_rs_config", "x_map", "split_rows"]
+__all__ = ["RsConfig", "RsLaunch", "sm90_mixed_rs_kernel", "rs_launch_args", "pick_rs_config", "x_map", "split_rows",
+           "PAIRS"]
 
 #: x rows per CTA -> stages of x (32 KB per 256-row k-tile)
 STAGES = {256: 6, 128: 8, 64: 8}
@@ -528,6 +529,13 @@ class RsLaunch(Launch):
         return None, None, by_address(self.ymaps, y, lambda v: y_map(v, self.cfg))
 
 
+#: the 256-row tiles in 2x1 clusters sharing x (pick_rs_config; split_rows's first launch), y through M-major buffers
+#: by stmatrix and TMA (store_mn), which leaves five stages (forty-eighth session, H100, three rounds in turn, W4A16
+#: g128 / W8A16 per-channel, us, against six stages with y from the registers: N = K = 8192, M = 1024 193.5 / 200.8
+#: against 203.7 / 211.4, M = 4096 779.5 / 814.7 against 798.1 / 833.9; 28672 x 4096, M = 1088 416.6 / 457.9 against
+#: 440.2 / 474.8; 4096 x 14336, M = 1024 171.1 / 173.2 against 173.8 / 180.4)
+PAIRS = RsConfig(cluster=2, stages=5, store_mn=True)
+
 #: M <= 64: 256 rows of W per CTA in four consumer warpgroups of 64 rows, 64 rows of x, two k-tiles of words in
 #: flight (deeper spills in the ragged kernels of several formats); the heuristic takes it for int4 with W through
 #: shared memory (``w_smem``: the depth then buffers the scales alone)
@@ -622,7 +630,7 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
             return _ragged_or(RsConfig(blk_m=rows, stages=SHORT_STAGES[rows], depth=depth, splits=splits,
                                        w_smem=True, interleave=rows == 256), M, N, sms, fmt)
     if pairs >= 0.9 * sms:
-        return _ragged_or(RsConfig(cluster=2 if w_tiles > 1 else 1), M, N, sms, fmt)
+        return _ragged_or(replace(PAIRS, cluster=2 if w_tiles > 1 else 1), M, N, sms, fmt)
     ws = M <= 128                                                         # W through shared memory
     if M <= WIDE.blk_m and fmt.bits == 4:
         tiles = -(-N // WIDE.blk_n)

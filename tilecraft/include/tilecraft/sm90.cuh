@@ -339,7 +339,6 @@ TC_DEVICE u32 pack_bf16x2(f32 lo, f32 hi) {
     return r;
 }
 TC_DEVICE void st_global_lo16(void* p, u32 v) { asm volatile("st.global.b16 [%0], %1;" ::"l"(p), "r"(v) : "memory"); }
-TC_DEVICE void st_shared_lo16(u32 addr, u32 v) { asm volatile("st.shared.b16 [%0], %1;" ::"r"(addr), "r"(v) : "memory"); }
 
 }  // namespace tc
 
