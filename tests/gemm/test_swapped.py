@@ -104,7 +104,7 @@ def test_pick_ragged_swap() -> None:
     """Ragged rows of x split into t tiles of bn = M / t rows (rounded up to 8) where the estimate says so; rows that
     128-row tiles divide keep the Hopper kernel's own pick, as do the shapes measured slower swapped."""
     c = pick_ragged_swap(520, 8192, 8192, 132)
-    assert (c.blk_m, c.blk_n, c.stages, c.consumers, c.store_mn, c.tma_store, c.splits) == (128, 136, 5, 2, True, True, 1)
+    assert (c.blk_m, c.blk_n, c.stages, c.consumers, c.splits) == (128, 136, 5, 2, 1) and c.store_mn and c.tma_store
     assert pick_ragged_swap(800, 8192, 8192, 132).blk_n == 200 and pick_ragged_swap(520, 4096, 14336, 132).blk_n == 136
     assert pick_ragged_swap(520, 6144, 4096, 132) is None                 # (measured: 0.78 against 0.92 x cuBLAS)
     shapes = [(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336), (8192, 8192), (10240, 8192), (57344, 8192)]
@@ -243,6 +243,27 @@ def _ref(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, along: st
             None: lambda v: v}[act](ref)
 
 
+def _tc_gemm_case(g: Any, i: int, M: int, N: int, K: int, n_major: bool, dtype: Any, out: Any,
+                  alpha_beta: tuple[float, float]) -> None:
+    """tc.gemm of random (M, K) x (K, N) operands (B N- or K-contiguous) with case i's epilogue (C where i % 3 == 0, a
+    bias along n (odd i) or m where i % 4 < 2, activation i % 4 of none / gelu / relu / silu, alpha and beta), in
+    `out` (None: dtype), against float64."""
+    import tilecraft as tc
+
+    alpha, beta = alpha_beta
+    A = torch.randn(M, K, generator=g).to(dtype).cuda()
+    B = _b(K, N, n_major, dtype, "cuda", seed=i)
+    along = "n" if i % 2 else "m"
+    C = torch.randn(M, N, generator=g).to(dtype).cuda() if i % 3 == 0 else None
+    bias = torch.randn(N if along == "n" else M, generator=g).to(dtype).cuda() if i % 4 < 2 else None
+    act = (None, "gelu", "relu", "silu")[i % 4]
+    D = tc.gemm(A, B, C, alpha=alpha, beta=beta, bias=bias, bias_along=along, activation=act, out_dtype=out)
+    ref = _ref(A, B, C if beta else None, alpha, beta, bias, along, act)
+    assert D.dtype == (out or dtype) and tuple(D.shape) == (M, N) and D.is_contiguous()
+    err = float((D.double() - ref).norm() / ref.norm())
+    assert err < 4e-3, (M, N, K, i, err)
+
+
 @gpu
 @needs_cuda
 @pytest.mark.parametrize("n_major", [False, True])
@@ -250,8 +271,6 @@ def _ref(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, along: st
 def test_gpu_tc_gemm_swapped(n_major: bool, dtype: Any) -> None:
     """tc.gemm at SWAP_ROWS rows (the swapped problem on sm_90) against float64: random N (ragged too, and wide: 128-row
     tiles) and K, split-K, every epilogue, fp32 output."""
-    import tilecraft as tc
-
     g = torch.Generator().manual_seed(11 + n_major)
     op.clear_plans()
     low, high = SWAP_ROWS["N" if n_major else "K"]
@@ -262,19 +281,8 @@ def test_gpu_tc_gemm_swapped(n_major: bool, dtype: Any) -> None:
         M = min(M, SWAP_WIDE_ROWS["N"][1]) if blocks > sms else M         # (wide: 128-row tiles, fewer rows)
         N = 64 * blocks if n_major else 64 * blocks - 8 * int(torch.randint(0, 8, (1,), generator=g))
         K = 64 * int(torch.randint(1, 260, (1,), generator=g))
-        A = torch.randn(M, K, generator=g).to(dtype).cuda()
-        B = _b(K, N, n_major, dtype, "cuda", seed=i)
-        along = "n" if i % 2 else "m"
-        C = torch.randn(M, N, generator=g).to(dtype).cuda() if i % 3 == 0 else None
-        bias = torch.randn(N if along == "n" else M, generator=g).to(dtype).cuda() if i % 4 < 2 else None
-        act = (None, "gelu", "relu", "silu")[i % 4]
-        out = torch.float32 if i == 5 else None
-        alpha, beta = (1.0, 0.0) if i % 5 else (0.5, 2.0)
-        D = tc.gemm(A, B, C, alpha=alpha, beta=beta, bias=bias, bias_along=along, activation=act, out_dtype=out)
-        ref = _ref(A, B, C if beta else None, alpha, beta, bias, along, act)
-        assert D.dtype == (out or dtype) and tuple(D.shape) == (M, N) and D.is_contiguous()
-        err = float((D.double() - ref).norm() / ref.norm())
-        assert err < 4e-3, (M, N, K, i, err)
+        _tc_gemm_case(g, i, M, N, K, n_major, dtype, torch.float32 if i == 5 else None,
+                      (1.0, 0.0) if i % 5 else (0.5, 2.0))
     if torch.cuda.get_device_capability() == (9, 0):
         assert op._SWAPPED and all(run is not None for run in op._SWAPPED.values())
 
@@ -286,8 +294,6 @@ def test_gpu_tc_gemm_ragged_swap(n_major: bool) -> None:
     """tc.gemm at ragged rows that pick_ragged_swap takes (D^T through TMA from M-major buffers), every epilogue, both
     16-bit types, against float64; and the same tilings forced on ragged N and K (partial tiles of B^T and of x, a
     D TMA clips, and N = 1001, whose rows TMA cannot store: D leaves the registers)."""
-    import tilecraft as tc
-
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("the Hopper kernel")
     g = torch.Generator().manual_seed(3 + n_major)
@@ -296,19 +302,8 @@ def test_gpu_tc_gemm_ragged_swap(n_major: bool) -> None:
     for i, (M, N, K) in enumerate([(520, 4096, 4096), (300, 6144, 4096), (517, 4000, 4096), (777, 3000, 2048),
                                    (1100, 4096, 4096)]):
         assert pick_ragged_swap(M, N, K, sms) is not None or sms != 132, (M, N, K)
-        dtype = (torch.bfloat16, torch.float16)[i % 2]
-        A = torch.randn(M, K, generator=g).to(dtype).cuda()
-        B = _b(K, N, n_major, dtype, "cuda", seed=i)
-        along = "n" if i % 2 else "m"
-        C = torch.randn(M, N, generator=g).to(dtype).cuda() if i % 3 == 0 else None
-        bias = torch.randn(N if along == "n" else M, generator=g).to(dtype).cuda() if i % 4 < 2 else None
-        act = (None, "gelu", "relu", "silu")[i % 4]
-        alpha, beta = (1.0, 0.0) if i % 3 else (0.5, 2.0)
-        D = tc.gemm(A, B, C, alpha=alpha, beta=beta, bias=bias, bias_along=along, activation=act)
-        ref = _ref(A, B, C if beta else None, alpha, beta, bias, along, act)
-        assert D.dtype == dtype and tuple(D.shape) == (M, N) and D.is_contiguous()
-        err = float((D.double() - ref).norm() / ref.norm())
-        assert err < 4e-3, (M, N, K, i, err)
+        _tc_gemm_case(g, i, M, N, K, n_major, (torch.bfloat16, torch.float16)[i % 2], None,
+                      (1.0, 0.0) if i % 3 else (0.5, 2.0))
     for M, N, K, bn in [(517, 1000, 1000, 136), (131, 1001, 520, 136), (600, 512, 64, 200), (1500, 640, 4096, 104)]:
         cfg = Sm90Config(128, bn, 64, 4, store_mn=True)
         A = torch.randn(M, K, generator=g).to(torch.bfloat16).cuda()

@@ -1039,7 +1039,8 @@ def _store_mn_through_smem(cfg: Sm90Config, wg_type: str, tCrC: Any, tCgC: Any, 
     # 16 columns (2 KB) further each (whole swizzle periods: the same address bits below 1 KB)
     lane, warp = threadIdx.x % 32, threadIdx.x % 128 // 32
     q = lane // 8
-    base = dsl.declare(make("raw", (f"tc::smem_u32({buf.engine.address(buf._offset_of((warp * 16 + q % 2 * 8, q // 2 * 8 + lane % 8)))})",), "unsigned"), "st_row")
+    row = buf.engine.address(buf._offset_of((warp * 16 + q % 2 * 8, q // 2 * 8 + lane % 8)))
+    base = dsl.declare(make("raw", (f"tc::smem_u32({row})",), "unsigned"), "st_row")
     with dsl.if_(leader):
         hopper.tma_store_wait(0)                                          # the last tile's store has read buf
     hopper.named_barrier(1 + cw, 128)
