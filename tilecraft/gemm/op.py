@@ -726,8 +726,9 @@ def gemm(A: Any, B: Any, C: Any = None, *, alpha: float = 1.0, beta: float = 0.0
     operands only: fp8 operands are copied K-major, tf32 ones when the problem is large enough to amortize
     the copy). Returns a new tensor of ``out_dtype`` (default: A's dtype). Unaligned operands are padded (a
     copy), never refused. A batched A (L, M, K) whose batch and rows merge, times a B shared by the batch (2-D,
-    or batch stride 0), runs as one GEMM of L * M rows; 2-D float16 / bfloat16 / fp8 calls of few rows on sm_90 run
-    the Hopper kernel on the swapped problem D^T = B^T A^T (SWAP_ROWS, SWAP_FP8_ROWS, ``_swapped_run``) or else, up
+    or batch stride 0), runs as one GEMM of L * M rows; 2-D float16 / bfloat16 / fp8 calls of few rows on sm_90, and
+    16-bit ones of rows that 64-row tiles divide badly where its tiles are estimated faster (``pick_ragged_swap``),
+    run the Hopper kernel on the swapped problem D^T = B^T A^T (SWAP_ROWS, SWAP_FP8_ROWS, ``_swapped_run``) or else, up
     to skinny.MAX_ROWS rows, the skinny GEMM (skinny.py: the weight read in place) where it takes them
     (``_skinny``), with their epilogue; those of at most GEMV_16_ROWS rows that it leaves (fp32 ones of at most
     gemv.MAX_ROWS) run the GEMV (gemv.py), with their bias and activation. The pick, the checks and the launch are
@@ -988,7 +989,7 @@ def pick_ragged_swap(M: int, N: int, K: int, sms: int) -> Sm90Config | None:
     K-contiguous, x cuBLAS: 0.96 / 0.93 against 0.70 / 0.69; 4096x14336 1.07 / 1.05 against 0.72 / 0.70; 28672x4096
     1.14 / 1.24 against 1.00 / 1.00; M = 800 at 8192x8192 (200 rows) 1.15 / 1.22 against 0.90 / 0.96)."""
     best, best_ns = None, _sm90_estimate(pick_sm90_config(M, N, K, 1, sms), M, N, K, 1, sms, 2)
-    for t in range(1, M // 64 + 1):
+    for t in range(max(1, -(-M // 256)), M // 64 + 1):
         bn = (-(-M // t) + 7) // 8 * 8                                    # x's rows per tile, rounded up to 8
         if bn > 256:
             continue

@@ -1003,23 +1003,24 @@ def _epilogue_by_halves(acc: Any, tCgC: Any, tCgD: Any, tCcD: Any, bias: Any, al
 
     if tCgD.engine.root is not None:
         tCgD.engine.root.written = True                                   # (the stores below bypass engine.write)
-    for i, half in _packed_halves(acc, tCgC, tCcD, bias, alpha, beta, ep, M, N, full, tCgD.engine.dtype):
-        with dsl.if_(_pred(tCcD, i, M, N, full)) if not full else contextlib.nullcontext():
-            current().emit(f"tc::st_global_lo16({tCgD.engine.address(tCgD.offset + tCgD.layout(i))}, {half});")
+    for p in range(tc.size(acc) // 2):
+        word = _packed_pair(2 * p, acc, tCgC, tCcD, bias, alpha, beta, ep, M, N, full, tCgD.engine.dtype)
+        for h in (0, 1):
+            i = 2 * p + h
+            with dsl.if_(_pred(tCcD, i, M, N, full)) if not full else contextlib.nullcontext():
+                current().emit(f"tc::st_global_lo16({tCgD.engine.address(tCgD.offset + tCgD.layout(i))}, "
+                               f"{word}{' >> 16' if h else ''});")
 
 
-def _packed_halves(acc: Any, tCgC: Any, tCcD: Any, bias: Any, alpha: Any, beta: Any, ep: Any, M: Any, N: Any,
-                   full: Any, d_dtype: Any) -> Any:
-    """(i, word) for each element i of the fragment: its epilogue value in 16-bit d_dtype as the low half of a
-    32-bit word, each pair of values converted into one register (``_epilogue_by_halves``)."""
+def _packed_pair(i: int, acc: Any, tCgC: Any, tCcD: Any, bias: Any, alpha: Any, beta: Any, ep: Any, M: Any, N: Any,
+                 full: Any, d_dtype: Any) -> str:
+    """A 32-bit register holding the epilogue values of fragment elements i (low half) and i + 1 in 16-bit d_dtype,
+    converted together (``_epilogue_by_halves``, ``_store_mn_through_smem``)."""
     from tilecraft.gemm.tensorop import epilogue_value_at
 
     pack = "tc::pack_bf16x2" if d_dtype == dsl.bfloat16 else "tc::pack_f16x2"
-    for p in range(tc.size(acc) // 2):
-        lo, hi = (epilogue_value_at(i, acc, tCgC, tCcD, bias, alpha, beta, ep, M, N, full) for i in (2 * p, 2 * p + 1))
-        word = render(dsl.declare(make("raw", (f"{pack}({render(lo)}, {render(hi)})",), "unsigned"), "pair"))
-        yield 2 * p, word
-        yield 2 * p + 1, f"{word} >> 16"
+    lo, hi = (epilogue_value_at(v, acc, tCgC, tCcD, bias, alpha, beta, ep, M, N, full) for v in (i, i + 1))
+    return render(dsl.declare(make("raw", (f"{pack}({render(lo)}, {render(hi)})",), "unsigned"), "pair"))
 
 
 def _store_mn_through_smem(cfg: Sm90Config, wg_type: str, tCrC: Any, tCgC: Any, tCcD: Any, tmD: Any, sD: Any,
@@ -1029,8 +1030,6 @@ def _store_mn_through_smem(cfg: Sm90Config, wg_type: str, tCrC: Any, tCgC: Any, 
     buffer by ``stmatrix .trans`` (each 8x8 block of the accumulators, a pair of columns per lane in one 32-bit
     register, stored as 8 rows of 8 M-contiguous values; four blocks per instruction), then out by one TMA store,
     which clips at D's edges. The buffer is rewritten a tile later, once that store has read it."""
-    from tilecraft.gemm.tensorop import epilogue_value_at
-
     buf = sD(_, _, cw)                                                    # (ROWS,BLK_N), M-major
     blocks = cfg.blk_n // 8                                               # n8 blocks of the accumulators
     _check_store_mn(cfg.blk_n, wg_type)
@@ -1044,15 +1043,10 @@ def _store_mn_through_smem(cfg: Sm90Config, wg_type: str, tCrC: Any, tCgC: Any, 
     with dsl.if_(leader):
         hopper.tma_store_wait(0)                                          # the last tile's store has read buf
     hopper.named_barrier(1 + cw, 128)
-    pack = "tc::pack_bf16x2" if sD.engine.dtype == dsl.bfloat16 else "tc::pack_f16x2"
     t = current()
-
-    def word(i: int) -> str:
-        lo, hi = (epilogue_value_at(v, tCrC, tCgC, tCcD, bias, alpha, beta, ep, M, N, full) for v in (i, i + 1))
-        return render(dsl.declare(make("raw", (f"{pack}({render(lo)}, {render(hi)})",), "unsigned"), "pair"))
-
     for j in range(0, blocks, 2):                                         # acc 4j + 2h + c: block (h, j), column c
-        regs = [word(4 * jj + 2 * h) for jj in range(j, min(j + 2, blocks)) for h in (0, 1)]
+        regs = [_packed_pair(4 * jj + 2 * h, tCrC, tCgC, tCcD, bias, alpha, beta, ep, M, N, full, sD.engine.dtype)
+                for jj in range(j, min(j + 2, blocks)) for h in (0, 1)]
         x = len(regs)
         at = f"{render(base)} + {j // 2 * 2048}u"
         if x == 4:
