@@ -213,6 +213,7 @@ def test_tc_gemm_dispatch(monkeypatch: Any) -> None:
     # ragged rows where the swapped tiles are estimated faster (pick_ragged_swap), 16-bit D only
     assert ask(520, N=4096, K=4096) and ask(520, N=4096, K=4096, n_major=True) and not ask(512, N=4096, K=4096)
     assert not ask(520, N=4096, K=4096, out_dtype=torch.float32) and not ask(600, N=2048, K=4096)
+    assert not ask(520, N=0, K=4096) and not ask(520, N=4096, K=0)        # empty products: the other paths
     # B^T's 64-row tiles past the SMs: 128-row tiles, SWAP_WIDE_ROWS rows of x
     (wk_low, wk_high), (wn_low, wn_high) = SWAP_WIDE_ROWS["K"], SWAP_WIDE_ROWS["N"]
     wide = 133 * 64

@@ -1034,7 +1034,7 @@ def _swapped_run(A: Any, B: Any, C: Any, alpha: float, beta: float, bias: Any, b
             return None                                                   # (fp8 wgmma reads K-major operands only)
         if low <= M <= high:
             cfg = pick_swap_config(M, N, K, sms, fp8, promote=not fast_accum)
-        elif M > high and not fp8 and K > 0 and out_dtype in (None, torch.float16, torch.bfloat16):
+        elif M > high and not fp8 and N > 0 and K > 0 and out_dtype in (None, torch.float16, torch.bfloat16):
             cfg = pick_ragged_swap(M, N, K, sms)
         else:
             cfg = None
