@@ -68,7 +68,6 @@ from typing import Any
 import tilecraft as tc
 from tilecraft import _, dsl
 from tilecraft.atoms import gmma_layout_atom, make_tiled_mma, wgmma_atom
-from tilecraft.atoms.sm90_codegen import HEADER_N
 from tilecraft.dsl import Constexpr, blockIdx, gridDim, hopper, threadIdx
 from tilecraft.dsl.expr import make, render
 from tilecraft.dsl.trace import current

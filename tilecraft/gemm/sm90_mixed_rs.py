@@ -95,7 +95,7 @@ from tilecraft.dsl.expr import render
 from tilecraft.dsl.trace import current
 from tilecraft.gemm.limits import CTA_SMEM
 from tilecraft.gemm.sm90 import (
-    ELEMENTS, HEADER_N, Sm90Config, _advance, _release, _Schedule, launch_regs, smem_layout, stage_barriers,
+    ELEMENTS, Sm90Config, _advance, _release, _Schedule, launch_regs, smem_layout, stage_barriers,
     tma_producer,
 )
 from tilecraft.gemm.sm90_mixed import (
@@ -561,7 +561,8 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
     of W per CTA (``WIDE``, four consumer warpgroups) split along K where those tiles and slices cover 90% of
     the SMs; else 128 rows of W and 128 rows of x (64 from M <= 64), split along K. Up to 128 rows of x, W comes
     through shared memory (``w_smem``). The slices: S <= 4 (at least 8 k-tiles each), the fewest rounds of the
-    SMs per slice.
+    SMs per slice. From M = 257, tiles of M / t rows of x instead where they take fewer rounds (``_ragged_or``);
+    the 256-row tiles in 2x1 clusters are ``PAIRS``.
 
     Session 46 (H100, three rounds in turn, tc.gemm's picks against the picks before, us; W4A16 g128 / W8A16
     per-channel unless said): N = K = 8192, M = 160 45.9 / 49.8 against 76.9 / 82.6 (two 128-row tiles), M = 192
