@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tilecraft.gemm.limits import CTA_SMEM
-from tilecraft.gemm.sm90 import Sm90Config, fused_split_reduction, split_blocks
+from tilecraft.gemm.sm90 import Sm90Config, fused_split_reduction, row_tiles, split_blocks
 from tilecraft.gemm.tensorop import (
     ACTIVATIONS, ELEMENT_TYPES, EpilogueSpec, SplitReduce, TensorOpConfig, tensorop_gemm_kernel,
 )
@@ -989,12 +989,7 @@ def pick_ragged_swap(M: int, N: int, K: int, sms: int) -> Sm90Config | None:
     K-contiguous, x cuBLAS: 0.96 / 0.93 against 0.70 / 0.69; 4096x14336 1.07 / 1.05 against 0.72 / 0.70; 28672x4096
     1.14 / 1.24 against 1.00 / 1.00; M = 800 at 8192x8192 (200 rows) 1.15 / 1.22 against 0.90 / 0.96)."""
     best, best_ns = None, _sm90_estimate(pick_sm90_config(M, N, K, 1, sms), M, N, K, 1, sms, 2)
-    for t in range(max(1, -(-M // 256)), M // 64 + 1):
-        bn = (-(-M // t) + 7) // 8 * 8                                    # x's rows per tile, rounded up to 8
-        if bn > 256:
-            continue
-        if bn < 96:
-            break
+    for t, bn in row_tiles(M, 96):
         stages = min(8, (CTA_SMEM - 1024 - 128 * bn * 2) // ((128 + bn) * 128 + 16))
         if stages < 4:                                                    # (bn > 208: not measured)
             continue

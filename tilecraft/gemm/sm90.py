@@ -235,6 +235,17 @@ class Sm90Config:
                              f"{self.consumers} x consumer {self.consumer_regs} is more (the kernel would hang)")
 
 
+def row_tiles(M: int, least: int) -> Any:
+    """(t, bn) for the splits of M rows into t tiles of bn = M / t rows rounded up to 8 (a wgmma N): from the fewest
+    tiles of at most 256 rows, while bn is at least `least` (tc.gemm's swapped problem, op.pick_ragged_swap; the
+    mixed-input kernel's x tiles, sm90_mixed_rs._ragged_or)."""
+    for t in range(max(1, -(-M // 256)), M // 8 + 1):
+        bn = (-(-M // t) + 7) // 8 * 8
+        if bn < least:
+            return
+        yield t, bn
+
+
 @functools.lru_cache(maxsize=None)
 def smem_layout(dtype: Any, major: str, mn: int, bk: int, stages: int) -> Any:
     """(MN, BLK_K, STAGES) 128-byte swizzled smem of one operand: K-major rows of blk_k elements, or

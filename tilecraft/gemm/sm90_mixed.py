@@ -654,8 +654,6 @@ class Launch:
         self._split_shape = None if args[7] is None else tuple(args[7].shape)
         self.maps: dict[int, Any] = {x2.data_ptr(): args[0]}
         self.wmaps: dict[int, Any] = {}                                   # W's TMA maps (RsConfig.w_smem)
-        self.stores_y = len(args) > 14                                    # y's TMA map (RsConfig.store_mn)
-        self.ymaps: dict[int, Any] = {y.data_ptr(): args[14]} if self.stores_y else {}
         from tilecraft.gemm.sm90 import resident_clusters
         CL = getattr(self.cfg, "cluster", 1)                              # the register-A kernel's x multicast
         grid = min(units, resident_clusters(self.kernel(), args, self.threads, CL, sms, (self.cfg, w.format, sms)) * CL)
@@ -683,7 +681,8 @@ class Launch:
         return w.qweight
 
     def y_args(self, y: Any) -> tuple:
-        """The kernel's arguments after the flags for y (sm90_mixed_rs.RsLaunch: y's TMA map with ``store_mn``)."""
+        """The kernel's arguments after the static ones for y (sm90_mixed_rs.RsLaunch: y's TMA map with
+        ``store_mn``)."""
         return ()
 
     def x_map(self, x2: Any, dtype: str) -> Any:

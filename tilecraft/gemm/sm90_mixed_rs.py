@@ -95,7 +95,7 @@ from tilecraft.dsl.expr import render
 from tilecraft.dsl.trace import current
 from tilecraft.gemm.limits import CTA_SMEM
 from tilecraft.gemm.sm90 import (
-    ELEMENTS, Sm90Config, _advance, _release, _Schedule, launch_regs, smem_layout, stage_barriers,
+    ELEMENTS, Sm90Config, _advance, _release, _Schedule, launch_regs, row_tiles, smem_layout, stage_barriers,
     tma_producer,
 )
 from tilecraft.gemm.sm90_mixed import (
@@ -500,6 +500,11 @@ class RsLaunch(Launch):
     pdl_reduce = True                                                     # the kernel lets the reduction start early
     sum_in_kernel = True                                                  # where every unit fits (rs_launch_args)
 
+    def __init__(self, x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Any, sms: int):
+        super().__init__(x2, w, bias, y, cfg, sms)
+        self.stores_y = y_map(y, self.cfg) is not None                    # (as rs_launch_args bound it)
+        self.ymaps: dict[int, Any] = {}                                   # y's TMA maps (store_mn)
+
     def launch_args(self, x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: Any, sms: int) -> tuple[tuple, int]:
         return rs_launch_args(x2, w, bias, y, cfg, sms if self.sum_in_kernel else None)
 
@@ -654,10 +659,9 @@ def _ragged_or(cfg: RsConfig, M: int, N: int, sms: int, fmt: PackedFormat) -> Rs
         return cfg
     w_tiles = -(-N // 128)
     best, best_rounds = cfg, 0.9 * single_rounds(cfg, M, N, sms)
-    for t in range(-(-M // 256), M // 128 + 1):
-        bm = (-(-M // t) + 7) // 8 * 8
+    for t, bm in row_tiles(M, 136):                                       # (more than 128 rows)
         tiles = t * w_tiles
-        if bm % 64 == 0 or not 128 < bm < 256 or tiles < 0.9 * sms * -(-tiles // sms):
+        if bm % 64 == 0 or tiles < 0.9 * sms * -(-tiles // sms):        # (256 rows: the pairs)
             continue
         stages = min(6, (CTA_SMEM - 1024 - 128 * bm * 2) // (bm * 128 + 128 * 64 * fmt.bits // 8 + 16))
         c = RsConfig(blk_m=bm, stages=stages, depth=2, w_smem=True, store_mn=True)
