@@ -85,6 +85,7 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
     x = torch.randn(M, K, device="cuda").to(DTYPE)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     cfg = pick_config(pw0.format, M, N, K, sms)                           # what tc.gemm runs
+    M1 = 0                                                                # rows of a split's first launch
     if rs is not None:
         cfg = rs
         fn = lambda xx, p: sm90_mixed_gemm(xx, p, None, cfg)  # noqa: E731
@@ -123,6 +124,7 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
         fn = lambda xx, p: sm90_mixed_gemm(xx, p, None, cfg)  # noqa: E731
     else:
         fn = tc.gemm
+        M1 = sm90_mixed_rs.split_rows(M, N, K, sms, pw0.format)
     y = fn(x, pw0)
     torch.cuda.synchronize()
     err = _err(y, x.double() @ pw0.dequantize(DTYPE).double())
@@ -130,9 +132,6 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
         return {"missing": f"wrong: relative error {err:.2e}"}
     sets = [(x, p) for p in pws]
     name = cfg.name
-    if not no_ragged:
-        M1 = 0 if rs is not None or ring >= 0 or reduce else sm90_mixed_rs.split_rows(M, N, K, sms, pw0.format)
-    M1 = 256 * ((M - 1) // 256) if unsplit and not M1 else 0 if unsplit else M1
     if M1:
         rest = pick_config(pw0.format, M - M1, N, K, sms).name if M - M1 >= SM90_MIN_M else "small-M"
         name = f"{M1} rows {sm90_mixed_rs.PAIRS.name} + {M - M1} rows {rest}"
