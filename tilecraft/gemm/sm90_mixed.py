@@ -580,9 +580,9 @@ def _prepare(x: Any, w: PackedWeight, bias: Any, config: Any) -> Any:
 
 def _rest_run(x2: Any, w: PackedWeight, bias: Any) -> Any:
     """``run(x2, w, bias, out)`` writing x2 (r, K) @ dequantize(w) (+ bias) into out (r, N): the second launch
-    of a split M (sm90_mixed_rs.split_rows), the kernel tc.gemm runs for r rows."""
+    of a split M (sm90_mixed_rs.split_rows), the kernel tc.gemm runs for r rows (``use_sm90_mixed``)."""
     from tilecraft.gemm.mixed import MixedGemm
-    if x2.shape[0] >= SM90_MIN_M:
+    if use_sm90_mixed(x2, w):
         return _prepare(x2, w, bias, None)
     return MixedGemm(w.format)._prepare(x2, w, bias)
 
