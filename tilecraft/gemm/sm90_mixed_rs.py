@@ -368,6 +368,9 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
             blk = ((_, _, j), 0, 0)
             _epilogue(tCrC(blk), None, tCgD(blk), tCcD(blk), bias, 1.0, 0.0, ep, N, M, full)
         stamp(2)
+    if tmD is not None:
+        with dsl.if_(leader):
+            hopper.tma_store_wait(0, read=False)                          # every store done before the CTA exits
 
 
 @dsl.kernel
