@@ -61,7 +61,7 @@ def _err(y: Any, ref: Any) -> float:
 
 
 def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, reduce: str = "", zp: bool = False,
-         unsplit: bool = False, no_ragged: bool = False) -> dict:
+         unsplit: bool = False, no_ragged: bool = False, no_stream_k: bool = False) -> dict:
     """tc.gemm on the packed weight (ring < 0), or sm90_mixed_gemm with the heuristic's tiling given a
     cp.async ring of `ring` k-tiles (0: the register ring the heuristic picked), or with the register-A
     kernel's tiling `rs` (sm90_mixed_rs.RsConfig). ``reduce``: tc.gemm's pick with its split-K partials
@@ -69,7 +69,8 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
     ("pdl") or plainly ("plain"). ``zp``: unsigned weights with zero points. ``unsplit``: the other choice of
     sm90_mixed_rs.split_rows: tc.gemm's pick with M in one launch where it splits M in two, else 256 q rows
     (q = (M - 1) // 256) in 2x1-cluster tiles and the rest in a launch of their own. ``no_ragged``: what tc.gemm ran
-    before the ragged x tiles (sm90_mixed_rs._ragged_or left out: its picks and split_rows's)."""
+    before the ragged x tiles (sm90_mixed_rs._ragged_or left out: its picks and split_rows's). ``no_stream_k``: what it
+    ran before stream-K (sm90_mixed_rs._stream_k_or left out)."""
     from tilecraft.gemm.sm90_mixed import (
         SM90_MIN_M, _prepare, pick_config, pick_sm90_mixed_config, sm90_mixed_gemm, use_sm90_mixed, with_ring,
     )
@@ -89,15 +90,16 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
     if rs is not None:
         cfg = rs
         fn = lambda xx, p: sm90_mixed_gemm(xx, p, None, cfg)  # noqa: E731
-    elif no_ragged:
-        ragged = sm90_mixed_rs._ragged_or
-        sm90_mixed_rs._ragged_or = lambda cfg, *a: cfg
+    elif no_ragged or no_stream_k:
+        name = "_ragged_or" if no_ragged else "_stream_k_or"
+        choice = getattr(sm90_mixed_rs, name)
+        setattr(sm90_mixed_rs, name, lambda cfg, *a: cfg)
         try:
             run = _prepare(x, pw0, None, None)
             cfg = pick_config(pw0.format, M, N, K, sms)
             M1 = sm90_mixed_rs.split_rows(M, N, K, sms, pw0.format)
         finally:
-            sm90_mixed_rs._ragged_or = ragged
+            setattr(sm90_mixed_rs, name, choice)
         fn = lambda xx, p: run(xx, p, None)  # noqa: E731
     elif unsplit:
         split = sm90_mixed_rs.split_rows
@@ -169,6 +171,8 @@ def main() -> int:
                     "sums them in the kernel where every work unit fits on the SMs)")
     ap.add_argument("--no-ragged", action="store_true", help="also time what tc.gemm ran before the ragged x tiles "
                     "(sm90_mixed_rs._ragged_or left out of its picks and split_rows's)")
+    ap.add_argument("--no-stream-k", action="store_true", help="also time what tc.gemm ran before stream-K "
+                    "(sm90_mixed_rs._stream_k_or left out of its picks and split_rows's)")
     ap.add_argument("--unsplit", action="store_true", help="also time sm90_mixed_rs.split_rows's other choice: "
                     "M in one launch where it splits M in two, else split in two")
     ap.add_argument("--rounds", type=int, default=1, help="time every contender of an M in turn this many times and "
@@ -212,6 +216,8 @@ def main() -> int:
             res.update({f"{label} ring {r}": _safe(ours, M, b, g, r, zp=z) for label, b, g, z in OURS})
         if args.no_ragged:
             res.update({f"{label} no ragged": _safe(ours, M, b, g, zp=z, no_ragged=True) for label, b, g, z in OURS})
+        if args.no_stream_k:
+            res.update({f"{label} no stream-K": _safe(ours, M, b, g, zp=z, no_stream_k=True) for label, b, g, z in OURS})
         if args.unsplit:
             res.update({f"{label} other split": _safe(ours, M, b, g, zp=z, unsplit=True) for label, b, g, z in OURS})
         for r in ("pdl", "plain") if args.reductions else ():

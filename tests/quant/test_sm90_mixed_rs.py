@@ -130,7 +130,8 @@ def _args(fmt: tuple, cfg: RsConfig, M: int = 256, K: int = 512, N: int = 512) -
     bits, group, zp, dtype = fmt
     pw = _weight(bits, group, zp, dtype, K, N)
     x, y = torch.empty(M, K, dtype=dtype), torch.empty(M, N, dtype=dtype)
-    return sm90_mixed_rs.rs_launch_args(x, pw, torch.empty(N, dtype=dtype), y, cfg)[0]
+    # (stream-K sizes its workspace by the SMs; without them it would run as whole tiles)
+    return sm90_mixed_rs.rs_launch_args(x, pw, torch.empty(N, dtype=dtype), y, cfg, 132 if cfg.stream_k else None)[0]
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
@@ -142,10 +143,13 @@ def test_every_format_compiles_unserialized_without_spills(fmt: tuple) -> None:
                        (sm90_mixed_rs.pick_rs_config(200, 8192, 8192, 132, _format(fmt)), dict(M=200, K=384, N=272)),
                        (sm90_mixed_rs.pick_rs_config(320, 8192, 8192, 132, _format(fmt)), dict(M=300, K=384, N=272)),
                        (sm90_mixed_rs.PAIRS, dict(M=1100, K=384, N=272)),    # 2x1 clusters, y by TMA
+                       (replace(sm90_mixed_rs.PAIRS, stream_k=1), dict(M=1100, K=384, N=272)),   # and stream-K
                        # ragged x tiles (136 rows), y by TMA
                        (sm90_mixed_rs.pick_rs_config(520, 4096, 14336, 132, _format(fmt)), dict(M=517, K=384, N=272))):
         args = _args(fmt, cfg, **shape)
         assert (args[-1] is not None) == cfg.store_mn                       # y's TMA map
+        if cfg.stream_k:                                                    # a partial tile per CTA, the flags
+            assert args[7].numel() == 132 * cfg.blk_n * cfg.blk_m and args[12].numel() == 132 * cfg.consumers
         k = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*args, arch="sm_90a")
         r = k.resources
         assert r.spill_store_bytes == 0 and r.stack_frame_bytes == 0, (cfg.name, r)
@@ -370,7 +374,35 @@ def test_ragged_x_tiles_where_they_take_fewer_rounds() -> None:
             assert sm90_mixed_rs.pick_rs_config(M, 8192, 8192, 132, f).blk_m % 64 == 0
     fmt = _format(FORMATS[0])
     assert sm90_mixed_rs.pick_rs_config(800, 28672, 4096, 132, fmt).blk_m == 200      # 896 tiles: 7 rounds, 97% full
-    assert sm90_mixed_rs.pick_rs_config(520, 6144, 4096, 132, fmt).blk_m == 192      # 192 tiles of 136: 73% of 2 rounds
+    # 192 tiles of 136 rows would fill 73% of 2 rounds (the 192-row tiles' rounds, and the pairs' in stream-K, fewer)
+    assert sm90_mixed_rs.tiling(520, 6144, 4096, 132, fmt).blk_m == 192
+
+
+def test_stream_k_where_the_pairs_leave_a_partial_round() -> None:
+    """sm90_mixed_rs._stream_k_or: from M = 513 the 2x1-cluster 256-row tiles in stream-K where their units make more
+    than a round of the clusters but no whole number of rounds, and the estimate (their rounds as a fraction, plus
+    STREAM_K_ROUNDS, which grows with the CTAs sharing a unit) is at most 0.98 of the other pick's. The shapes the
+    forty-ninth session measured: stream-K where it ran faster, the other pick at 6144 x 4096, M = 712."""
+    pick, fmt = sm90_mixed_rs.pick_rs_config, Q.PackedFormat(4, 128, False, "bfloat16")
+    sk = replace(sm90_mixed_rs.PAIRS, stream_k=1)
+    for N, K, M in ((6144, 4096, 1024), (4096, 14336, 1536), (4096, 14336, 1700), (8192, 8192, 1280),
+                    (10240, 8192, 1024), (14336, 4096, 1024), (8192, 28672, 1280), (28672, 4096, 1536),
+                    (6144, 4096, 520), (28672, 4096, 648), (57344, 8192, 712), (14336, 4096, 840), (4096, 14336, 2632)):
+        assert pick(M, N, K, 132, fmt) == sk, (N, K, M)
+        assert sm90_mixed_rs.split_rows(M, N, K, 132, fmt) == 0
+    assert pick(712, 6144, 4096, 132, fmt).blk_m == 144                 # 72 units: 6 shared by 11 clusters each
+    assert pick(4096, 8192, 8192, 132, fmt) == sm90_mixed_rs.PAIRS       # 7.76 rounds: too little to win back
+    assert pick(1024, 4096, 14336, 132, fmt) == sm90_mixed_rs.PAIRS      # 128 units: one round
+    assert pick(512, 6144, 4096, 132, fmt).stream_k == 0                 # (M <= 512)
+    assert pick(1024, 128, 8192, 132, fmt).stream_k == 0                 # 4 units: less than a round
+    rounds = sm90_mixed_rs.single_rounds
+    assert rounds(sk, 1024, 6144, 132, 4096) == pytest.approx(192 / 132 + 0.15 + 0.1 + 0.03)   # 3 CTAs a unit
+    assert rounds(sk, 1024, 6144, 132, 16384) == pytest.approx(192 / 132 + 0.15 + 0.13 / 4)
+    assert rounds(sk, 712, 6144, 132, 4096) == pytest.approx(144 / 132 + 0.15 + 0.1 + 0.03 * 9)  # 11 CTAs a unit
+    with pytest.raises(ValueError, match="one at a time"):
+        replace(sk, splits=2).validate(fmt)
+    with pytest.raises(ValueError, match="stream_k is 0"):
+        replace(sk, stream_k=3).validate(fmt)
 
 
 def test_ragged_m_splits_into_whole_rounds_and_a_launch_for_the_rest() -> None:
@@ -380,8 +412,9 @@ def test_ragged_m_splits_into_whole_rounds_and_a_launch_for_the_rest() -> None:
     for fmt in (Q.PackedFormat(4, 128, False, "bfloat16"), Q.PackedFormat(8, None, False, "float16")):
         # N = K = 8192 (64 W tiles, 132 SMs): 512 rows are one round (97% full), 1024 two
         assert [split(M, 8192, 8192, 132, fmt) for M in (513, 576, 640, 700)] == [512, 512, 512, 512]
-        # 2 + 0.30 rounds against 3 of 192-row tiles (0.85 each); M = 1200: 6 tiles of 200 rows (3 rounds of 0.87)
-        assert [split(M, 8192, 8192, 132, fmt) for M in (1025, 1088, 1200, 1280)] == [1024, 1024, 0, 1024]
+        # 2 + 0.30 rounds against 3 of 192-row tiles (0.85 each); M = 1200: 6 tiles of 200 rows (3 rounds of 0.87);
+        # M = 1280: the pairs in stream-K (2.42 rounds and its cost)
+        assert [split(M, 8192, 8192, 132, fmt) for M in (1025, 1088, 1200, 1280)] == [1024, 1024, 0, 0]
         assert split(2112, 8192, 8192, 132, fmt) == 2048
         assert split(768, 8192, 8192, 132, fmt) == 512         # 1 + 0.57 rounds against 2 of 192-row tiles
         assert split(1024, 8192, 8192, 132, fmt) == split(4096, 8192, 8192, 132, fmt) == 0   # whole rounds
@@ -517,6 +550,47 @@ def test_gpu_ragged_x_tiles_store_y_by_tma(fmt: tuple) -> None:
     x = torch.randn(520, 512).to(dtype).cuda()
     b = torch.randn(32 * sms).to(dtype).cuda()
     check_mixed_gemm(tc.gemm(x, pw, bias=b), x, pw, b, _TOL, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f[1] in (None, 128) and f[2] == (f[3] is torch.float16)],
+                         ids=_ID)
+def test_gpu_stream_k(fmt: tuple) -> None:
+    """Stream-K: the units of the last partial round of the SMs shared by every CTA along K, the earlier slices' fp32
+    partial tiles handed over through the workspace and flags. 2x1-cluster 256-row tiles with y by TMA (modes 1 and
+    2), and 128x256 tiles storing y from the registers, at ragged M and N whose units make 1.3-1.4 rounds; twice in
+    a row (the flags back at 0, the same bits: the partials are added in a fixed order); then tc.gemm where its pick
+    takes stream-K; against float64."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs an sm_90 GPU")
+    bits, group, zp, dtype = fmt
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    K = 1408                                                             # 22 k-tiles
+    pairs_n = 256 * -(-(sms // 2) * 14 // 30) - 80                      # 3 x-tiles of 1.4 rounds' clusters, ragged N
+    cases = ((replace(sm90_mixed_rs.PAIRS, stream_k=1), 520, pairs_n), (replace(sm90_mixed_rs.PAIRS, stream_k=2), 520,
+             pairs_n), (RsConfig(stream_k=1), 300, 128 * -(-sms * 13 // 20) - 48))
+    for cfg, M, N in cases:
+        pw = _weight(bits, group, zp, dtype, K, N, seed=M).to("cuda")
+        g = torch.Generator().manual_seed(N)
+        x = torch.randn(M, K, generator=g).to(dtype).cuda()
+        b = torch.randn(N, generator=g).to(dtype).cuda()
+        launch = sm90_mixed_rs.RsLaunch(x, pw, b, torch.empty(M, N, dtype=dtype, device="cuda"), cfg, sms)
+        assert launch.cfg.stream_k and launch.fused and launch.main.cooperative
+        assert launch.stores_y == cfg.store_mn
+        outs = []
+        for _i in range(2):
+            y = torch.full((M, N), float("nan"), dtype=dtype, device="cuda")
+            launch(x, pw, b, y)
+            outs.append(y)
+        torch.cuda.synchronize()
+        assert all(not f.any() for f in launch._flags.values())
+        _check(outs[0], x, pw, b)
+        assert torch.equal(outs[0], outs[1]), cfg.name
+    f = _format(fmt)
+    if sm90_mixed_rs.pick_rs_config(1024, 6144, 4096, sms, f).stream_k:   # (132 SMs: 96 units, 1.45 rounds)
+        pw = _weight(bits, group, zp, dtype, 4096, 6144).to("cuda")
+        x = torch.randn(1024, 4096).to(dtype).cuda()
+        _check(tc.gemm(x, pw), x, pw, None)
 
 
 @pytest.mark.gpu

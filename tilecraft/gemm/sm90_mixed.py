@@ -645,8 +645,9 @@ class Launch:
         args, units = self.launch_args(x2, w, bias, y, cfg, sms)
         self.cfg = args[8]                                                # with the splits K allows
         self.K, self.static = args[6], args[8:12]                         # K; cfg, format, full, edges
-        # the register-A kernel's flags: its splits sum their partial tiles themselves (zeros, one per tile;
-        # every launch leaves them at 0, so each stream keeps one set: sm90.stream_flags)
+        # the register-A kernel's flags: its splits sum their partial tiles themselves (zeros, one per tile), or
+        # its stream-K CTAs hand over partial tiles (one per CTA and consumer); every launch leaves them at 0, so
+        # each stream keeps one set: sm90.stream_flags
         flags = args[12] if len(args) > 12 else None
         self.fused = flags is not None
         self._flags: dict[int, Any] = {}
@@ -656,8 +657,10 @@ class Launch:
         self.wmaps: dict[int, Any] = {}                                   # W's TMA maps (RsConfig.w_smem)
         from tilecraft.gemm.sm90 import resident_clusters
         CL = getattr(self.cfg, "cluster", 1)                              # the register-A kernel's x multicast
-        grid = min(units, resident_clusters(self.kernel(), args, self.threads, CL, sms, (self.cfg, w.format, sms)) * CL)
-        # the fused splits wait on each other at their tile's flag: launched cooperatively (all CTAs at once)
+        resident = resident_clusters(self.kernel(), args, self.threads, CL, sms, (self.cfg, w.format, sms)) * CL
+        # stream-K (the register-A kernel's): every resident CTA takes a share of the partial round's k-tiles
+        grid = resident if getattr(self.cfg, "stream_k", 0) else min(units, resident)
+        # the fused splits (and stream-K's CTAs) wait on each other at flags: launched cooperatively (all CTAs at once)
         self.main = self.kernel().bind(*args, grid=(grid,), block=(self.threads,),
                                        cluster=(CL, 1, 1) if CL > 1 else None, cooperative=self.fused)
         self.reduce = split_reduce(args[7], y, bias, self.pdl_reduce) if args[7] is not None and not self.fused \
@@ -701,7 +704,7 @@ class Launch:
             W = torch.empty(self._split_shape, dtype=torch.float32, device=y.device)
             try:
                 self.main(tmA, self.w_arg(w), w.scales, w.zeros, bias, D3, self.K, W, *self.static,
-                          stream_flags(self._flags, self._flag_count, y.device))
+                          stream_flags(self._flags, self._flag_count, y.device), *self.y_args(y)[1:])
             except LaunchError as e:
                 # fewer SMs free to this process than the device reports (MPS with an SM limit): the splits
                 # go to the reduction kernel from now on, as where they outnumber the SMs

@@ -71,6 +71,15 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   counting flag and each sums a share of the tile's rows in split order, adds the bias and stores y
   (sm90's ``_reduce_tile``, as the dense kernel does); otherwise sm90's reduction kernel sums them
   (+ bias), as a dependent launch.
+* **Stream-K** (``stream_k``; tc.gemm's pick from M = 513 where the 2x1-cluster 256-row tiles leave a partial round
+  of the SMs, ``_stream_k_or``). The dense kernel's schedule (sm90.stream_k_share): whole units first, then every
+  cluster takes an even share of the last partial round's k-tiles, the top of one unit's K and the bottom of
+  another's. A CTA whose slice of a unit is not the last stores its fp32 accumulators (scaled by per-channel scales
+  already) as its partial tile and raises its flag; the CTA of the last slice adds the earlier slices' partials in
+  CTA order and runs the epilogue (sm90's ``_publish`` / ``_collect``). The launch is cooperative, one CTA per SM.
+  Forty-ninth session (H100, W4A16 g128 / W8A16 per-channel): 4096 x 14336, M = 1536 249.2 / 272.3 us against 274.8
+  / 318.7; 10240 x 8192, M = 1024 247.2 / 265.3 against 278.8 / 296.6 (split in two launches); the shared k-tiles
+  cost 0.25-0.5 of a round at K = 4096 (RESULTS.md).
 * **Ragged M** (tc.gemm without a config; ``split_rows``). Where the 2x1-cluster 256-row tiles of 256 q rows fill
   their rounds of the SMs but the rows past them would add a partial round, those r = M - 256 q rows (1..384)
   run as a second launch of the kernel picked for them (the small-M kernel up to 32 rows): at N = K = 8192, M =
@@ -127,7 +136,9 @@ class RsConfig:
     scales; ``interleave``: each 16-k block's wgmma issued as soon as its fragment is converted (the module
     docstring, Overlap); ``store_mn``: each consumer's (64, BLK_M) block of y^T goes into an M-major buffer in
     shared memory (y's N contiguous) and out by one TMA store (sm90.Sm90Config.store_mn), where y's rows are
-    16-byte aligned; otherwise the block leaves the registers one value at a time."""
+    16-byte aligned; otherwise the block leaves the registers one value at a time; ``stream_k`` (1, or 2 with one
+    whole round more): the units of the last partial round of the SMs are shared evenly along K by every CTA
+    (sm90.Sm90Config.stream_k; the module docstring)."""
 
     blk_n: int = 128
     blk_m: int = 256
@@ -141,6 +152,7 @@ class RsConfig:
     w_smem: bool = False
     interleave: bool = False
     store_mn: bool = False
+    stream_k: int = 0
 
     @property
     def consumers(self) -> int:
@@ -155,14 +167,15 @@ class RsConfig:
         return f"rs_{self.blk_n}x{self.blk_m}x64_s{self.stages}_d{self.depth}" + (
             f"_r{self.raster}" if self.raster != 8 else "") + (f"_sk{self.splits}" if self.splits > 1 else "") + (
             f"_cl{self.cluster}" if self.cluster > 1 else "") + ("_ws" if self.w_smem else "") + (
-            "_il" if self.interleave else "") + ("_mn" if self.store_mn else "")
+            "_il" if self.interleave else "") + ("_mn" if self.store_mn else "") + (
+            f"_streamk{self.stream_k}" if self.stream_k else "")
 
     @property
     def schedule(self) -> Sm90Config:
         """The tiling as sm90's schedule sees it: tiles of y^T, (BLK_N rows of W) x (BLK_M rows of x)."""
         return Sm90Config(self.blk_n, self.blk_m, 64, self.stages, self.consumers, self.raster, self.producer_regs,
                           self.consumer_regs, cluster_m=self.cluster, tma_store=self.store_mn, splits=self.splits,
-                          store_mn=self.store_mn)
+                          store_mn=self.store_mn, stream_k=self.stream_k)
 
     @property
     def y_tiles(self) -> Sm90Config:
@@ -198,6 +211,10 @@ class RsConfig:
             raise ValueError(f"{self.name}: splits must be 1..16")
         if self.cluster not in (1, 2):
             raise ValueError(f"{self.name}: cluster must be 1 or 2 (CTAs sharing each x k-tile)")
+        if self.stream_k not in (0, 1, 2):
+            raise ValueError(f"{self.name}: stream_k is 0 (off), 1 (the partial round) or 2 (it and one whole round)")
+        if self.stream_k and self.splits > 1:
+            raise ValueError(f"{self.name}: stream-K and split-K are two ways of dividing K: one at a time")
         if self.smem_bytes(fmt.bits) > CTA_SMEM:
             raise ValueError(f"{self.name}: {self.smem_bytes(fmt.bits)} bytes of smem exceed the 227 KB of an SM")
         launch = launch_regs(self.threads)
@@ -213,7 +230,7 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
     """A consumer warpgroup's life: per k-tile, convert its 64 rows of W into A fragments, wgmma them
     against the x stage, and after each tile store its (64, BLK_M) block of y^T (with split-K, its
     fp32 partial into the workspace Wk (S,1,M,N); with flags, the splits then sum the tile of y)."""
-    from tilecraft.gemm.sm90 import _reduce_tile, _store_mn_through_smem, _timeline
+    from tilecraft.gemm.sm90 import _collect, _publish, _reduce_tile, _store_mn_through_smem, _timeline
     from tilecraft.gemm.tensorop import EpilogueSpec, _epilogue, _store
 
     hopper.setmaxnreg(cfg.consumer_regs, inc=True)
@@ -359,14 +376,25 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
             stamp(2)
             continue
         ep = EpilogueSpec(bias="m" if bias is not None else "none")       # y^T's rows: one bias value each
-        if tmD is not None:                                               # through shared memory, by TMA
-            _store_mn_through_smem(cfg.schedule, wg_type, tCrC, None, tCcD, tmD, sD, cw, leader, bias, 1.0, 0.0, ep,
-                                   (n_tile * bN + cw * 64, m_tile * bM, l_idx), N, M, full)
-            stamp(2)
-            continue
-        for j in range(bM // 8):
-            blk = ((_, _, j), 0, 0)
-            _epilogue(tCrC(blk), None, tCgD(blk), tCcD(blk), bias, 1.0, 0.0, ep, N, M, full)
+
+        def store_y() -> None:
+            if tmD is not None:                                           # through shared memory, by TMA
+                _store_mn_through_smem(cfg.schedule, wg_type, tCrC, None, tCcD, tmD, sD, cw, leader, bias, 1.0, 0.0,
+                                       ep, (n_tile * bN + cw * 64, m_tile * bM, l_idx), N, M, full)
+                return
+            for j in range(bM // 8):
+                blk = ((_, _, j), 0, 0)
+                _epilogue(tCrC(blk), None, tCgD(blk), tCcD(blk), bias, 1.0, 0.0, ep, N, M, full)
+
+        if cfg.stream_k:                                                  # (as sm90's consumer)
+            with dsl.if_(k_begin + k_count < sch.k_tiles):                # an earlier slice of K: hand it over
+                _publish(cfg.schedule, tCrC, Wk, flags, cw, leader)
+            with dsl.else_():
+                with dsl.if_(k_begin > 0):                                # the last slice: add the others'
+                    _collect(cfg.schedule, sch, unit, tCrC, Wk, flags, cw, leader)
+                store_y()
+        else:
+            store_y()
         stamp(2)
     if tmD is not None:
         with dsl.if_(leader):
@@ -380,7 +408,9 @@ def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, Wk, cfg: Constexpr,
     stage, W packed (qw, scales, zeros; tilecraft.quant.pack). See the module docstring. With split-K,
     Wk is the fp32 workspace (S,1,M,N) of the splits' partial tiles and sm90's reduction kernel
     finishes (None without), or with flags (int32 zeros, one per tile of y, left at 0) the splits of
-    each tile sum it here and add the bias (every unit resident: ``fused_split_reduction``). edges: (N is
+    each tile sum it here and add the bias (every unit resident: ``fused_split_reduction``). With stream-K, Wk
+    is the flat fp32 workspace of a partial tile per CTA and flags one int32 zero per CTA and consumer warpgroup
+    (left at 0; the launch cooperative, a CTA per SM). edges: (N is
     a multiple of blk_n, K of 64); full: M and N are whole tiles. timeline: None, or sm90_gemm_kernel's int64
     (grid, 2 + 3 * TIMELINE_ITEMS) record of each CTA's first consumer warpgroup (its SM, its start, and per work
     unit the global timer before the main loop, after it and after the epilogue or split-K sum;
@@ -458,7 +488,8 @@ def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig, s
     """The kernel's arguments for x2 (M,K) -> y (M,N) and its work units (tiles of y^T times the splits K
     allows). With split-K, the workspace, and no bias (the reduction kernel adds it); but where every
     unit fits on the `sms` SMs at once (``fused_split_reduction``) and blk_m <= 128, the flags too, and the
-    bias: the kernel sums the splits itself."""
+    bias: the kernel sums the splits itself. With stream-K, a partial tile's workspace and the flags for up to
+    `sms` CTAs (without `sms`, the launch cannot be cooperative: whole tiles instead)."""
     import torch
     from tilecraft.gemm.sm90 import effective_splits, fused_split_reduction
 
@@ -471,6 +502,11 @@ def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig, s
     edges = (whole_n, K % 64 == 0)
     units = math.ceil(M / cfg.blk_m) * math.ceil(w_tiles / cfg.cluster) * cfg.cluster * cfg.splits  # CTAs' worth
     Wk = flags = None
+    if cfg.stream_k and (sms is None or 2 * sms * sms * math.ceil(K / 64) >= 2 ** 31):
+        cfg = replace(cfg, stream_k=0)                # (no cooperative grid; the kernel's int32 iteration arithmetic)
+    if cfg.stream_k:                                  # a partial tile per CTA and the flags: the grid's CTAs <= sms
+        Wk = torch.empty(sms * cfg.blk_n * cfg.blk_m, dtype=torch.float32, device=y.device)
+        flags = torch.zeros(sms * cfg.consumers, dtype=torch.int32, device=y.device)
     if cfg.splits > 1:
         Wk = torch.empty(cfg.splits, 1, M, N, dtype=torch.float32, device=y.device)
         # summed here only up to 128 rows of x: with 256 (128 accumulators a thread) the sum's code made
@@ -559,7 +595,13 @@ def wide_depth(fmt: PackedFormat) -> int:
 
 
 def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
-    """The register-A tiling for y (M, N) = x (M, K) @ W. At M = 129..384, tiles of 192 x rows (one from M <=
+    """The register-A tiling for y (M, N) = x (M, K) @ W: ``tiling``'s, or its 256-row tiles in stream-K where they
+    take fewer rounds (``_stream_k_or``)."""
+    return _stream_k_or(tiling(M, N, K, sms, fmt), M, N, K, sms)
+
+
+def tiling(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
+    """The register-A tiling for y (M, N) = x (M, K) @ W without stream-K. At M = 129..384, tiles of 192 x rows (one from M <=
     192, two from 257) or one of 256 (M = 193..256, not for groups of 32, which ran 7% slower there; k-blocks
     interleaved), W through shared memory, split along K only where the tiles leave SMs idle (the partials then
     cross sm90's reduction kernel), when those tiles and slices cover 90% of the SMs; from M = 385 the
@@ -683,16 +725,54 @@ REST_ROUNDS = ((32, 0.25), (64, 0.30), (128, 0.40), (192, 0.50), (256, 0.57))
 LAUNCH_ROUNDS = 0.05
 
 
-def single_rounds(cfg: RsConfig, M: int, N: int, sms: int) -> float:
+#: stream-K's cost beyond its units' rounds as a fraction, in rounds of 256-row tiles: a part that scales with K (the
+#: shared k-tiles run slower: the CTAs of the partial round no longer read the same x k-tiles together), and parts
+#: that do not, given at K = 4096 (they scale with 4096 / K): the shares' pipeline fill and hand-over, and each CTA
+#: past two that shares a unit (its finisher waits for and adds every other's partial tile in turn). Forty-ninth
+#: session (H100, W4A16 g128 / W8A16 per-channel): 0.24-0.28 rounds at K = 4096, 0.13-0.20 at 8192 and 0-0.19 at
+#: 14336 with 2-4 CTAs a unit (M = 1024..1700); 0.45-0.55 at K = 4096 with 11 (6144 x 4096, M = 520 and 712).
+STREAM_K_ROUNDS = (0.15, 0.1, 0.03)
+
+
+def _stream_k_or(cfg: RsConfig, M: int, N: int, K: int, sms: int) -> RsConfig:
+    """cfg, or from M = 513 the 2x1-cluster 256-row tiles (``PAIRS``) in stream-K where their units make more than
+    one round of the clusters but no whole number of rounds, and they take at most 0.98 of cfg's rounds: the units of
+    the last partial round are shared evenly by all clusters along K (sm90.stream_k_share), which makes their time
+    the units' rounds as a fraction, plus ``STREAM_K_ROUNDS``.
+
+    Forty-ninth session (H100, three rounds in turn, tc.gemm against what it ran before, us, W4A16 g128 / W8A16
+    per-channel): 6144 x 4096, M = 1024 83.0 / 84.7 against 84.9 / 88.6 (208-row tiles); M = 1536 128.9 / 132.9
+    against 129.8 / 139.8 (192-row tiles); 4096 x 14336, M = 1536 / 1700 249.2 / 272.3 and 295.3 / 317.8 against
+    274.8 / 318.7 and 318.5 / 337.2; 14336 x 4096, M = 1024 178.8 / 194.0 against 188.4 / 200.0; 28672 x 4096, M =
+    1536 510.4 / 566.0 against 541.6 / 565.3; where split_rows had split M: N = K = 8192, M = 1280 247.1 / 263.8
+    against 256.7 / 268.2; 10240 x 8192, M = 1024 247.2 / 265.3 against 278.8 / 296.6; 4096 x 14336, M = 1280 222.6
+    / 236.7 against 224.4 / 240.1; 4096 x 4096, M = 1280 73.5 / 81.1 against 74.5 / 78.3; 8192 x 28672, M = 1280
+    813.4 / 918.9 against 847.6 / 894.8."""
+    if M <= 512 or cfg.splits > 1:
+        return cfg
+    w_tiles = -(-N // 128)
+    sk = replace(PAIRS, cluster=2 if w_tiles > 1 else 1, stream_k=1)
+    units, clusters = -(-M // 256) * -(-w_tiles // sk.cluster), sms // sk.cluster
+    if units <= clusters or units % clusters == 0:
+        return cfg
+    return sk if single_rounds(sk, M, N, sms, K) <= 0.98 * single_rounds(cfg, M, N, sms, K) else cfg
+
+
+def single_rounds(cfg: RsConfig, M: int, N: int, sms: int, K: int = 8192) -> float:
     """The time of one launch of cfg for M rows of x in rounds of the 2x1-cluster 256-row tiles over the same K,
     where its tiles bound it (not for a launch that streams W, split along K): their rounds (the pairs), 0.85
     a round of 192-row tiles (pick_rs_config's count), 0.65 a round of 128-row ones (H100, 4096 x 14336, M =
     640: 143 us against 176 for a 256-row round), 0.5 of 64-row ones, twice that for 256 rows of W, divided
-    among the slices of K."""
+    among the slices of K; with stream-K, the rounds as a fraction plus ``STREAM_K_ROUNDS``."""
     w_tiles = -(-N // cfg.blk_n)
     tiles = -(-M // cfg.blk_m) * -(-w_tiles // cfg.cluster) * cfg.cluster
     slots = sms // cfg.cluster * cfg.cluster
     unit = _x_tile_unit(cfg.blk_m) * cfg.blk_n / 128
+    if cfg.stream_k:                                                      # (_stream_k_or)
+        scaled, fixed, per_sharer = STREAM_K_ROUNDS
+        rest = tiles % slots                                              # the shared units' tiles
+        sharers = -(-slots // rest) if rest else 0                        # CTAs a shared unit, about
+        return unit * (tiles / slots + scaled + (fixed + per_sharer * max(0, sharers - 2)) * 4096 / K)
     return unit * -(-tiles * cfg.splits // slots) / cfg.splits
 
 
@@ -733,7 +813,7 @@ def split_rows(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> int:
     w_tiles, slots = -(-N // 128), sms // 2 * 2
     if M <= 512 or w_tiles < 2:
         return 0
-    best, bar = 0, 0.95 * single_rounds(pick_rs_config(M, N, K, sms, fmt), M, N, sms)
+    best, bar = 0, 0.95 * single_rounds(pick_rs_config(M, N, K, sms, fmt), M, N, sms, K)
     for q in range((M - 1) // 256, max(1, (M - 385) // 256), -1):      # the rest: 1..384 rows
         pairs = q * w_tiles
         rounds = -(-pairs // slots)
