@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Forty-ninth session: stream-K in the mixed-input register-A kernel (the units of the last partial round of the SMs
 # shared by every CTA along K), where the 256-row tiles make 1.x rounds (issue 9's M >= 1024 exceptions).
-# Usage: bash benchmarks/device_session49.sh [sk_tests|rv_tests|sk_time|sk_more|sk_wide|sk_forms|rs_tests|sw_tests ...]
+# Usage: bash benchmarks/device_session49.sh [sk_tests|rv_tests|sk_time|sk_more|sk_wide|sk_forms|sk_mode2|rs_tests|sw_tests ...]
 # - sk_tests: the GPU tests of stream-K in the register-A kernel (test_gpu_stream_k);
 # - rv_tests: the GPU tests of the forty-eighth session's review commits (the ragged x tiles, the split's rest, the
 #   dense swapped problem);
@@ -11,6 +11,7 @@
 # - sk_wide: the same at shapes from M = 520 to 3656 where the calibrated rule takes stream-K (SK_WIDE);
 # - sk_forms: other forms of stream-K against the pick at K = 4096 (SK_FORMS, SK_CFG): mode 2, a deeper W ring, W
 #   through shared memory (four stages), no cluster;
+# - sk_mode2: tc.gemm where its pick takes stream-K mode 2 against mode 1 (SK_CFG) and what it ran before (SK_MODE2);
 # - rs_tests: all GPU tests of the register-A kernel (tests/quant/test_sm90_mixed_rs.py);
 # - sw_tests: the GPU tests of the dense swapped problem (tests/gemm/test_swapped.py).
 source "$(dirname "$0")/device_env.sh"
@@ -41,6 +42,10 @@ for part in ${*:-sk_tests}; do
     SK_CFG="${SK_CFG-R(cluster=2, stages=5, store_mn=True, stream_k=2);R(cluster=2, stages=5, depth=4, store_mn=True, \
 stream_k=1);R(cluster=2, stages=4, w_smem=True, store_mn=True, stream_k=1);R(stages=5, store_mn=True, stream_k=1)}" \
       sk_bench sk_forms "${SK_FORMS:-6144x4096:712,1024 4096x4096:1280}" ;;
+  sk_mode2)
+    SK_CFG="${SK_CFG-R(cluster=2, stages=5, store_mn=True, stream_k=1)}" \
+      sk_bench sk_mode2 "${SK_MODE2:-6144x4096:520,1536 28672x4096:648,1536 57344x8192:712 8192x8192:3656 \
+      10240x8192:2440}" ;;
   rs_tests)
     gpu_tests rs_tests "${RST_S:-400}" tests/quant/test_sm90_mixed_rs.py ;;
   sw_tests)

@@ -735,7 +735,8 @@ STREAM_K_ROUNDS = (0.15, 0.1, 0.03)
 
 
 def _stream_k_or(cfg: RsConfig, M: int, N: int, K: int, sms: int) -> RsConfig:
-    """cfg, or from M = 513 the 2x1-cluster 256-row tiles (``PAIRS``) in stream-K where their units make more than
+    """cfg, or from M = 513 the 2x1-cluster 256-row tiles (``PAIRS``) in stream-K (mode 2 where mode 1 would share a
+    unit among more than 3 clusters) where their units make more than
     one round of the clusters but no whole number of rounds, and they take at most 0.98 of cfg's rounds: the units of
     the last partial round are shared evenly by all clusters along K (sm90.stream_k_share), which makes their time
     the units' rounds as a fraction, plus ``STREAM_K_ROUNDS``.
@@ -751,10 +752,14 @@ def _stream_k_or(cfg: RsConfig, M: int, N: int, K: int, sms: int) -> RsConfig:
     if M <= 512 or cfg.splits > 1:
         return cfg
     w_tiles = -(-N // 128)
-    sk = replace(PAIRS, cluster=2 if w_tiles > 1 else 1, stream_k=1)
-    units, clusters = -(-M // 256) * -(-w_tiles // sk.cluster), sms // sk.cluster
+    cl = 2 if w_tiles > 1 else 1
+    units, clusters = -(-M // 256) * -(-w_tiles // cl), sms // cl
     if units <= clusters or units % clusters == 0:
         return cfg
+    # more than 3 clusters a shared unit (a partial round under a third full): mode 2, which shares one whole round
+    # more, so that each cluster's share spans a unit or more (6144 x 4096, M = 712, 11 a unit in mode 1: 61.4 /
+    # 66.9 us against 76.0 / 80.9 with a deeper W ring in mode 1, and 64.6 / 68.6 for the 144-row tiles)
+    sk = replace(PAIRS, cluster=cl, stream_k=1 if 3 * (units % clusters) >= clusters else 2)
     return sk if single_rounds(sk, M, N, sms, K) <= 0.98 * single_rounds(cfg, M, N, sms, K) else cfg
 
 
@@ -770,8 +775,8 @@ def single_rounds(cfg: RsConfig, M: int, N: int, sms: int, K: int = 8192) -> flo
     unit = _x_tile_unit(cfg.blk_m) * cfg.blk_n / 128
     if cfg.stream_k:                                                      # (_stream_k_or)
         scaled, fixed, per_sharer = STREAM_K_ROUNDS
-        rest = tiles % slots                                              # the shared units' tiles
-        sharers = -(-slots // rest) if rest else 0                        # CTAs a shared unit, about
+        rest = tiles % slots                                              # the shared units' tiles (mode 1)
+        sharers = -(-slots // rest) if rest and cfg.stream_k == 1 else 2  # CTAs a shared unit, about
         return unit * (tiles / slots + scaled + (fixed + per_sharer * max(0, sharers - 2)) * 4096 / K)
     return unit * -(-tiles * cfg.splits // slots) / cfg.splits
 
