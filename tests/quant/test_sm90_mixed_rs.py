@@ -311,7 +311,8 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     # M = 385: two tiles of 200 rows (ragged x tiles, y by TMA), one round, where pairs of 256 rows took one too
     assert pick_config(fmt, 385, 8192, 8192, 132) == RsConfig(blk_m=200, stages=6, w_smem=True, store_mn=True)
     assert pick_config(fmt, 33792, 128, 8192, 132) == replace(sm90_mixed_rs.PAIRS, cluster=1)   # one W tile: no pair
-    assert pick_config(fmt, 40000, 128, 8192, 132).blk_m == 152                   # 264 tiles: two full rounds
+    assert sm90_mixed_rs.tiling(40000, 128, 8192, 132, fmt).blk_m == 152         # 264 tiles: two full rounds
+    assert pick_config(fmt, 40000, 128, 8192, 132).stream_k == 2                 # (157 units in stream-K: 1.39)
     assert pick_config(fmt, 512, 4096, 8192, 132) == RsConfig(blk_m=128, stages=8, depth=6)  # 128 tiles of 128
     # M = 129..256: one tile of 192 or 256 x rows (256: k-blocks interleaved), W in smem, 2 slices of 128 k-tiles
     assert pick_config(fmt, 256, 8192, 8192, 132) == RsConfig(blk_m=256, stages=5, splits=2, w_smem=True,
@@ -382,15 +383,21 @@ def test_stream_k_where_the_pairs_leave_a_partial_round() -> None:
     """sm90_mixed_rs._stream_k_or: from M = 513 the 2x1-cluster 256-row tiles in stream-K where their units make more
     than a round of the clusters but no whole number of rounds, and the estimate (their rounds as a fraction, plus
     STREAM_K_ROUNDS, which grows with the CTAs sharing a unit) is at most 0.98 of the other pick's. The shapes the
-    forty-ninth session measured: stream-K where it ran faster, the other pick at 6144 x 4096, M = 712."""
+    forty-ninth session measured, where it ran faster than the picks before: mode 1 where up to 3 clusters share a
+    unit of the partial round, else mode 2 (one whole round more shared), which ran faster there."""
     pick, fmt = sm90_mixed_rs.pick_rs_config, Q.PackedFormat(4, 128, False, "bfloat16")
     sk = replace(sm90_mixed_rs.PAIRS, stream_k=1)
-    for N, K, M in ((6144, 4096, 1024), (4096, 14336, 1536), (4096, 14336, 1700), (8192, 8192, 1280),
-                    (10240, 8192, 1024), (14336, 4096, 1024), (8192, 28672, 1280), (28672, 4096, 1536),
-                    (6144, 4096, 520), (28672, 4096, 648), (57344, 8192, 712), (14336, 4096, 840), (4096, 14336, 2632)):
+    for N, K, M in ((6144, 4096, 1024), (4096, 14336, 1536), (4096, 14336, 1700), (8192, 8192, 1280),   # 2-3 a unit
+                    (10240, 8192, 1024), (14336, 4096, 1024), (8192, 28672, 1280), (14336, 4096, 840),
+                    (4096, 14336, 2632), (8192, 8192, 2184)):
         assert pick(M, N, K, 132, fmt) == sk, (N, K, M)
         assert sm90_mixed_rs.split_rows(M, N, K, 132, fmt) == 0
-    assert pick(712, 6144, 4096, 132, fmt).blk_m == 144                 # 72 units: 6 shared by 11 clusters each
+    for N, K, M in ((6144, 4096, 520), (6144, 4096, 712), (6144, 4096, 1536), (28672, 4096, 648),   # 4-17 a unit
+                    (28672, 4096, 1536), (57344, 8192, 712), (8192, 8192, 3656), (10240, 8192, 2440)):
+        assert pick(M, N, K, 132, fmt) == replace(sk, stream_k=2), (N, K, M)
+        assert sm90_mixed_rs.split_rows(M, N, K, 132, fmt) == 0
+    # 72 units, 6 of them shared by 11 clusters each in mode 1: mode 2 shares all 72, each by about 2
+    assert sm90_mixed_rs.tiling(712, 6144, 4096, 132, fmt).blk_m == 144
     assert pick(4096, 8192, 8192, 132, fmt) == sm90_mixed_rs.PAIRS       # 7.76 rounds: too little to win back
     assert pick(1024, 4096, 14336, 132, fmt) == sm90_mixed_rs.PAIRS      # 128 units: one round
     assert pick(512, 6144, 4096, 132, fmt).stream_k == 0                 # (M <= 512)
@@ -399,6 +406,7 @@ def test_stream_k_where_the_pairs_leave_a_partial_round() -> None:
     assert rounds(sk, 1024, 6144, 132, 4096) == pytest.approx(192 / 132 + 0.15 + 0.1 + 0.03)   # 3 CTAs a unit
     assert rounds(sk, 1024, 6144, 132, 16384) == pytest.approx(192 / 132 + 0.15 + 0.13 / 4)
     assert rounds(sk, 712, 6144, 132, 4096) == pytest.approx(144 / 132 + 0.15 + 0.1 + 0.03 * 9)  # 11 CTAs a unit
+    assert rounds(replace(sk, stream_k=2), 712, 6144, 132, 4096) == pytest.approx(144 / 132 + 0.15 + 0.1)
     with pytest.raises(ValueError, match="one at a time"):
         replace(sk, splits=2).validate(fmt)
     with pytest.raises(ValueError, match="stream_k is 0"):
