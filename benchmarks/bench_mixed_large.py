@@ -217,7 +217,8 @@ def main() -> int:
         if args.no_ragged:
             res.update({f"{label} no ragged": _safe(ours, M, b, g, zp=z, no_ragged=True) for label, b, g, z in OURS})
         if args.no_stream_k:
-            res.update({f"{label} no stream-K": _safe(ours, M, b, g, zp=z, no_stream_k=True) for label, b, g, z in OURS})
+            res.update({f"{label} no stream-K": _safe(ours, M, b, g, zp=z, no_stream_k=True)
+                        for label, b, g, z in OURS})
         if args.unsplit:
             res.update({f"{label} other split": _safe(ours, M, b, g, zp=z, unsplit=True) for label, b, g, z in OURS})
         for r in ("pdl", "plain") if args.reductions else ():

@@ -707,7 +707,7 @@ class Launch:
                           stream_flags(self._flags, self._flag_count, y.device), *self.y_args(y)[1:])
             except LaunchError as e:
                 # fewer SMs free to this process than the device reports (MPS with an SM limit): the splits
-                # go to the reduction kernel from now on, as where they outnumber the SMs
+                # go to the reduction kernel from now on, as where they outnumber the SMs (stream-K: whole tiles)
                 if e.code != COOPERATIVE_TOO_LARGE:
                     raise
                 self.sum_in_kernel = False

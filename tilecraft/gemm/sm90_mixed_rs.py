@@ -73,8 +73,8 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   (+ bias), as a dependent launch.
 * **Stream-K** (``stream_k``; tc.gemm's pick from M = 513 where the 2x1-cluster 256-row tiles leave a partial round
   of the SMs, ``_stream_k_or``). The dense kernel's schedule (sm90.stream_k_share): whole units first, then every
-  cluster takes an even share of the last partial round's k-tiles, the top of one unit's K and the bottom of
-  another's. A CTA whose slice of a unit is not the last stores its fp32 accumulators (scaled by per-channel scales
+  cluster takes an even share of the last partial round's k-tiles (mode 2: and of one whole round more), the top of
+  one unit's K and the bottom of another's. A CTA whose slice of a unit is not the last stores its fp32 accumulators (scaled by per-channel scales
   already) as its partial tile and raises its flag; the CTA of the last slice adds the earlier slices' partials in
   CTA order and runs the epilogue (sm90's ``_publish`` / ``_collect``). The launch is cooperative, one CTA per SM.
   Forty-ninth session (H100, W4A16 g128 / W8A16 per-channel): 4096 x 14336, M = 1536 249.2 / 272.3 us against 274.8
@@ -601,8 +601,8 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
 
 
 def tiling(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
-    """The register-A tiling for y (M, N) = x (M, K) @ W without stream-K. At M = 129..384, tiles of 192 x rows (one from M <=
-    192, two from 257) or one of 256 (M = 193..256, not for groups of 32, which ran 7% slower there; k-blocks
+    """The register-A tiling for y (M, N) = x (M, K) @ W without stream-K. At M = 129..384, tiles of 192 x rows
+    (one from M <= 192, two from 257) or one of 256 (M = 193..256, not for groups of 32, which ran 7% slower there; k-blocks
     interleaved), W through shared memory, split along K only where the tiles leave SMs idle (the partials then
     cross sm90's reduction kernel), when those tiles and slices cover 90% of the SMs; from M = 385 the
     192-row tiles too where they cover 90% of the SMs unsplit and, counting a 192-row tile 0.85 of a 256-row
@@ -735,20 +735,22 @@ STREAM_K_ROUNDS = (0.15, 0.1, 0.03)
 
 
 def _stream_k_or(cfg: RsConfig, M: int, N: int, K: int, sms: int) -> RsConfig:
-    """cfg, or from M = 513 the 2x1-cluster 256-row tiles (``PAIRS``) in stream-K (mode 2 where mode 1 would share a
-    unit among more than 3 clusters) where their units make more than
-    one round of the clusters but no whole number of rounds, and they take at most 0.98 of cfg's rounds: the units of
-    the last partial round are shared evenly by all clusters along K (sm90.stream_k_share), which makes their time
-    the units' rounds as a fraction, plus ``STREAM_K_ROUNDS``.
+    """cfg, or from M = 513 the 2x1-cluster 256-row tiles (``PAIRS``) in stream-K where their units make more than
+    one round of the clusters but no whole number of rounds, and they take at most 0.98 of cfg's rounds
+    (``single_rounds``: the units' rounds as a fraction, plus ``STREAM_K_ROUNDS``). Mode 1 shares the units of the
+    last partial round evenly among all clusters along K (sm90.stream_k_share); where that would share a unit among
+    more than 3 clusters, mode 2, which shares one whole round more, so that each cluster's share spans a unit or
+    more.
 
     Forty-ninth session (H100, three rounds in turn, tc.gemm against what it ran before, us, W4A16 g128 / W8A16
-    per-channel): 6144 x 4096, M = 1024 83.0 / 84.7 against 84.9 / 88.6 (208-row tiles); M = 1536 128.9 / 132.9
-    against 129.8 / 139.8 (192-row tiles); 4096 x 14336, M = 1536 / 1700 249.2 / 272.3 and 295.3 / 317.8 against
-    274.8 / 318.7 and 318.5 / 337.2; 14336 x 4096, M = 1024 178.8 / 194.0 against 188.4 / 200.0; 28672 x 4096, M =
-    1536 510.4 / 566.0 against 541.6 / 565.3; where split_rows had split M: N = K = 8192, M = 1280 247.1 / 263.8
-    against 256.7 / 268.2; 10240 x 8192, M = 1024 247.2 / 265.3 against 278.8 / 296.6; 4096 x 14336, M = 1280 222.6
-    / 236.7 against 224.4 / 240.1; 4096 x 4096, M = 1280 73.5 / 81.1 against 74.5 / 78.3; 8192 x 28672, M = 1280
-    813.4 / 918.9 against 847.6 / 894.8."""
+    per-channel; RESULTS.md has 20 shapes): mode 1 at 4096 x 14336, M = 1536 249.2 / 272.3 against 274.8 / 318.7
+    (192-row tiles); 10240 x 8192, M = 1024 247.2 / 265.3 against 278.8 / 296.6 (split_rows's two launches); 6144 x
+    4096, M = 1024 83.0 / 84.7 against 84.9 / 88.6 (208-row tiles). Mode 2 at 6144 x 4096, M = 520 59.6 / 65.2
+    against 74.9 / 81.2 in mode 1 and 80.6 / 86.8 before (192-row tiles); M = 712 61.4 / 66.9 against 76.0 / 80.9
+    in mode 1 (a ring of 4) and 64.6 / 68.6 before (144-row tiles); N = K = 8192, M = 3656 707.5 / 753.6 against
+    725.7 / 759.8 in mode 1 and 724.3 / 756.9 before (3584 + 72 rows). Slower: 8192 x 28672, M = 1280, W8A16 918.9
+    against 894.8 (1024 + 256 rows); 57344 x 8192, M = 712, W8A16 in mode 2 1110.5 against 1073.6 in mode 1 (1106.9
+    before)."""
     if M <= 512 or cfg.splits > 1:
         return cfg
     w_tiles = -(-N // 128)
@@ -756,9 +758,7 @@ def _stream_k_or(cfg: RsConfig, M: int, N: int, K: int, sms: int) -> RsConfig:
     units, clusters = -(-M // 256) * -(-w_tiles // cl), sms // cl
     if units <= clusters or units % clusters == 0:
         return cfg
-    # more than 3 clusters a shared unit (a partial round under a third full): mode 2, which shares one whole round
-    # more, so that each cluster's share spans a unit or more (6144 x 4096, M = 712, 11 a unit in mode 1: 61.4 /
-    # 66.9 us against 76.0 / 80.9 with a deeper W ring in mode 1, and 64.6 / 68.6 for the 144-row tiles)
+    # more than 3 clusters a shared unit in mode 1 (its partial round under a third full): mode 2
     sk = replace(PAIRS, cluster=cl, stream_k=1 if 3 * (units % clusters) >= clusters else 2)
     return sk if single_rounds(sk, M, N, sms, K) <= 0.98 * single_rounds(cfg, M, N, sms, K) else cfg
 
