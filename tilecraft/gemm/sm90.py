@@ -1509,8 +1509,8 @@ class Launch:
         self.cfg = cfg = replace(cfg, splits=effective_splits(K, cfg))
         if not cooperative:
             self.cfg = cfg = replace(cfg, stream_k=0)
-        if cfg.stream_k and 2 * sms * sms * -(-K // cfg.blk_k) >= 2 ** 31:
-            self.cfg = cfg = replace(cfg, stream_k=0)                     # the kernel's int32 iteration arithmetic
+        if cfg.stream_k and not stream_k_fits(sms, -(-K // cfg.blk_k)):
+            self.cfg = cfg = replace(cfg, stream_k=0)
         self.elem, self.ep = elem, ep
         self.majors = operand_majors(A3, Bt)
         CL, S = cfg.cluster, cfg.splits
@@ -1663,6 +1663,12 @@ def fused_split_reduction(cfg: Sm90Config, units: int, sms: int) -> bool:
     summing in distributed shared memory, were measured slower on an H100: 15 clusters of 8 and 30 of 4 are
     resident, and neighbouring SMs then read different k-ranges; RESULTS.md, twenty-eighth session.)"""
     return cfg.splits > 1 and cfg.cluster == 1 and not cfg.stream_k and units <= sms
+
+
+def stream_k_fits(sms: int, k_tiles: int) -> bool:
+    """Whether stream-K's int32 iteration arithmetic (units x k-tiles, times the clusters) holds for a grid of up
+    to `sms` CTAs over k_tiles k-tiles."""
+    return 2 * sms * sms * k_tiles < 2 ** 31
 
 
 def streamk_workspace(D3: Any, grid: int, cfg: Sm90Config) -> Any:

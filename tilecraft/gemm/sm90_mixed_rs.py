@@ -491,7 +491,7 @@ def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig, s
     bias: the kernel sums the splits itself. With stream-K, a partial tile's workspace and the flags for up to
     `sms` CTAs (without `sms`, the launch cannot be cooperative: whole tiles instead)."""
     import torch
-    from tilecraft.gemm.sm90 import effective_splits, fused_split_reduction
+    from tilecraft.gemm.sm90 import effective_splits, fused_split_reduction, stream_k_fits, streamk_workspace
 
     M, K = x2.shape
     N = y.shape[1]
@@ -502,10 +502,10 @@ def rs_launch_args(x2: Any, w: PackedWeight, bias: Any, y: Any, cfg: RsConfig, s
     edges = (whole_n, K % 64 == 0)
     units = math.ceil(M / cfg.blk_m) * math.ceil(w_tiles / cfg.cluster) * cfg.cluster * cfg.splits  # CTAs' worth
     Wk = flags = None
-    if cfg.stream_k and (sms is None or 2 * sms * sms * math.ceil(K / 64) >= 2 ** 31):
-        cfg = replace(cfg, stream_k=0)                # (no cooperative grid; the kernel's int32 iteration arithmetic)
+    if cfg.stream_k and (sms is None or not stream_k_fits(sms, math.ceil(K / 64))):
+        cfg = replace(cfg, stream_k=0)                                    # (no cooperative grid)
     if cfg.stream_k:                                  # a partial tile per CTA and the flags: the grid's CTAs <= sms
-        Wk = torch.empty(sms * cfg.blk_n * cfg.blk_m, dtype=torch.float32, device=y.device)
+        Wk = streamk_workspace(y, sms, cfg.schedule)
         flags = torch.zeros(sms * cfg.consumers, dtype=torch.int32, device=y.device)
     if cfg.splits > 1:
         Wk = torch.empty(cfg.splits, 1, M, N, dtype=torch.float32, device=y.device)
