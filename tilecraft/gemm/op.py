@@ -990,10 +990,11 @@ def pick_ragged_swap(M: int, N: int, K: int, sms: int) -> Sm90Config | None:
     1.14 / 1.24 against 1.00 / 1.00; M = 800 at 8192x8192 (200 rows) 1.15 / 1.22 against 0.90 / 0.96)."""
     best, best_ns = None, _sm90_estimate(pick_sm90_config(M, N, K, 1, sms), M, N, K, 1, sms, 2)
     for t, bn in row_tiles(M, 96):
-        stages = min(8, (CTA_SMEM - 1024 - 128 * bn * 2) // ((128 + bn) * 128 + 16))
-        if stages < 4:                                                    # (bn > 208: not measured)
+        cfg = Sm90Config(128, bn, 64, consumers=2, store_mn=True)
+        stages = max((s for s in range(4, 9) if replace(cfg, stages=s).smem_bytes() <= CTA_SMEM), default=0)
+        if not stages:                                                    # (bn > 208: not measured)
             continue
-        cfg = Sm90Config(128, bn, 64, stages=stages, consumers=2, store_mn=True)
+        cfg = replace(cfg, stages=stages)
         ns = _sm90_estimate(cfg, N, M, K, 1, sms, 2, rate=_SWAP_RATE * min(1.0, bn / 128) ** 1.5)
         if ns < best_ns:
             best, best_ns = cfg, ns

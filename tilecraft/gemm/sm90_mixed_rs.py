@@ -708,8 +708,8 @@ def _ragged_or(cfg: RsConfig, M: int, N: int, sms: int, fmt: PackedFormat) -> Rs
         tiles = t * w_tiles
         if bm % 64 == 0 or tiles < 0.9 * sms * -(-tiles // sms):        # (256 rows: the pairs)
             continue
-        stages = min(6, (CTA_SMEM - 1024 - 128 * bm * 2) // (bm * 128 + 128 * 64 * fmt.bits // 8 + 16))
-        c = RsConfig(blk_m=bm, stages=stages, depth=2, w_smem=True, store_mn=True)
+        c = RsConfig(blk_m=bm, depth=2, w_smem=True, store_mn=True)
+        c = replace(c, stages=max(s for s in range(2, 7) if replace(c, stages=s).smem_bytes(fmt.bits) <= CTA_SMEM))
         if single_rounds(c, M, N, sms) <= best_rounds:
             best, best_rounds = c, single_rounds(c, M, N, sms)
     return best
