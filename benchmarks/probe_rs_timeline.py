@@ -6,9 +6,11 @@
 
 ``sm90_mixed_rs_kernel(timeline=...)``: the first consumer warpgroup of every CTA records its SM and start, and per
 work unit the global timer before its main loop, after it, and after its epilogue (or its split-K partial and,
-where the kernel sums the splits, the sum). x (M, 8192) @ W (8192, 8192) (``--nk`` to change), the weight rotated
-over copies past L2, the last of ``--calls`` launches reported as benchmarks/probe_sm90_timeline.py does; the
-result is checked against float64. Configurations default to tc.gemm's pick (an empty --configs).
+where the kernel sums the splits, the sum; with stream-K, per item: its slice's hand-over, or the others' partials
+added and the epilogue). Clusters and stream-K launch as tc.gemm launches them (stream-K: a CTA per SM). x (M, 8192)
+@ W (8192, 8192) (``--nk`` to change), the weight rotated over copies past L2, the last of ``--calls`` launches
+reported as benchmarks/probe_sm90_timeline.py does; the result is checked against float64. Configurations default to
+tc.gemm's pick (an empty --configs).
 """
 from __future__ import annotations
 
@@ -59,15 +61,17 @@ def main() -> int:
         for i in range(a.calls):
             args, units = rs_launch_args(x, pws[i % copies], None, y, cfg, None if a.partials_only else sms)
             run_cfg, flags = args[8], args[12]
-            grid = units
-            if grid > sms or run_cfg.cluster > 1:
-                print(f"\n### {run_cfg.name}: {units} work units on {sms} SMs or a cluster: not probed here")
+            CL = run_cfg.cluster
+            grid = sms // CL * CL if run_cfg.stream_k else units     # (stream-K: a CTA per SM, whole clusters)
+            if grid > sms:
+                print(f"\n### {run_cfg.name}: {units} work units on {sms} SMs: not probed here")
                 break
             if tl is None:
                 tl = torch.zeros(grid, 2 + 3 * TIMELINE_ITEMS, dtype=torch.int64, device="cuda")
             tl.zero_()
-            sm90_mixed_rs_kernel.launch(*args, timeline=tl, grid=(grid,), block=(run_cfg.threads,),
-                                        cooperative=flags is not None)
+            extra = dict(tmD=args[14]) if len(args) > 13 else {}              # (y by TMA: store_mn)
+            sm90_mixed_rs_kernel.launch(*args[:13], timeline=tl, **extra, grid=(grid,), block=(run_cfg.threads,),
+                                        cluster=(CL, 1, 1) if CL > 1 else None, cooperative=flags is not None)
         else:
             torch.cuda.synchronize()
             if args[7] is not None and flags is None:

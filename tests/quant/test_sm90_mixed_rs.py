@@ -566,9 +566,9 @@ def test_gpu_ragged_x_tiles_store_y_by_tma(fmt: tuple) -> None:
 def test_gpu_stream_k(fmt: tuple) -> None:
     """Stream-K: the units of the last partial round of the SMs shared by every CTA along K, the earlier slices' fp32
     partial tiles handed over through the workspace and flags. 2x1-cluster 256-row tiles with y by TMA (modes 1 and
-    2), and 128x256 tiles storing y from the registers, at ragged M and N whose units make 1.3-1.4 rounds; twice in
-    a row (the flags back at 0, the same bits: the partials are added in a fixed order); then tc.gemm where its pick
-    takes stream-K; against float64."""
+    2, the latter also with fewer units than clusters), and 128x256 tiles storing y from the registers, at ragged M and
+    N whose units make 1.3-1.4 rounds; twice in a row (the flags back at 0, the same bits: the partials are added in a
+    fixed order); then tc.gemm where its pick takes stream-K; against float64."""
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("needs an sm_90 GPU")
     bits, group, zp, dtype = fmt
@@ -576,7 +576,10 @@ def test_gpu_stream_k(fmt: tuple) -> None:
     K = 1408                                                             # 22 k-tiles
     pairs_n = 256 * -(-(sms // 2) * 14 // 30) - 80                      # 3 x-tiles of 1.4 rounds' clusters, ragged N
     cases = ((replace(sm90_mixed_rs.PAIRS, stream_k=1), 520, pairs_n), (replace(sm90_mixed_rs.PAIRS, stream_k=2), 520,
-             pairs_n), (RsConfig(stream_k=1), 300, 128 * -(-sms * 13 // 20) - 48))
+             pairs_n), (RsConfig(stream_k=1), 300, 128 * -(-sms * 13 // 20) - 48),
+             # mode 2 with fewer units than clusters: every unit shared by several clusters, whose last slice adds
+             # the partials of all the others
+             (replace(sm90_mixed_rs.PAIRS, stream_k=2), 200, 2560 - 48))
     for cfg, M, N in cases:
         pw = _weight(bits, group, zp, dtype, K, N, seed=M).to("cuda")
         g = torch.Generator().manual_seed(N)
