@@ -684,8 +684,8 @@ class Launch:
         return w.qweight
 
     def y_args(self, y: Any) -> tuple:
-        """The kernel's arguments after the static ones for y (sm90_mixed_rs.RsLaunch: y's TMA map with
-        ``store_mn``)."""
+        """The kernel's arguments after its flags for y (sm90_mixed_rs.RsLaunch: the timeline and y's TMA map with
+        ``store_mn``), or () (this kernel has no flags argument: nothing after the static arguments)."""
         return ()
 
     def x_map(self, x2: Any, dtype: str) -> Any:
@@ -697,6 +697,7 @@ class Launch:
 
         tmA = by_address(self.maps, x2, lambda x: self.x_map(x, w.format.dtype))
         D3 = y                 # for the kernel's (1, M, N) view of y: the bound launches read only its address
+        tail = self.y_args(y)
         if self.fused:                                                    # the kernel sums the splits, adds the bias
             import torch
             from tilecraft.gemm.sm90 import COOPERATIVE_TOO_LARGE
@@ -704,7 +705,7 @@ class Launch:
             W = torch.empty(self._split_shape, dtype=torch.float32, device=y.device)
             try:
                 self.main(tmA, self.w_arg(w), w.scales, w.zeros, bias, D3, self.K, W, *self.static,
-                          stream_flags(self._flags, self._flag_count, y.device), *self.y_args(y)[1:])
+                          stream_flags(self._flags, self._flag_count, y.device), *tail)
             except LaunchError as e:
                 # fewer SMs free to this process than the device reports (MPS with an SM limit): the splits
                 # go to the reduction kernel from now on, as where they outnumber the SMs (stream-K: whole tiles)
@@ -716,6 +717,6 @@ class Launch:
             return
         W = None if self.reduce is None else self.reduce.workspace(D3)
         self.main(tmA, self.w_arg(w), w.scales, w.zeros, bias if W is None else None, D3, self.K, W, *self.static,
-                  *self.y_args(y))
+                  *((None, *tail) if tail else ()))                       # (no flags)
         if W is not None:                                                 # the reduction adds the bias
             self.reduce(W, None, D3, bias)

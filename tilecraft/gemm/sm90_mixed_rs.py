@@ -565,12 +565,11 @@ class RsLaunch(Launch):
         return by_address(self.wmaps, w.qweight, lambda q: w_map(q, self.cfg, w.format))
 
     def y_args(self, y: Any) -> tuple:
-        """(flags, timeline, tmD) where the epilogue stores y by TMA (``store_mn``: y_map, cached per address), else
-        ()."""
+        """(timeline, tmD) where the epilogue stores y by TMA (``store_mn``: y_map, cached per address), else ()."""
         if not self.stores_y:
             return ()
         from tilecraft.gemm.sm90 import by_address
-        return None, None, by_address(self.ymaps, y, lambda v: y_map(v, self.cfg))
+        return None, by_address(self.ymaps, y, lambda v: y_map(v, self.cfg))
 
 
 #: the 256-row tiles in 2x1 clusters sharing x (pick_rs_config; split_rows's first launch), y through M-major buffers
