@@ -8,8 +8,9 @@
 # - sk_tests: the GPU tests of stream-K in the register-A kernel (test_gpu_stream_k);
 # - sk_tl: per-CTA timelines (probe_rs_timeline.py) of the 2x1-cluster 256-row tiles in stream-K modes 1 and 2 at
 #   SK_TL (NxK:M ...);
-# - sk_pre: tc.gemm against the 2x1-cluster 256-row tiles in stream-K modes 1 and 2 (mode 2 loading its peers'
-#   partials before the last slice's main loop) at SK_PRE (NxK:M,M,...);
+# - sk_pre: tc.gemm against the 2x1-cluster 256-row tiles in stream-K modes 1 and 2 at SK_PRE (NxK:M,M,...); the
+#   session ran it with benchmarks/patches/rs_sk_preload.diff applied (mode 2 loading its peers' partials before the
+#   last slice's main loop), and sk_tests and sk_tl with it too;
 # - rs_tests: all GPU tests of the register-A kernel (tests/quant/test_sm90_mixed_rs.py) and of the producer
 #   kernel's launch (tests/quant/test_sm90_mixed.py), after Launch.y_args changed.
 source "$(dirname "$0")/device_env.sh"
