@@ -10,7 +10,7 @@
 #   SK_TL (NxK:M ...);
 # - sk_pre: tc.gemm against the 2x1-cluster 256-row tiles in stream-K modes 1 and 2 at SK_PRE (NxK:M,M,...); the
 #   session ran it with benchmarks/patches/rs_sk_preload.diff applied (mode 2 loading its peers' partials before the
-#   last slice's main loop), and sk_tests and sk_tl with it too;
+#   last slice's main loop), and run 5's sk_tests and sk_tl with it too (run 7's sk_tests without);
 # - rs_tests: all GPU tests of the register-A kernel (tests/quant/test_sm90_mixed_rs.py) and of the producer
 #   kernel's launch (tests/quant/test_sm90_mixed.py), after Launch.y_args changed.
 source "$(dirname "$0")/device_env.sh"
