@@ -74,12 +74,12 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
 * **Stream-K** (``stream_k``; tc.gemm's pick from M = 513 where the 2x1-cluster 256-row tiles leave a partial round
   of the SMs, ``_stream_k_or``). The dense kernel's schedule (sm90.stream_k_share): whole units first, then every
   cluster takes an even share of the last partial round's k-tiles (mode 2: and of one whole round more), the top of
-  one unit's K and the bottom of another's. A CTA whose slice of a unit is not the last stores its fp32 accumulators (scaled by per-channel scales
-  already) as its partial tile and raises its flag; the CTA of the last slice adds the earlier slices' partials in
-  CTA order and runs the epilogue (sm90's ``_publish`` / ``_collect``). The launch is cooperative, one CTA per SM.
-  Forty-ninth session (H100, W4A16 g128 / W8A16 per-channel): 4096 x 14336, M = 1536 249.2 / 272.3 us against 274.8
-  / 318.7; 10240 x 8192, M = 1024 247.2 / 265.3 against 278.8 / 296.6 (split in two launches); the shared k-tiles
-  cost 0.25-0.5 of a round at K = 4096 (RESULTS.md).
+  one unit's K and the bottom of another's. A CTA whose slice of a unit is not the last stores its fp32 accumulators
+  (scaled by per-channel scales already) as its partial tile and raises its flag; the CTA of the last slice adds the
+  earlier slices' partials in CTA order and runs the epilogue (sm90's ``_publish`` / ``_collect``). The launch is
+  cooperative, one CTA per SM. Forty-ninth session (H100, W4A16 g128 / W8A16 per-channel): 4096 x 14336, M = 1536
+  249.2 / 272.3 us against 274.8 / 318.7; 10240 x 8192, M = 1024 247.2 / 265.3 against 278.8 / 296.6 (split in two
+  launches); the shared k-tiles cost 0.25-0.5 of a round at K = 4096 (RESULTS.md).
 * **Ragged M** (tc.gemm without a config; ``split_rows``). Where the 2x1-cluster 256-row tiles of 256 q rows fill
   their rounds of the SMs but the rows past them would add a partial round, those r = M - 256 q rows (1..384)
   run as a second launch of the kernel picked for them (the small-M kernel up to 32 rows): at N = K = 8192, M =
@@ -410,8 +410,8 @@ def sm90_mixed_rs_kernel(tmX, qw, scales, zeros, bias, D, K, Wk, cfg: Constexpr,
     finishes (None without), or with flags (int32 zeros, one per tile of y, left at 0) the splits of
     each tile sum it here and add the bias (every unit resident: ``fused_split_reduction``). With stream-K, Wk
     is the flat fp32 workspace of a partial tile per CTA and flags one int32 zero per CTA and consumer warpgroup
-    (left at 0; the launch cooperative, a CTA per SM). edges: (N is
-    a multiple of blk_n, K of 64); full: M and N are whole tiles. timeline: None, or sm90_gemm_kernel's int64
+    (left at 0; the launch cooperative, a CTA per SM). edges: (N is a multiple of blk_n, K of 64); full: M and N
+    are whole tiles. timeline: None, or sm90_gemm_kernel's int64
     (grid, 2 + 3 * TIMELINE_ITEMS) record of each CTA's first consumer warpgroup (its SM, its start, and per work
     unit the global timer before the main loop, after it and after the epilogue or split-K sum;
     benchmarks/probe_rs_timeline.py); without it the kernel is unchanged. tmD (``store_mn``): the TMA map of y^T's
@@ -601,8 +601,8 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
 
 def tiling(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
     """The register-A tiling for y (M, N) = x (M, K) @ W without stream-K. At M = 129..384, tiles of 192 x rows
-    (one from M <= 192, two from 257) or one of 256 (M = 193..256, not for groups of 32, which ran 7% slower there; k-blocks
-    interleaved), W through shared memory, split along K only where the tiles leave SMs idle (the partials then
+    (one from M <= 192, two from 257) or one of 256 (M = 193..256, not for groups of 32, which ran 7% slower there;
+    k-blocks interleaved), W through shared memory, split along K only where the tiles leave SMs idle (the partials then
     cross sm90's reduction kernel), when those tiles and slices cover 90% of the SMs; from M = 385 the
     192-row tiles too where they cover 90% of the SMs unsplit and, counting a 192-row tile 0.85 of a 256-row
     one, take at most 0.9 the rounds' time of the 2x1-cluster 256-row tiles (or those leave SMs idle; N > 128
