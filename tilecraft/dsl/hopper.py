@@ -362,6 +362,8 @@ def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any =
         raise TraceError(f"wgmma_gemm: acc must be a 32-bit register fragment of {nd * (M // am)} values, got {acc!r}")
     if _L.cosize(acc.layout) != _L.size(acc.layout) or not _L.coalesce(acc.layout).stride in (1, 0):
         raise TraceError(f"wgmma_gemm: acc {acc.layout} must be a compact fragment (values first)")
+    if not isinstance(acc.offset, int):
+        raise TraceError(f"wgmma_gemm: acc must start at a static register, got offset {acc.offset!r}")
     ctype = eng.dtype.ctype
     trans = ""
     if atom.shape_mnk[2] == 16:  # 16-bit operands take the transpose bits (rs: B's only)
@@ -379,7 +381,7 @@ def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any =
                 da = f"*reinterpret_cast<const {ra.dtype.ctype}(*)[4]>({ra.address(_add(sA.offset, 4 * kb))})"
             else:
                 da = render(_k_block_desc(sA, (am, k), (mb, kb), a_major))
-            first = mb * nd
+            first = acc.offset + mb * nd                                  # (a slice of a larger fragment)
             for q in range(nd):
                 eng.versions[first + q] += 1
             if kb == kbs[0]:
