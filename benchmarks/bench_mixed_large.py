@@ -61,7 +61,7 @@ def _err(y: Any, ref: Any) -> float:
 
 
 def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, reduce: str = "", zp: bool = False,
-         unsplit: bool = False, no_ragged: bool = False, no_stream_k: bool = False) -> dict:
+         unsplit: bool = False, no_ragged: bool = False, no_stream_k: bool = False, no_three: bool = False) -> dict:
     """tc.gemm on the packed weight (ring < 0), or sm90_mixed_gemm with the heuristic's tiling given a
     cp.async ring of `ring` k-tiles (0: the register ring the heuristic picked), or with the register-A
     kernel's tiling `rs` (sm90_mixed_rs.RsConfig). ``reduce``: tc.gemm's pick with its split-K partials
@@ -70,7 +70,8 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
     sm90_mixed_rs.split_rows: tc.gemm's pick with M in one launch where it splits M in two, else 256 q rows
     (q = (M - 1) // 256) in 2x1-cluster tiles and the rest in a launch of their own. ``no_ragged``: what tc.gemm ran
     before the ragged x tiles (sm90_mixed_rs._ragged_or left out: its picks and split_rows's). ``no_stream_k``: what it
-    ran before stream-K (sm90_mixed_rs._stream_k_or left out)."""
+    ran before stream-K (sm90_mixed_rs._stream_k_or left out). ``no_three``: what it ran before the three-consumer
+    tiles of more than 192 rows of x (sm90_mixed_rs._three_or left out)."""
     from tilecraft.gemm.sm90_mixed import (
         SM90_MIN_M, _prepare, pick_config, pick_sm90_mixed_config, sm90_mixed_gemm, use_sm90_mixed, with_ring,
     )
@@ -90,8 +91,8 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
     if rs is not None:
         cfg = rs
         fn = lambda xx, p: sm90_mixed_gemm(xx, p, None, cfg)  # noqa: E731
-    elif no_ragged or no_stream_k:
-        name = "_ragged_or" if no_ragged else "_stream_k_or"
+    elif no_ragged or no_stream_k or no_three:
+        name = "_ragged_or" if no_ragged else "_stream_k_or" if no_stream_k else "_three_or"
         choice = getattr(sm90_mixed_rs, name)
         setattr(sm90_mixed_rs, name, lambda cfg, *a: cfg)
         try:
@@ -173,6 +174,8 @@ def main() -> int:
                     "(sm90_mixed_rs._ragged_or left out of its picks and split_rows's)")
     ap.add_argument("--no-stream-k", action="store_true", help="also time what tc.gemm ran before stream-K "
                     "(sm90_mixed_rs._stream_k_or left out of its picks and split_rows's)")
+    ap.add_argument("--no-three", action="store_true", help="also time what tc.gemm ran before the three-consumer "
+                    "tiles (sm90_mixed_rs._three_or left out of its picks and split_rows's)")
     ap.add_argument("--unsplit", action="store_true", help="also time sm90_mixed_rs.split_rows's other choice: "
                     "M in one launch where it splits M in two, else split in two")
     ap.add_argument("--rounds", type=int, default=1, help="time every contender of an M in turn this many times and "
@@ -219,6 +222,8 @@ def main() -> int:
         if args.no_stream_k:
             res.update({f"{label} no stream-K": _safe(ours, M, b, g, zp=z, no_stream_k=True)
                         for label, b, g, z in OURS})
+        if args.no_three:
+            res.update({f"{label} no three": _safe(ours, M, b, g, zp=z, no_three=True) for label, b, g, z in OURS})
         if args.unsplit:
             res.update({f"{label} other split": _safe(ours, M, b, g, zp=z, unsplit=True) for label, b, g, z in OURS})
         for r in ("pdl", "plain") if args.reductions else ():

@@ -145,7 +145,9 @@ def test_every_format_compiles_unserialized_without_spills(fmt: tuple) -> None:
                        (sm90_mixed_rs.PAIRS, dict(M=1100, K=384, N=272)),    # 2x1 clusters, y by TMA
                        (replace(sm90_mixed_rs.PAIRS, stream_k=1), dict(M=1100, K=384, N=272)),   # and stream-K
                        # ragged x tiles (136 rows), y by TMA
-                       (sm90_mixed_rs.pick_rs_config(520, 4096, 14336, 132, _format(fmt)), dict(M=517, K=384, N=272))):
+                       (sm90_mixed_rs.pick_rs_config(520, 4096, 14336, 132, _format(fmt)), dict(M=517, K=384, N=272)),
+                       # three consumers by 224 rows: two wgmmas a 16-k block (not picked for int8 g32 zp)
+                       (sm90_mixed_rs.pick_rs_config(1280, 4096, 4096, 132, _format(fmt)), dict(M=1300, K=384, N=272))):
         args = _args(fmt, cfg, **shape)
         assert (args[-1] is not None) == cfg.store_mn                       # y's TMA map
         if cfg.stream_k:                                                    # a partial tile per CTA, the flags
@@ -216,6 +218,78 @@ def test_wgmma_gemm_issues_the_k_blocks_asked_for() -> None:
     for bad in ((4,), (), (-1,)):
         with pytest.raises(TraceError, match="k_blocks"):
             _k_blocks_kernel.source(out, bad)
+
+
+@dsl.kernel
+def _acc_halves_kernel(out):
+    """Two register-A wgmmas of 32 rows of x each into the two halves of one 32-value fragment."""
+    from tilecraft.gemm.sm90 import ELEMENTS, smem_layout
+    dtype, wg_type = ELEMENTS["bfloat16"]
+    sX = dsl.smem_tensor(dtype, smem_layout(dtype, "K", 64, 64, 1), align=1024)
+    afrag = dsl.make_rmem_tensor(dsl.uint32, (16,))
+    for i in range(16):
+        afrag[i] = dsl.convert(threadIdx.x + i, dsl.uint32)
+    acc = dsl.make_rmem_tensor(dsl.float32, (32,))
+    hopper.wgmma_fence()
+    for p in range(2):
+        hopper.wgmma_gemm(wgmma_atom(32, wg_type, operands="rs"), afrag, tc.local_tile(sX(_, _, 0), (32, 64), (p, 0)),
+                          tc.local_tile(acc, (16,), (p,)), accumulate=False)
+    hopper.wgmma_commit()
+    hopper.wgmma_wait(0)
+    out[threadIdx.x] = acc(0) + acc(16)
+
+
+def test_wgmma_gemm_writes_a_slice_of_a_fragment_where_it_starts() -> None:
+    """wgmma_gemm's accumulators may be a slice of a larger fragment (RsConfig.mma_parts): the second half's
+    wgmmas take the fragment's values 16.., the first half's values 0..; the halves of x's stage start 32 rows
+    (4 KB) apart."""
+    src = _acc_halves_kernel.source(torch.empty(128, dtype=torch.float32))
+    calls = [line for line in src.splitlines() if "wgmma_m64n32k16" in line]
+    assert len(calls) == 8
+    assert all("(*reinterpret_cast<float(*)[16]>(acc)," in c for c in calls[:4]), calls[0]
+    assert all("(*reinterpret_cast<float(*)[16]>(acc + 16)," in c for c in calls[4:]), calls[4]
+    assert calls[0].split("gmma_desc(")[1] != calls[4].split("gmma_desc(")[1]     # the other half of x's rows
+
+
+def test_three_consumers_split_their_wgmma_past_192_rows_of_x() -> None:
+    """Three consumers by more than 192 rows of x issue two wgmmas per 16-k block, each on half the rows (ptxas
+    holds one instruction to the launch's 128 registers: 64x224 would ask for 142); two consumers, or 192 rows, one.
+    The halves need a multiple of 16 rows, and the 24 + 3 x 160 registers fit the 512 threads' 128 each."""
+    fmt = Q.PackedFormat(4, 128, False, "bfloat16")
+    assert sm90_mixed_rs.three_consumers(224, fmt).mma_parts == 2 and RsConfig(blk_n=192, blk_m=192).mma_parts == 1
+    assert RsConfig(blk_m=224).mma_parts == 1 and replace(sm90_mixed_rs.WIDE, blk_m=256).mma_parts == 2
+    with pytest.raises(ValueError, match="multiple of 16"):
+        replace(sm90_mixed_rs.three_consumers(224, fmt), blk_m=200).validate(fmt)
+    with pytest.raises(ValueError, match="registers exceed"):
+        replace(sm90_mixed_rs.three_consumers(224, fmt), producer_regs=40).validate(fmt)
+    assert [sm90_mixed_rs.three_consumers(bm, Q.PackedFormat(b, None, False, "bfloat16")).stages
+            for bm in (208, 224) for b in (4, 8)] == [4, 3, 4, 3]
+    x, y, b = torch.empty(1300, 384, dtype=torch.bfloat16), torch.empty(1300, 272, dtype=torch.bfloat16), None
+    src = sm90_mixed_rs.sm90_mixed_rs_kernel.source(*sm90_mixed_rs.rs_launch_args(
+        x, _weight(4, 128, False, torch.bfloat16, 384, 272), b, y, sm90_mixed_rs.three_consumers(224, fmt))[0])
+    calls = [line for line in src.splitlines() if "wgmma_m64n112k16" in line and "tCrC" in line]
+    halves = [sum("[56]>(tCrC + 56)," in c for c in calls), sum("[56]>(tCrC)," in c for c in calls)]
+    assert halves[0] == halves[1] > 0 and len(calls) == sum(halves) and "wgmma_m64n224k16" not in src
+
+
+def test_three_consumers_where_they_fill_whole_rounds() -> None:
+    """``_three_or``: 192 x 208 / 224 tiles where t x-tiles of M / t rows fill whole rounds of the SMs at 0.95 the
+    time of the other pick, counted at the pairs' rate per multiply-add (sessions 51's measurements: 4096 x 4096 at
+    M = 1280 in 22 x 6 = 132 tiles); not where the tiles leave a partial round, nor for int8 in groups of 32 with
+    zero points."""
+    pick = sm90_mixed_rs.pick_rs_config
+    for fmt in (Q.PackedFormat(4, 128, False, "bfloat16"), Q.PackedFormat(8, None, False, "float16")):
+        for N, K, M, bm in ((4096, 4096, 1280, 224), (6144, 4096, 800, 208), (14336, 4096, 1100, 224),
+                            (8192, 8192, 1200, 208), (8192, 8192, 2600, 224), (4096, 14336, 1280, 224)):
+            cfg = pick(M, N, K, 132, fmt)
+            assert cfg == sm90_mixed_rs.three_consumers(bm, fmt), (N, K, M, cfg.name)
+            assert sm90_mixed_rs.split_rows(M, N, K, 132, fmt) == 0
+        assert pick(1024, 6144, 4096, 132, fmt).stream_k                  # 32 x 5 tiles: 1.2 rounds
+        assert pick(4096, 8192, 8192, 132, fmt) == replace(sm90_mixed_rs.PAIRS, cluster=2)   # 7 rounds of 1.31
+        assert pick(150, 8192, 8192, 132, fmt).consumers == 2
+    assert pick(1280, 4096, 4096, 132, Q.PackedFormat(8, 32, True, "bfloat16")).consumers == 2
+    assert sm90_mixed_rs.single_rounds(sm90_mixed_rs.three_consumers(224, Q.PackedFormat(4, 128, False, "bfloat16")),
+                                       4096, 8192, 132) == 7 * 192 * 224 / (128 * 256)
 
 
 def test_interleaved_k_blocks_issue_each_wgmma_after_its_fragment() -> None:
@@ -328,7 +402,9 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     # M > 384: 192-row tiles where they take fewer, fuller rounds than 2x1 clusters of 256 rows (or M / t rows)
     assert pick_config(fmt, 768, 8192, 8192, 132) == RsConfig(blk_m=192, stages=6, w_smem=True)
     assert pick_config(fmt, 768, 4096, 14336, 132).blk_m == 192                   # 128 tiles (256 rows: 96)
-    assert pick_config(fmt, 640, 8192, 8192, 132).blk_m == pick_config(fmt, 640, 4096, 14336, 132).blk_m == 160
+    assert pick_config(fmt, 640, 4096, 14336, 132).blk_m == sm90_mixed_rs.tiling(640, 8192, 8192, 132, fmt).blk_m == 160
+    # (at 8192 x 8192 three consumers by 224 rows take one round of 43 x 3 tiles: _three_or)
+    assert pick_config(fmt, 640, 8192, 8192, 132) == sm90_mixed_rs.three_consumers(224, fmt)
     assert pick_config(fmt, 448, 8192, 8192, 132) == sm90_mixed_rs.PAIRS           # 192 rows: 192 tiles, 2 rounds
     assert pick_config(fmt, 896, 8192, 8192, 132) == sm90_mixed_rs.PAIRS           # 3 rounds against 2
     assert pick_config(fmt, 1088, 8192, 8192, 132).blk_m == 192                   # 3 rounds each
@@ -384,8 +460,13 @@ def test_stream_k_where_the_pairs_leave_a_partial_round() -> None:
     than a round of the clusters but no whole number of rounds, and the estimate (their rounds as a fraction, plus
     STREAM_K_ROUNDS, which grows with the CTAs sharing a unit) is at most 0.98 of the other pick's. The shapes the
     forty-ninth session measured, where it ran faster than the picks before: mode 1 where up to 3 clusters share a
-    unit of the partial round, else mode 2 (one whole round more shared), which ran faster there."""
-    pick, fmt = sm90_mixed_rs.pick_rs_config, Q.PackedFormat(4, 128, False, "bfloat16")
+    unit of the partial round, else mode 2 (one whole round more shared), which ran faster there. (At 4096 x 14336,
+    M = 2632 tc.gemm now runs three consumers by 224 rows of x: ``_three_or``.)"""
+    fmt = Q.PackedFormat(4, 128, False, "bfloat16")
+
+    def pick(M: int, N: int, K: int, sms: int, fmt: Any) -> RsConfig:                # (without _three_or)
+        return sm90_mixed_rs._stream_k_or(sm90_mixed_rs.tiling(M, N, K, sms, fmt), M, N, K, sms)
+
     sk = replace(sm90_mixed_rs.PAIRS, stream_k=1)
     for N, K, M in ((6144, 4096, 1024), (4096, 14336, 1536), (4096, 14336, 1700), (8192, 8192, 1280),   # 2-3 a unit
                     (10240, 8192, 1024), (14336, 4096, 1024), (8192, 28672, 1280), (14336, 4096, 840),
@@ -419,7 +500,8 @@ def test_ragged_m_splits_into_whole_rounds_and_a_launch_for_the_rest() -> None:
     split = sm90_mixed_rs.split_rows
     for fmt in (Q.PackedFormat(4, 128, False, "bfloat16"), Q.PackedFormat(8, None, False, "float16")):
         # N = K = 8192 (64 W tiles, 132 SMs): 512 rows are one round (97% full), 1024 two
-        assert [split(M, 8192, 8192, 132, fmt) for M in (513, 576, 640, 700)] == [512, 512, 512, 512]
+        # (M = 640: one launch of three consumers by 224 rows, 43 x 3 tiles in one round: _three_or)
+        assert [split(M, 8192, 8192, 132, fmt) for M in (513, 576, 640, 700)] == [512, 512, 0, 512]
         # 2 + 0.30 rounds against 3 of 192-row tiles (0.85 each); M = 1200: 6 tiles of 200 rows (3 rounds of 0.87);
         # M = 1280: the pairs in stream-K (2.42 rounds and its cost)
         assert [split(M, 8192, 8192, 132, fmt) for M in (1025, 1088, 1200, 1280)] == [1024, 1024, 0, 0]
@@ -434,11 +516,13 @@ def test_ragged_m_splits_into_whole_rounds_and_a_launch_for_the_rest() -> None:
         assert split(1400, 4096, 14336, 132, fmt) == 1024 and split(1536, 4096, 14336, 132, fmt) == 0
         assert split(512, 8192, 8192, 132, fmt) == split(300, 8192, 8192, 132, fmt) == 0
         # 4096 x 14336 (32 W tiles): 1024 rows fill a round; M = 640's 512 rows would leave half the SMs idle
-        assert split(1280, 4096, 14336, 132, fmt) == split(1100, 4096, 14336, 132, fmt) == 1024
+        # (M = 1280: one launch of 22 x 6 tiles of three consumers by 224 rows, one round: _three_or)
+        assert split(1100, 4096, 14336, 132, fmt) == 1024 and split(1280, 4096, 14336, 132, fmt) == 0
         assert split(640, 4096, 14336, 132, fmt) == 0
         assert split(600, 28672, 4096, 132, fmt) == 0          # 448 pair tiles: 85% of 4 rounds
         # 28672 x 4096: the rest's own pick at M = 64 runs 224 pair tiles, two rounds: 7 + 2 against 9 rounds
-        assert split(1088, 28672, 4096, 132, fmt) == 0 and split(1300, 28672, 4096, 132, fmt) == 1280
+        assert split(1088, 28672, 4096, 132, fmt) == 0 and split(1300, 28672, 4096, 132, fmt) == 0
+        assert sm90_mixed_rs.pick_rs_config(1300, 28672, 4096, 132, fmt).mma_parts == 2   # 150 x 6 tiles: 6.8 rounds
         assert split(700, 128, 8192, 132, fmt) == 0            # one W tile: no pairs
         # short K: the second launch's fixed cost weighs more
         assert split(576, 8192, 8192, 132, fmt) == 512 and split(576, 8192, 4096, 132, fmt) == 0
@@ -625,8 +709,8 @@ def test_gpu_tc_gemm_runs_the_register_a_kernel_at_large_m() -> None:
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f[1] in (None, 32)], ids=_ID)
 def test_gpu_ragged_m_runs_in_two_launches(fmt: tuple) -> None:
     """tc.gemm where split_rows splits M: 512 (1024) rows in 2x1-cluster tiles, then the rest through the small-M
-    kernel (M = 517), the register-A kernel's pick for it (M = 576), or two 192-row tiles (M = 1300, 276 rows);
-    batched x, a bias, against float64."""
+    kernel (M = 517), the register-A kernel's pick for it (M = 576), or two 192-row tiles (M = 1345, 321 rows; at
+    M = 1300 three consumers by 224 rows now fill one round in one launch); batched x, a bias, against float64."""
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("needs an sm_90 GPU")
     from tilecraft.gemm import mixed
@@ -636,7 +720,7 @@ def test_gpu_ragged_m_runs_in_two_launches(fmt: tuple) -> None:
     bits, group, zp, dtype = fmt
     # sms / 2 W tiles: 512 rows of pairs are one round; sms / 4: 1024 rows
     for M, N, K, M1, rest in ((517, 64 * sms, 8192, 512, "mixed"), (576, 64 * sms, 8192, 512, "sm90_mixed_rs"),
-                              (1300, 32 * sms, 4096, 1024, "sm90_mixed_rs")):
+                              (1345, 32 * sms, 4096, 1024, "sm90_mixed_rs")):
         pw = _weight(bits, group, zp, dtype, K, N).to("cuda")
         b = torch.randn(N).to(dtype).cuda()
         assert sm90_mixed_rs.split_rows(M, N, K, sms, pw.format) == M1
@@ -679,6 +763,37 @@ def test_gpu_ragged_k(bits: int, K: int) -> None:
         y = sm90_mixed.sm90_mixed_gemm(x, pw, b, cfg)
         torch.cuda.synchronize()
         check_mixed_gemm(y, x, pw, b, _TOL, torch.bfloat16)
+
+
+#: three consumers by more than 192 rows of x: two wgmmas per 16-k block (RsConfig.mma_parts), 24 + 3 x 160 registers
+WIDE_X = RsConfig(blk_n=192, blk_m=224, stages=3, producer_regs=24, consumer_regs=160, w_smem=True, store_mn=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
+def test_gpu_three_consumers_by_two_wgmmas(fmt: tuple) -> None:
+    """Three consumer warpgroups by 224 and 208 rows of x, each 16-k block's wgmma split in two along x's rows
+    (the halves' accumulators side by side in one fragment): random shapes (ragged M, N and K's groups), y by TMA
+    and from the registers, interleaved k-blocks, and stream-K, against float64."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs an sm_90 GPU")
+    rng = random.Random("x2" + _ID(fmt))
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for M, cfg in ((rng.randint(100, 700), WIDE_X), (rng.randint(100, 700), replace(WIDE_X, store_mn=False)),
+                   (rng.randint(100, 700), replace(WIDE_X, blk_m=208, interleave=True))):
+        random_case(fmt, rng, M, cfg)
+    bits, group, zp, dtype = fmt
+    M, N, K = 600, 192 * (sms // 2) - 80, 1024                         # 1.5 rounds of units: stream-K mode 1
+    pw = _weight(bits, group, zp, dtype, K, N, seed=M).to("cuda")
+    x = torch.randn(M, K).to(dtype).cuda()
+    b = torch.randn(N).to(dtype).cuda()
+    launch = sm90_mixed_rs.RsLaunch(x, pw, b, torch.empty(M, N, dtype=dtype, device="cuda"), replace(WIDE_X,
+                                    stream_k=1), sms)
+    assert launch.cfg.stream_k and launch.fused
+    y = torch.full((M, N), float("nan"), dtype=dtype, device="cuda")
+    launch(x, pw, b, y)
+    torch.cuda.synchronize()
+    _check(y, x, pw, b)
 
 
 @pytest.mark.gpu

@@ -80,6 +80,14 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   cooperative, one CTA per SM. Forty-ninth session (H100, W4A16 g128 / W8A16 per-channel): 4096 x 14336, M = 1536
   249.2 / 272.3 us against 274.8 / 318.7; 10240 x 8192, M = 1024 247.2 / 265.3 against 278.8 / 296.6 (split in two
   launches); the shared k-tiles cost 0.25-0.5 of a round at K = 4096 (RESULTS.md).
+* **Three consumers by more than 192 rows of x** (``three_consumers``; tc.gemm's pick where 192 x 208 or 192 x 224
+  tiles fill whole rounds of the SMs, ``_three_or``). ptxas holds every instruction to the registers the launch
+  gives each thread (128 for 512 threads), whatever setmaxnreg gives the warpgroup later, and a 64x224 wgmma asks
+  for 142: such tiles split each 16-k block's wgmma in two along x's rows (``mma_parts``; 64x112 each, into the two
+  halves of one accumulator fragment), with 24 + 3 x 160 registers. Per multiply-add they run at the 2x1-cluster
+  256-row tiles' rate (fifty-first session, H100: 1.157 / 1.146 the time for 1.148 the rounds' work at N = K = 8192,
+  M = 4096), so their tile shape serves where 128 x 256 tiles leave a partial round: 4096 x 4096, M = 1280 (22 x 6
+  = 132 tiles) 62.2 / 65.9 us against 73.8 / 77.7 (W4A16 g128 / W8A16 per-channel; RESULTS.md).
 * **Ragged M** (tc.gemm without a config; ``split_rows``). Where the 2x1-cluster 256-row tiles of 256 q rows fill
   their rounds of the SMs but the rows past them would add a partial round, those r = M - 256 q rows (1..384)
   run as a second launch of the kernel picked for them (the small-M kernel up to 32 rows): at N = K = 8192, M =
@@ -138,7 +146,8 @@ class RsConfig:
     shared memory (y's N contiguous) and out by one TMA store (sm90.Sm90Config.store_mn), where y's rows are
     16-byte aligned; otherwise the block leaves the registers one value at a time; ``stream_k`` (1, or 2 with one
     whole round more): the units of the last partial round of the SMs are shared evenly along K by every CTA
-    (sm90.Sm90Config.stream_k; the module docstring)."""
+    (sm90.Sm90Config.stream_k; the module docstring). Three or four consumers by more than 192 rows of x split each
+    16-k block's wgmma in two along x's rows (``mma_parts``)."""
 
     blk_n: int = 128
     blk_m: int = 256
@@ -161,6 +170,14 @@ class RsConfig:
     @property
     def threads(self) -> int:
         return 128 * (1 + self.consumers)
+
+    @property
+    def mma_parts(self) -> int:
+        """wgmmas per 16-k block, each on a slice of the x rows: 2 where three or four consumers (512 or 640
+        threads, 128 or 96 registers at launch) take more than 192 rows of x. ptxas holds one instruction's
+        registers to the launch's count, whatever setmaxnreg gives the warpgroup (a 64x224 wgmma asks for 142),
+        so the wgmma is split along its N."""
+        return 2 if self.consumers > 2 and self.blk_m > 192 else 1
 
     @property
     def name(self) -> str:
@@ -201,6 +218,9 @@ class RsConfig:
                              "64 rows)")
         if self.blk_m % 8 or not 8 <= self.blk_m <= 256:
             raise ValueError(f"{self.name}: blk_m must be a multiple of 8 in [8, 256] (wgmma's N)")
+        if self.blk_m % (8 * self.mma_parts):
+            raise ValueError(f"{self.name}: blk_m must be a multiple of {8 * self.mma_parts} ({self.mma_parts} wgmmas "
+                             f"of a multiple of 8 rows of x each)")
         if self.blk_m % 64 and (self.splits > 1 or self.cluster > 1):
             raise ValueError(f"{self.name}: x tiles of no multiple of 64 rows take no split-K or cluster")
         if not 1 <= self.depth <= 8:
@@ -249,6 +269,17 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
     tiled_mma, cC = make_tiled_mma(atom), tc.make_identity_tensor((64, bM))   # (64,BLK_M) -> (n,m)
     thr_mma = tiled_mma.get_slice(threadIdx.x % 128)
     tCrC = dsl.make_rmem_tensor(dsl.float32, tc.make_layout(thr_mma.partition_C(cC).shape))
+    parts = cfg.mma_parts                                                 # wgmmas on slices of the x rows:
+    part_atom = atom if parts == 1 else wgmma_atom(bM // parts, wg_type, operands="rs")
+    part_acc = [tc.local_tile(Tensor(tCrC.engine, tc.make_layout(tc.size(tCrC))), (tc.size(tCrC) // parts,), (p,))
+                for p in range(parts)]                                    # columns 8c.. of a value-first fragment
+
+    def mma(stage: Any, accumulate: Any, k_blocks: Any = None) -> None:
+        """The k-tile's wgmmas (those of `k_blocks`) of the A fragments against x's stage."""
+        for p in range(parts):
+            sB = sX(_, _, stage) if parts == 1 else tc.local_tile(sX(_, _, stage), (bM // parts, 64), (p, 0))
+            hopper.wgmma_gemm(part_atom, afrag, sB, tCrC if parts == 1 else part_acc[p], accumulate=accumulate,
+                              k_blocks=k_blocks)
     KB = k_block(fmt.bits)
     KT = 64 // KB                                                         # 16-byte loads per k-tile
     G = fmt.group_size
@@ -334,8 +365,7 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
                     if sW is None and j == 0:
                         full_bar.wait(stage, phase)
                     hopper.wgmma_fence()
-                    hopper.wgmma_gemm(atom, afrag, sX(_, _, stage), tCrC, accumulate=i > 0 if j == 0 else True,
-                                      k_blocks=(j,))
+                    mma(stage, i > 0 if j == 0 else True, (j,))
                 refill()
                 hopper.wgmma_commit()
             else:
@@ -345,7 +375,7 @@ def _consumer(cfg: RsConfig, fmt: PackedFormat, full: bool, edges: tuple[bool, b
                 if sW is None:
                     full_bar.wait(stage, phase)                           # x's k-tile landed
                 hopper.wgmma_fence()
-                hopper.wgmma_gemm(atom, afrag, sX(_, _, stage), tCrC, accumulate=i > 0)
+                mma(stage, i > 0)
                 hopper.wgmma_commit()
             hopper.wgmma_wait(0)                                          # (see the module docstring: Overlap)
             with dsl.if_(leader):
@@ -595,8 +625,37 @@ def wide_depth(fmt: PackedFormat) -> int:
 
 def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
     """The register-A tiling for y (M, N) = x (M, K) @ W: ``tiling``'s, or its 256-row tiles in stream-K where they
-    take fewer rounds (``_stream_k_or``)."""
-    return _stream_k_or(tiling(M, N, K, sms, fmt), M, N, K, sms)
+    take fewer rounds (``_stream_k_or``), or three consumers by 208 or 224 rows of x where those make whole rounds
+    in less time (``_three_or``)."""
+    return _three_or(_stream_k_or(tiling(M, N, K, sms, fmt), M, N, K, sms), M, N, K, sms, fmt)
+
+
+def three_consumers(bm: int, fmt: PackedFormat) -> RsConfig:
+    """Three consumer warpgroups (192 rows of W) by bm (> 192) rows of x, two wgmmas a 16-k block (``mma_parts``),
+    24 + 3 x 160 registers, W through shared memory, y by TMA, as many stages as fit (3 or 4 for int4, 2 or 3 for
+    int8)."""
+    c = RsConfig(blk_n=192, blk_m=bm, producer_regs=24, consumer_regs=160, w_smem=True, store_mn=True)
+    return replace(c, stages=max(s for s in range(2, 5) if replace(c, stages=s).smem_bytes(fmt.bits) <= CTA_SMEM))
+
+
+def _three_or(cfg: RsConfig, M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
+    """cfg, or from M = 193 tiles of three consumers by bm = M / t rows of x (t the fewest x tiles of at most 224
+    rows; bm rounded up to 16, at least 208) where they fill at least 0.9 of their rounds of the SMs and take at most
+    0.95 of cfg's time (``single_rounds``: per multiply-add they run at the 2x1-cluster 256-row tiles' rate). Not for
+    int8 in groups of 32 with zero points (its kernel spills 4 bytes). Fifty-first session (H100, W4A16 g128 / W8A16
+    per-channel, three rounds in turn, us): 4096 x 4096, M = 1280 (22 x 6 = 132 tiles of 192 x 224) 62.2 / 65.9
+    against 73.8 / 77.7 (1024 + 256 rows in two launches; tilecraft's dense bf16 57.3); N = K = 8192, M = 4096, 43
+    x 19 tiles in 7 rounds 865.4 / 920.3 against the pairs' 748.3 / 803.0 in 8 rounds: 1.157 / 1.146 the time for
+    1.148 the rounds' multiply-adds."""
+    if M <= 192 or fmt.bits == 8 and fmt.group_size == 32 and fmt.zero_point:
+        return cfg
+    t = -(-M // 224)
+    bm = -(-M // (16 * t)) * 16
+    tiles = t * -(-N // 192)
+    if bm < 208 or tiles < 0.9 * sms * -(-tiles // sms):
+        return cfg
+    c = three_consumers(bm, fmt)
+    return c if single_rounds(c, M, N, sms, K) <= 0.95 * single_rounds(cfg, M, N, sms, K) else cfg
 
 
 def tiling(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
@@ -772,6 +831,8 @@ def single_rounds(cfg: RsConfig, M: int, N: int, sms: int, K: int = 8192) -> flo
     tiles = -(-M // cfg.blk_m) * -(-w_tiles // cfg.cluster) * cfg.cluster
     slots = sms // cfg.cluster * cfg.cluster
     unit = _x_tile_unit(cfg.blk_m) * cfg.blk_n / 128
+    if cfg.mma_parts > 1:                                                 # three consumers: the pairs' rate
+        unit = cfg.blk_n * cfg.blk_m / (128 * 256)
     if cfg.stream_k:                                                      # (_stream_k_or)
         scaled, fixed, per_sharer = STREAM_K_ROUNDS
         rest = tiles % slots                                              # the shared units' tiles (mode 1)
