@@ -187,8 +187,9 @@ def test_w_through_shared_memory_launches_a_map_of_the_words() -> None:
 
 
 @dsl.kernel
-def _k_blocks_kernel(out, blocks: dsl.Constexpr):
-    """A register-A wgmma of a 64-k tile limited to `blocks` (hopper.wgmma_gemm's ``k_blocks``)."""
+def _k_blocks_kernel(out, blocks: dsl.Constexpr, halves: dsl.Constexpr = 1):
+    """A register-A wgmma of a 64-k tile limited to `blocks` (hopper.wgmma_gemm's ``k_blocks``); with halves = 2,
+    two wgmmas of 32 rows of x each into the two halves of one 32-value fragment."""
     from tilecraft.gemm.sm90 import ELEMENTS, smem_layout
     dtype, wg_type = ELEMENTS["bfloat16"]
     sX = dsl.smem_tensor(dtype, smem_layout(dtype, "K", 64, 64, 1), align=1024)
@@ -197,11 +198,14 @@ def _k_blocks_kernel(out, blocks: dsl.Constexpr):
         afrag[i] = dsl.convert(threadIdx.x + i, dsl.uint32)
     acc = dsl.make_rmem_tensor(dsl.float32, (32,))
     hopper.wgmma_fence()
-    hopper.wgmma_gemm(wgmma_atom(64, wg_type, operands="rs"), afrag, sX(_, _, 0), acc, accumulate=False,
-                      k_blocks=blocks)
+    rows = 64 // halves
+    for p in range(halves):
+        sB = sX(_, _, 0) if halves == 1 else tc.local_tile(sX(_, _, 0), (rows, 64), (p, 0))
+        part = acc if halves == 1 else tc.local_tile(acc, (32 // halves,), (p,))
+        hopper.wgmma_gemm(wgmma_atom(rows, wg_type, operands="rs"), afrag, sB, part, accumulate=False, k_blocks=blocks)
     hopper.wgmma_commit()
     hopper.wgmma_wait(0)
-    out[threadIdx.x] = acc(0)
+    out[threadIdx.x] = acc(0) + acc(31)
 
 
 def test_wgmma_gemm_issues_the_k_blocks_asked_for() -> None:
@@ -220,30 +224,11 @@ def test_wgmma_gemm_issues_the_k_blocks_asked_for() -> None:
             _k_blocks_kernel.source(out, bad)
 
 
-@dsl.kernel
-def _acc_halves_kernel(out):
-    """Two register-A wgmmas of 32 rows of x each into the two halves of one 32-value fragment."""
-    from tilecraft.gemm.sm90 import ELEMENTS, smem_layout
-    dtype, wg_type = ELEMENTS["bfloat16"]
-    sX = dsl.smem_tensor(dtype, smem_layout(dtype, "K", 64, 64, 1), align=1024)
-    afrag = dsl.make_rmem_tensor(dsl.uint32, (16,))
-    for i in range(16):
-        afrag[i] = dsl.convert(threadIdx.x + i, dsl.uint32)
-    acc = dsl.make_rmem_tensor(dsl.float32, (32,))
-    hopper.wgmma_fence()
-    for p in range(2):
-        hopper.wgmma_gemm(wgmma_atom(32, wg_type, operands="rs"), afrag, tc.local_tile(sX(_, _, 0), (32, 64), (p, 0)),
-                          tc.local_tile(acc, (16,), (p,)), accumulate=False)
-    hopper.wgmma_commit()
-    hopper.wgmma_wait(0)
-    out[threadIdx.x] = acc(0) + acc(16)
-
-
 def test_wgmma_gemm_writes_a_slice_of_a_fragment_where_it_starts() -> None:
     """wgmma_gemm's accumulators may be a slice of a larger fragment (RsConfig.mma_parts): the second half's
     wgmmas take the fragment's values 16.., the first half's values 0..; the halves of x's stage start 32 rows
     (4 KB) apart."""
-    src = _acc_halves_kernel.source(torch.empty(128, dtype=torch.float32))
+    src = _k_blocks_kernel.source(torch.empty(128, dtype=torch.float32), None, 2)
     calls = [line for line in src.splitlines() if "wgmma_m64n32k16" in line]
     assert len(calls) == 8
     assert all("(*reinterpret_cast<float(*)[16]>(acc)," in c for c in calls[:4]), calls[0]
