@@ -324,7 +324,7 @@ def wgmma_gemm(atom: Any, sA: Tensor, sB: Tensor, acc: Tensor, accumulate: Any =
     """acc += sA @ sB^T by warpgroup MMAs: sA (64*m, K) and sB (N, K) swizzled smem tiles (K-major, or
     MN-major for 16-bit types, as the atom says), acc the warpgroup's fp32 fragment of m blocks of the
     atom's (64, N) accumulators (``partition_fragment_C`` of a tiled MMA of this atom, values first), or a slice
-    of a larger fragment at a static offset (its first N / 8 column blocks, ``local_tile``: N split over wgmmas).
+    of a larger fragment at a static offset (``local_tile`` of it: a wider tile's columns split over wgmmas).
     One wgmma per (m block, k-block); ``accumulate`` False (or a runtime condition's negation) makes
     the first k-block overwrite acc instead. Call wgmma_fence before and wgmma_commit after.
 
