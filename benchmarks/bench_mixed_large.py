@@ -61,7 +61,8 @@ def _err(y: Any, ref: Any) -> float:
 
 
 def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, reduce: str = "", zp: bool = False,
-         unsplit: bool = False, no_ragged: bool = False, no_stream_k: bool = False, no_three: bool = False) -> dict:
+         unsplit: bool = False, no_ragged: bool = False, no_stream_k: bool = False, no_three: bool = False,
+         no_three_split: bool = False, three_split: bool = False) -> dict:
     """tc.gemm on the packed weight (ring < 0), or sm90_mixed_gemm with the heuristic's tiling given a
     cp.async ring of `ring` k-tiles (0: the register ring the heuristic picked), or with the register-A
     kernel's tiling `rs` (sm90_mixed_rs.RsConfig). ``reduce``: tc.gemm's pick with its split-K partials
@@ -71,7 +72,9 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
     (q = (M - 1) // 256) in 2x1-cluster tiles and the rest in a launch of their own. ``no_ragged``: what tc.gemm ran
     before the ragged x tiles (sm90_mixed_rs._ragged_or left out: its picks and split_rows's). ``no_stream_k``: what it
     ran before stream-K (sm90_mixed_rs._stream_k_or left out). ``no_three``: what it ran before the three-consumer
-    tiles of more than 192 rows of x (sm90_mixed_rs._three_or left out)."""
+    tiles of more than 192 rows of x (sm90_mixed_rs._three_or left out). ``no_three_split``: what it ran before
+    split_plan's three-consumer first launches (sm90_mixed_rs._three_firsts left out). ``three_split``: the
+    three-consumer first launch of fewest estimated rounds (with the rest's), whatever split_plan's bar says."""
     from tilecraft.gemm.sm90_mixed import (
         SM90_MIN_M, _prepare, pick_config, pick_sm90_mixed_config, sm90_mixed_gemm, use_sm90_mixed, with_ring,
     )
@@ -87,32 +90,40 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
     x = torch.randn(M, K, device="cuda").to(DTYPE)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     cfg = pick_config(pw0.format, M, N, K, sms)                           # what tc.gemm runs
-    M1 = 0                                                                # rows of a split's first launch
+    M1, first = 0, None                                                   # rows of a split's first launch, its tiling
     if rs is not None:
         cfg = rs
         fn = lambda xx, p: sm90_mixed_gemm(xx, p, None, cfg)  # noqa: E731
-    elif no_ragged or no_stream_k or no_three:
-        name = "_ragged_or" if no_ragged else "_stream_k_or" if no_stream_k else "_three_or"
+    elif no_ragged or no_stream_k or no_three or no_three_split:
+        name = "_ragged_or" if no_ragged else "_stream_k_or" if no_stream_k else "_three_or" if no_three else \
+            "_three_firsts"
         choice = getattr(sm90_mixed_rs, name)
-        setattr(sm90_mixed_rs, name, lambda cfg, *a: cfg)
+        setattr(sm90_mixed_rs, name, (lambda *a: []) if no_three_split else (lambda cfg, *a: cfg))
         try:
             run = _prepare(x, pw0, None, None)
             cfg = pick_config(pw0.format, M, N, K, sms)
-            M1 = sm90_mixed_rs.split_rows(M, N, K, sms, pw0.format)
+            M1, first = sm90_mixed_rs.split_plan(M, N, K, sms, pw0.format)
         finally:
             setattr(sm90_mixed_rs, name, choice)
         fn = lambda xx, p: run(xx, p, None)  # noqa: E731
-    elif unsplit:
-        split = sm90_mixed_rs.split_rows
-        chosen = split(M, N, K, sms, pw0.format)
-        M1 = 0 if chosen else 256 * ((M - 1) // 256)                     # the other choice
-        if not chosen and M1 == 0:
-            return {"missing": "M <= 256: no other choice"}
-        sm90_mixed_rs.split_rows = lambda *a: M1
+    elif unsplit or three_split:
+        plan = sm90_mixed_rs.split_plan
+        if three_split:                           # the fewest rounds of a three-consumer first launch, bar or not
+            firsts = sm90_mixed_rs._three_firsts(M, N, K, sms, pw0.format)
+            if not firsts:
+                return {"missing": "no three-consumer first launch fills its rounds"}
+            rest_rounds = sm90_mixed_rs._rest_rounds
+            M1, first, _rounds = min(firsts, key=lambda f: f[2] + rest_rounds(M - f[0], N, K, sms, pw0.format))
+        else:
+            chosen = plan(M, N, K, sms, pw0.format)[0]
+            M1, first = (0, None) if chosen else (256 * ((M - 1) // 256), sm90_mixed_rs.PAIRS)   # the other choice
+            if not chosen and M1 == 0:
+                return {"missing": "M <= 256: no other choice"}
+        sm90_mixed_rs.split_plan = lambda *a: (M1, first)
         try:
             run = _prepare(x, pw0, None, None)
         finally:
-            sm90_mixed_rs.split_rows = split
+            sm90_mixed_rs.split_plan = plan
         fn = lambda xx, p: run(xx, p, None)  # noqa: E731
     elif reduce:
         RsLaunch.sum_in_kernel, RsLaunch.pdl_reduce = False, reduce == "pdl"
@@ -127,7 +138,7 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
         fn = lambda xx, p: sm90_mixed_gemm(xx, p, None, cfg)  # noqa: E731
     else:
         fn = tc.gemm
-        M1 = sm90_mixed_rs.split_rows(M, N, K, sms, pw0.format)
+        M1, first = sm90_mixed_rs.split_plan(M, N, K, sms, pw0.format)
     y = fn(x, pw0)
     torch.cuda.synchronize()
     err = _err(y, x.double() @ pw0.dequantize(DTYPE).double())
@@ -137,7 +148,7 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
     name = cfg.name
     if M1:
         rest = pick_config(pw0.format, M - M1, N, K, sms).name if M - M1 >= SM90_MIN_M else "small-M"
-        name = f"{M1} rows {sm90_mixed_rs.PAIRS.name} + {M - M1} rows {rest}"
+        name = f"{M1} rows {(first or sm90_mixed_rs.PAIRS).name} + {M - M1} rows {rest}"
     path = "sm90" if ring >= 0 or rs is not None or reduce or use_sm90_mixed(x, pw0) else f"small-M (M < {SM90_MIN_M} or not sm_90)"
     return {"timer": lambda: _time(fn, sets), "err": err, "path": path, "config": name if path == "sm90" else "-",
             "copies": n}
@@ -176,6 +187,10 @@ def main() -> int:
                     "(sm90_mixed_rs._stream_k_or left out of its picks and split_rows's)")
     ap.add_argument("--no-three", action="store_true", help="also time what tc.gemm ran before the three-consumer "
                     "tiles (sm90_mixed_rs._three_or left out of its picks and split_rows's)")
+    ap.add_argument("--no-three-split", action="store_true", help="also time what tc.gemm ran before split_plan's "
+                    "three-consumer first launches (sm90_mixed_rs._three_firsts left out)")
+    ap.add_argument("--three-split", action="store_true", help="also time M split into a three-consumer first launch "
+                    "(the fewest estimated rounds, whatever split_plan's bar says) and the rest")
     ap.add_argument("--unsplit", action="store_true", help="also time sm90_mixed_rs.split_rows's other choice: "
                     "M in one launch where it splits M in two, else split in two")
     ap.add_argument("--rounds", type=int, default=1, help="time every contender of an M in turn this many times and "
@@ -224,6 +239,12 @@ def main() -> int:
                         for label, b, g, z in OURS})
         if args.no_three:
             res.update({f"{label} no three": _safe(ours, M, b, g, zp=z, no_three=True) for label, b, g, z in OURS})
+        if args.no_three_split:
+            res.update({f"{label} no three split": _safe(ours, M, b, g, zp=z, no_three_split=True)
+                        for label, b, g, z in OURS})
+        if args.three_split:
+            res.update({f"{label} three split": _safe(ours, M, b, g, zp=z, three_split=True)
+                        for label, b, g, z in OURS})
         if args.unsplit:
             res.update({f"{label} other split": _safe(ours, M, b, g, zp=z, unsplit=True) for label, b, g, z in OURS})
         for r in ("pdl", "plain") if args.reductions else ():

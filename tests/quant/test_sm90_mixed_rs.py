@@ -147,7 +147,10 @@ def test_every_format_compiles_unserialized_without_spills(fmt: tuple) -> None:
                        # ragged x tiles (136 rows), y by TMA
                        (sm90_mixed_rs.pick_rs_config(520, 4096, 14336, 132, _format(fmt)), dict(M=517, K=384, N=272)),
                        # three consumers by 224 rows: two wgmmas a 16-k block (not picked for int8 g32 zp)
-                       (sm90_mixed_rs.pick_rs_config(1280, 4096, 4096, 132, _format(fmt)), dict(M=1300, K=384, N=272))):
+                       (sm90_mixed_rs.pick_rs_config(1280, 4096, 4096, 132, _format(fmt)), dict(M=1300, K=384, N=272)),
+                       # and by 208 rows, whole tiles: split_plan's first launch (not for int8 g32 zp: the pairs)
+                       (sm90_mixed_rs.split_plan(880, 8448, 8192, 132, _format(fmt))[1] or sm90_mixed_rs.PAIRS,
+                        dict(M=624, K=384, N=384))):
         args = _args(fmt, cfg, **shape)
         assert (args[-1] is not None) == cfg.store_mn                       # y's TMA map
         if cfg.stream_k:                                                    # a partial tile per CTA, the flags
@@ -457,7 +460,8 @@ def test_stream_k_where_the_pairs_leave_a_partial_round() -> None:
                     (10240, 8192, 1024), (14336, 4096, 1024), (8192, 28672, 1280), (14336, 4096, 840),
                     (4096, 14336, 2632), (8192, 8192, 2184)):
         assert pick(M, N, K, 132, fmt) == sk, (N, K, M)
-        assert sm90_mixed_rs.split_rows(M, N, K, 132, fmt) == 0
+        # (4096 x 14336, M = 1700: 6 x 224 rows of three consumers, then 356 rows: split_plan's _three_firsts)
+        assert sm90_mixed_rs.split_rows(M, N, K, 132, fmt) == (1344 if (N, K, M) == (4096, 14336, 1700) else 0)
     for N, K, M in ((6144, 4096, 520), (6144, 4096, 712), (6144, 4096, 1536), (28672, 4096, 648),   # 4-17 a unit
                     (28672, 4096, 1536), (57344, 8192, 712), (8192, 8192, 3656), (10240, 8192, 2440)):
         assert pick(M, N, K, 132, fmt) == replace(sk, stream_k=2), (N, K, M)
@@ -480,24 +484,26 @@ def test_stream_k_where_the_pairs_leave_a_partial_round() -> None:
 
 
 def test_ragged_m_splits_into_whole_rounds_and_a_launch_for_the_rest() -> None:
-    """sm90_mixed_rs.split_rows: 256 q rows in 2x1-cluster tiles that fill their rounds, the rest (1..256 rows) in
-    a launch of its own, where that takes fewer rounds' time than one launch."""
+    """sm90_mixed_rs.split_rows: 256 q rows in 2x1-cluster tiles that fill their rounds (or bm t rows of three
+    consumers: test_split_plan_takes_three_consumer_first_launches), the rest (1..384 rows) in a launch of its own,
+    where that takes fewer rounds' time than one launch."""
     split = sm90_mixed_rs.split_rows
     for fmt in (Q.PackedFormat(4, 128, False, "bfloat16"), Q.PackedFormat(8, None, False, "float16")):
         # N = K = 8192 (64 W tiles, 132 SMs): 512 rows are one round (97% full), 1024 two
         # (M = 640: one launch of three consumers by 224 rows, 43 x 3 tiles in one round: _three_or)
         assert [split(M, 8192, 8192, 132, fmt) for M in (513, 576, 640, 700)] == [512, 512, 0, 512]
         # 2 + 0.30 rounds against 3 of 192-row tiles (0.85 each); M = 1200: 6 tiles of 200 rows (3 rounds of 0.87);
-        # M = 1280: the pairs in stream-K (2.42 rounds and its cost)
-        assert [split(M, 8192, 8192, 132, fmt) for M in (1025, 1088, 1200, 1280)] == [1024, 1024, 0, 0]
-        assert split(2112, 8192, 8192, 132, fmt) == 2048
+        # M = 1280: the pairs in stream-K (2.42 rounds and its cost); M = 1025: 3 x 224 rows of three consumers (one
+        # round of 43 x 3 tiles), then 353 rows (_three_firsts)
+        assert [split(M, 8192, 8192, 132, fmt) for M in (1025, 1088, 1200, 1280)] == [672, 1024, 0, 0]
+        assert split(2112, 8192, 8192, 132, fmt) == 1872        # 9 x 208 rows of three consumers, then 240 rows
         assert split(768, 8192, 8192, 132, fmt) == 512         # 1 + 0.57 rounds against 2 of 192-row tiles
         assert split(1024, 8192, 8192, 132, fmt) == split(4096, 8192, 8192, 132, fmt) == 0   # whole rounds
-        # 768 rows are 1.45 rounds: 512, and the other 257..384 rows in two 192-row tiles (0.85 of a round), against
-        # two rounds of pairs; 385 rows and more: one round of pairs, no faster
-        assert split(896, 8192, 8192, 132, fmt) == 512
+        # M = 896 / 900: 3 x 224 rows of three consumers (one round), then 224 / 228 rows (_three_firsts; at M = 880
+        # they ran 14% faster than 512 rows of pairs and 368 in two 192-row tiles)
+        assert split(896, 8192, 8192, 132, fmt) == split(900, 8192, 8192, 132, fmt) == 672
         assert split(800, 8192, 8192, 132, fmt) == 0           # 4 tiles of 200 rows: two rounds of 0.89
-        assert split(900, 8192, 8192, 132, fmt) == split(1000, 8192, 8192, 132, fmt) == 0
+        assert split(1000, 8192, 8192, 132, fmt) == 0
         assert split(1400, 4096, 14336, 132, fmt) == 1024 and split(1536, 4096, 14336, 132, fmt) == 0
         assert split(512, 8192, 8192, 132, fmt) == split(300, 8192, 8192, 132, fmt) == 0
         # 4096 x 14336 (32 W tiles): 1024 rows fill a round; M = 640's 512 rows would leave half the SMs idle
@@ -690,12 +696,39 @@ def test_gpu_tc_gemm_runs_the_register_a_kernel_at_large_m() -> None:
     assert [(r.path, r.config.blk_m) for r in mixed._RUNS.values()] == [("sm90_mixed_rs", 128)]
 
 
+def test_split_plan_takes_three_consumer_first_launches() -> None:
+    """sm90_mixed_rs.split_plan: a first launch of three consumers by 224 or 208 rows of x where t such x tiles fill
+    their rounds of the SMs and the rest (1..384 rows) runs in a launch of its own, by the rounds model; not with a
+    rest of 33..256 rows below 8192 x 8192 weights, where such rests ran slower than the model (fifty-second session,
+    H200), nor for int8 in groups of 32 with zero points."""
+    plan, three = sm90_mixed_rs.split_plan, sm90_mixed_rs.three_consumers
+    for fmt in (Q.PackedFormat(4, 128, False, "bfloat16"), Q.PackedFormat(8, None, False, "float16")):
+        # measured faster (H200): rests in the small-M kernel, in one launch of 256 rows, in two 192-row tiles
+        for N, K, M, M1, bm in ((6144, 4096, 920, 896, 224), (4096, 4096, 1360, 1344, 224), (8192, 8192, 880, 624, 208),
+                                (2048, 8192, 3000, 2688, 224), (28672, 4096, 1600, 1344, 224),
+                                (10240, 8192, 1800, 1568, 224), (57344, 8192, 900, 672, 224)):
+            assert plan(M, N, K, 132, fmt) == (M1, three(bm, fmt)), (N, K, M)
+        # measured slower: rests of 112-256 rows below 8192 x 8192 weights (one launch, as before)
+        for N, K, M in ((6144, 4096, 1100), (14336, 4096, 1296), (2048, 8192, 2800)):
+            assert plan(M, N, K, 132, fmt) == (0, None), (N, K, M)
+            assert all(not 32 < M - rows <= 256 for rows, _, _ in sm90_mixed_rs._three_firsts(M, N, K, 132, fmt))
+        # the first launches offered: whole rounds (43 W tiles of 192 rows x 3 = 129 of 132), rests of 1..384 rows
+        assert [(rows, c.blk_m) for rows, c, _ in sm90_mixed_rs._three_firsts(880, 8192, 8192, 132, fmt)] == \
+            [(672, 224), (624, 208)]
+        assert sm90_mixed_rs._three_firsts(1200, 8192, 8192, 132, fmt) == []      # 4 or 5 x tiles: partial rounds
+    zp8 = Q.PackedFormat(8, 32, True, "bfloat16")
+    assert sm90_mixed_rs._three_firsts(880, 8192, 8192, 132, zp8) == [] and plan(880, 8192, 8192, 132, zp8)[1] == \
+        sm90_mixed_rs.PAIRS
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f[1] in (None, 32)], ids=_ID)
 def test_gpu_ragged_m_runs_in_two_launches(fmt: tuple) -> None:
     """tc.gemm where split_rows splits M: 512 (1024) rows in 2x1-cluster tiles, then the rest through the small-M
-    kernel (M = 517), the register-A kernel's pick for it (M = 576), or two 192-row tiles (M = 1345, 321 rows; at
-    M = 1300 three consumers by 224 rows now fill one round in one launch); batched x, a bias, against float64."""
+    kernel (M = 517), the register-A kernel's pick for it (M = 576), or two 192-row tiles (M = 1377, 353 rows; at
+    M = 1300 three consumers by 224 rows now fill one round in one launch, and at 1345 the first launch is 6 x 208
+    rows of them); or 3 x 208 rows in three-consumer tiles, then 256 rows (M = 880, split_plan's ``_three_firsts``);
+    batched x, a bias, against float64."""
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("needs an sm_90 GPU")
     from tilecraft.gemm import mixed
@@ -704,18 +737,22 @@ def test_gpu_ragged_m_runs_in_two_launches(fmt: tuple) -> None:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     bits, group, zp, dtype = fmt
     # sms / 2 W tiles: 512 rows of pairs are one round; sms / 4: 1024 rows
-    for M, N, K, M1, rest in ((517, 64 * sms, 8192, 512, "mixed"), (576, 64 * sms, 8192, 512, "sm90_mixed_rs"),
-                              (1345, 32 * sms, 4096, 1024, "sm90_mixed_rs")):
+    cases = [(517, 64 * sms, 8192, 512, "mixed"), (576, 64 * sms, 8192, 512, "sm90_mixed_rs"),
+             (1377, 32 * sms, 4096, 1024, "sm90_mixed_rs")]
+    if not (bits == 8 and group == 32 and zp):                            # (its three-consumer kernel spills)
+        cases.append((880, 192 * (sms // 3), 8192, 624, "sm90_mixed_rs"))
+    for M, N, K, M1, rest in cases:
         pw = _weight(bits, group, zp, dtype, K, N).to("cuda")
         b = torch.randn(N).to(dtype).cuda()
-        assert sm90_mixed_rs.split_rows(M, N, K, sms, pw.format) == M1
+        first = sm90_mixed_rs.PAIRS if M1 % 256 == 0 else sm90_mixed_rs.three_consumers(208, pw.format)   # (624)
+        assert sm90_mixed_rs.split_plan(M, N, K, sms, pw.format) == (M1, first)
         clear_plans()
         x = torch.randn(M, K).to(dtype).cuda()
         y = tc.gemm(x.reshape(1, M, K), pw, bias=b)
         assert y.shape == (1, M, N)
         check_mixed_gemm(y[0], x, pw, b, _TOL, dtype)
         (run,) = mixed._RUNS.values()
-        assert (run.path, run.config, run.rest.path) == ("sm90_mixed_rs", sm90_mixed_rs.PAIRS, rest)
+        assert (run.path, run.config, run.rest.path) == ("sm90_mixed_rs", first, rest)
         torch.testing.assert_close(tc.gemm(x, pw, bias=b), y[0], rtol=0, atol=0)   # again, 2-D: the same values
 
 

@@ -550,10 +550,11 @@ def _prepare(x: Any, w: PackedWeight, bias: Any, config: Any) -> Any:
     launch = rest = None
     M1 = M
     if M:
-        from tilecraft.gemm.sm90_mixed_rs import PAIRS, RsConfig, RsLaunch, split_rows
+        from tilecraft.gemm.sm90_mixed_rs import RsConfig, RsLaunch, split_plan
         sms = _sm_count(x)
-        M1 = (split_rows(M, N, K, sms, fmt) if config is None else 0) or M   # rows of the first launch
-        cfg = config or (PAIRS if M1 < M else pick_config(fmt, M, N, K, sms))
+        M1, first = split_plan(M, N, K, sms, fmt) if config is None else (0, None)   # rows of the first launch
+        M1 = M1 or M
+        cfg = config or first or pick_config(fmt, M, N, K, sms)
         cfg.validate(fmt)
         launch = (RsLaunch if isinstance(cfg, RsConfig) else Launch)(x2[:M1], w, bias, y[:M1], cfg, sms)
         if M1 < M:                                     # the other rows: a launch of their own (split_rows)

@@ -123,7 +123,7 @@ from tilecraft.quant.pack import PackedFormat, PackedWeight, k_block
 from tilecraft.tensor import Tensor
 
 __all__ = ["RsConfig", "RsLaunch", "sm90_mixed_rs_kernel", "rs_launch_args", "pick_rs_config", "x_map", "split_rows",
-           "PAIRS"]
+           "split_plan", "PAIRS"]
 
 #: x rows per CTA -> stages of x (32 KB per 256-row k-tile)
 STAGES = {256: 6, 128: 8, 64: 8}
@@ -853,8 +853,9 @@ def _x_tile_unit(bm: int) -> float:
 
 def split_rows(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> int:
     """The rows of x a first launch of tc.gemm's mixed-input GEMM takes when M splits into two launches (0:
-    one launch): 256 q rows in 2x1-cluster 256-row tiles that fill at least 0.9 of their rounds of the SMs, then
-    the other r = M - 256 q (1..384) rows in a second launch of the kernel picked for them (the small-M kernel
+    one launch; ``split_plan`` gives its tiling too): 256 q rows in 2x1-cluster 256-row tiles that fill at least 0.9
+    of their rounds of the SMs (or bm t rows in three-consumer tiles of bm = 224 or 208 rows, ``_three_firsts``), then
+    the other r (1..384) rows in a second launch of the kernel picked for them (the small-M kernel
     up to 32 rows, two 192-row tiles past 256), where the two take at most 0.95 the rounds of pick_rs_config's
     one launch (``REST_ROUNDS`` up to 256 rows, else ``single_rounds``); of two such q, the faster. The one
     launch loses a partial round to the ragged rows: at N = K = 8192, M = 640 runs 4 m-tiles of 192 rows (1.94
@@ -875,24 +876,64 @@ def split_rows(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> int:
     M = 800 / 880: 183.1 / 188.2 and 198.4 / 200.1 against 190.7 / 200.3 and 207.3 / 209.0 (pairs in two rounds);
     4096 x 14336, M = 1300 / 1400 / 2400: 246.8 / 249.2 / 420.0 and 261.7 / 265.0 / 444.1 against 271.6 / 292.9 /
     483.7 and 289.4 / 306.4 / 523.9."""
+    return split_plan(M, N, K, sms, fmt)[0]
+
+
+def split_plan(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> tuple[int, RsConfig | None]:
+    """``split_rows``'s rows of the first launch and its tiling: ``PAIRS`` for 256 q rows, or three consumers by bm
+    (224 or 208) rows of x for bm t rows (``_three_firsts``) where those tiles fill at least 0.9 of their rounds;
+    (0, None) for one launch. Of the candidates, the fewest rounds (with the rest's) at most 0.95 of one launch's."""
+    if M <= 512 or N <= 128:
+        return 0, None
+    best, bar = (0, None), 0.95 * single_rounds(pick_rs_config(M, N, K, sms, fmt), M, N, sms, K)
     w_tiles, slots = -(-N // 128), sms // 2 * 2
-    if M <= 512 or w_tiles < 2:
-        return 0
-    best, bar = 0, 0.95 * single_rounds(pick_rs_config(M, N, K, sms, fmt), M, N, sms, K)
+    firsts = []
     for q in range((M - 1) // 256, max(1, (M - 385) // 256), -1):      # the rest: 1..384 rows
         pairs = q * w_tiles
         rounds = -(-pairs // slots)
-        if pairs < 0.9 * slots * rounds:                                  # the pairs leave SMs idle
-            continue
-        r = M - 256 * q
-        other = pick_rs_config(r, N, K, sms, fmt)
-        if r > 256:                                      # its pick's tiles (two of 192 rows where K allows)
-            rest = single_rounds(other, r, N, sms) + LAUNCH_ROUNDS * 8192 / K
-        else:
-            rest = next(c for most, c in REST_ROUNDS if r <= most) - LAUNCH_ROUNDS
-            rest = rest * N / 8192 + LAUNCH_ROUNDS * 8192 / K
-            if r > 32 and other.splits == 1:      # wide N: the rest's pick may run whole tiles (at N = 28672, M = 64:
-                rest = max(rest, single_rounds(other, r, N, sms))   # 224 2x1-cluster tiles of 256 rows, two rounds)
-        if rounds + rest <= bar:
-            best, bar = 256 * q, rounds + rest
+        if pairs >= 0.9 * slots * rounds:                                 # (else the pairs leave SMs idle)
+            firsts.append((256 * q, PAIRS, rounds))
+    firsts += _three_firsts(M, N, K, sms, fmt)
+    for rows, cfg, rounds in firsts:
+        total = rounds + _rest_rounds(M - rows, N, K, sms, fmt)
+        if total < bar or total == bar and cfg is PAIRS:                  # (a tie: the pairs)
+            best, bar = (rows, cfg), total
     return best
+
+
+def _three_firsts(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> list[tuple[int, RsConfig, float]]:
+    """split_plan's first launches of three consumers by bm = 224 or 208 rows of x (``three_consumers``): bm t rows
+    in t x-tiles that fill at least 0.9 of their rounds of the SMs, leaving 1..384 rows; with their rounds
+    (``single_rounds``). None for int8 in groups of 32 with zero points (as ``_three_or``). For a weight of fewer than
+    8192 x 8192 elements, not with a rest of 33..256 rows: ``REST_ROUNDS`` (measured at N = K = 8192) scales such a
+    rest with N, and there it ran up to twice that (fifty-second session, H200, us, W4A16 g128 / W8A16 per-channel,
+    split against tc.gemm before: 6144 x 4096, M = 1100, 204 rows, 94.4 / 100.2 against 91.7 / 98.0; 14336 x 4096,
+    M = 1296, 256 rows, 262.5 / 282.1 against 254.8 / 277.5; 2048 x 8192, M = 2800, 112 rows, 142.7 / 141.6 against
+    138.8 / 146.8). Where they are taken, 10 of 11 shapes measured ran 1-17% faster in both formats, and 4096 x
+    14336, M = 1700 even / 3% faster (RESULTS.md): 6144 x 4096, M = 920 (896 rows + 24 in the small-M kernel) 71.6 /
+    75.9 against 82.8 / 90.0; N = K = 8192, M = 880 (624 + 256) 156.1 / 166.7 against 180.5 / 194.9 (512 + 368);
+    2048 x 8192, M = 3000 (2688 + 312) 143.6 / 148.0 against 165.5 / 177.9."""
+    if fmt.bits == 8 and fmt.group_size == 32 and fmt.zero_point:
+        return []
+    out, w_tiles = [], -(-N // 192)
+    for bm in (224, 208):
+        cfg = three_consumers(bm, fmt)
+        for t in range(max(1, (M - 384) // bm), (M - 1) // bm + 1):
+            tiles, r = t * w_tiles, M - bm * t
+            if 1 <= r <= 384 and tiles >= 0.9 * sms * -(-tiles // sms) and (N * K >= 8192 * 8192 or not 32 < r <= 256):
+                out.append((bm * t, cfg, single_rounds(cfg, bm * t, N, sms, K)))
+    return out
+
+
+def _rest_rounds(r: int, N: int, K: int, sms: int, fmt: PackedFormat) -> float:
+    """The time of a launch of the r rows of a split M (the kernel picked for them: the small-M kernel up to 32 rows,
+    two 192-row tiles past 256) in rounds of the 2x1-cluster 256-row tiles over the same K: ``REST_ROUNDS`` up to 256
+    rows, else ``single_rounds``, plus a launch's fixed cost."""
+    other = pick_rs_config(r, N, K, sms, fmt)
+    if r > 256:                                          # its pick's tiles (two of 192 rows where K allows)
+        return single_rounds(other, r, N, sms) + LAUNCH_ROUNDS * 8192 / K
+    rest = next(c for most, c in REST_ROUNDS if r <= most) - LAUNCH_ROUNDS
+    rest = rest * N / 8192 + LAUNCH_ROUNDS * 8192 / K
+    if r > 32 and other.splits == 1:          # wide N: the rest's pick may run whole tiles (at N = 28672, M = 64:
+        rest = max(rest, single_rounds(other, r, N, sms))   # 224 2x1-cluster tiles of 256 rows, two rounds)
+    return rest
