@@ -93,7 +93,9 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   run as a second launch of the kernel picked for them (the small-M kernel up to 32 rows): at N = K = 8192, M =
   640 takes one round of 512 rows and the time of M = 128, not two rounds of 192-row tiles. Session 47 (H100,
   tc.gemm against one launch, W4A16 g128 / W8A16 per-channel, us): M = 576 124.2 / 145.2 against 155.9 / 168.4,
-  1088 212.1 / 245.5 against 252.5 / 265.9; 4096 x 14336, M = 1280 206.1 / 219.6 against 270.7 / 292.9.
+  1088 212.1 / 245.5 against 252.5 / 265.9; 4096 x 14336, M = 1280 206.1 / 219.6 against 270.7 / 292.9. The first
+  launch may instead be t x tiles of three consumers by 224 or 208 rows that fill their rounds (``split_plan``,
+  fifty-second session, H200: N = K = 8192, M = 880 in 624 + 256 rows 156.1 / 166.7 against 180.5 / 194.9).
 * **Edges.** TMA zero-fills x past M and K. N % 16 == 0 (the packed format): a ragged last n-tile's
   warps past N re-read the last 16-row tile, whose products land in rows the epilogue never stores. int8
   with K % 64 == 32: the last k-tile's second half re-reads the last 32 k, multiplied by x's zero fill.
