@@ -3,7 +3,8 @@
 # in three-consumer tiles of bm = 224 or 208 rows that fill their rounds of the SMs, and the rest in a launch of its
 # own, where the rounds model says so.
 # Usage: bash benchmarks/device_session52.sh [ts_tests|ts_time|ts_force|top ...]
-# - ts_tests: tc.gemm's two-launch GPU tests (test_gpu_ragged_m_runs_in_two_launches, its new M = 1440 case among them)
+# - ts_tests: tc.gemm's two-launch GPU tests (test_gpu_ragged_m_runs_in_two_launches, its new M = 880 case among them;
+#   run 1 had an M = 1440 case, which the final rule no longer splits)
 #   and the dispatch tests, in 8 shards;
 # - ts_time: tc.gemm against what it ran before (--no-three-split) at TS_CASES (NxK:M,M,...), three rounds in turn,
 #   with tilecraft's dense bf16 and cuBLAS beside them;

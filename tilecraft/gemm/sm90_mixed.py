@@ -557,7 +557,7 @@ def _prepare(x: Any, w: PackedWeight, bias: Any, config: Any) -> Any:
         cfg = config or first or pick_config(fmt, M, N, K, sms)
         cfg.validate(fmt)
         launch = (RsLaunch if isinstance(cfg, RsConfig) else Launch)(x2[:M1], w, bias, y[:M1], cfg, sms)
-        if M1 < M:                                     # the other rows: a launch of their own (split_rows)
+        if M1 < M:                                     # the other rows: a launch of their own (split_plan)
             rest = _rest_run(x2[M1:], w, bias)
 
     flat, flat_y = x.dim() == 2, len(out_shape) == 2

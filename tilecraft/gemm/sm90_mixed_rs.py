@@ -654,7 +654,7 @@ def _three_or(cfg: RsConfig, M: int, N: int, K: int, sms: int, fmt: PackedFormat
     t = -(-M // 224)
     bm = -(-M // (16 * t)) * 16
     tiles = t * -(-N // 192)
-    if bm < 208 or tiles < 0.9 * sms * -(-tiles // sms):
+    if bm < 208 or not fill_their_rounds(tiles, sms):
         return cfg
     c = three_consumers(bm, fmt)
     return c if single_rounds(c, M, N, sms, K) <= 0.95 * single_rounds(cfg, M, N, sms, K) else cfg
@@ -766,7 +766,7 @@ def _ragged_or(cfg: RsConfig, M: int, N: int, sms: int, fmt: PackedFormat) -> Rs
     best, best_rounds = cfg, 0.9 * single_rounds(cfg, M, N, sms)
     for t, bm in row_tiles(M, 136):                                       # (more than 128 rows)
         tiles = t * w_tiles
-        if bm % 64 == 0 or tiles < 0.9 * sms * -(-tiles // sms):        # (256 rows: the pairs)
+        if bm % 64 == 0 or not fill_their_rounds(tiles, sms):           # (256 rows: the pairs)
             continue
         c = RsConfig(blk_m=bm, depth=2, w_smem=True, store_mn=True)
         c = replace(c, stages=max(s for s in range(2, 7) if replace(c, stages=s).smem_bytes(fmt.bits) <= CTA_SMEM))
@@ -843,6 +843,11 @@ def single_rounds(cfg: RsConfig, M: int, N: int, sms: int, K: int = 8192) -> flo
     return unit * -(-tiles * cfg.splits // slots) / cfg.splits
 
 
+def fill_their_rounds(tiles: int, slots: int) -> bool:
+    """Whether tiles fill at least 0.9 of their rounds of slots (SMs, or a cluster's SMs in even counts)."""
+    return tiles >= 0.9 * slots * -(-tiles // slots)
+
+
 def _x_tile_unit(bm: int) -> float:
     """A tile of bm rows of x in 256-row ones' time (``single_rounds``): 1 at 256, 0.85 at 192, 0.65 at 128, 0.5 at
     64, linear between them."""
@@ -891,10 +896,8 @@ def split_plan(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> tuple[int
     w_tiles, slots = -(-N // 128), sms // 2 * 2
     firsts = []
     for q in range((M - 1) // 256, max(1, (M - 385) // 256), -1):      # the rest: 1..384 rows
-        pairs = q * w_tiles
-        rounds = -(-pairs // slots)
-        if pairs >= 0.9 * slots * rounds:                                 # (else the pairs leave SMs idle)
-            firsts.append((256 * q, PAIRS, rounds))
+        if fill_their_rounds(q * w_tiles, slots):                         # (else the pairs leave SMs idle)
+            firsts.append((256 * q, PAIRS, -(-q * w_tiles // slots)))
     firsts += _three_firsts(M, N, K, sms, fmt)
     for rows, cfg, rounds in firsts:
         total = rounds + _rest_rounds(M - rows, N, K, sms, fmt)
@@ -922,7 +925,7 @@ def _three_firsts(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> list[t
         cfg = three_consumers(bm, fmt)
         for t in range(max(1, (M - 384) // bm), (M - 1) // bm + 1):
             tiles, r = t * w_tiles, M - bm * t
-            if 1 <= r <= 384 and tiles >= 0.9 * sms * -(-tiles // sms) and (N * K >= 8192 * 8192 or not 32 < r <= 256):
+            if 1 <= r <= 384 and fill_their_rounds(tiles, sms) and (N * K >= 8192 * 8192 or not 32 < r <= 256):
                 out.append((bm * t, cfg, single_rounds(cfg, bm * t, N, sms, K)))
     return out
 
