@@ -65,7 +65,7 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
          no_three_split: bool = False, three_split: bool = False) -> dict:
     """tc.gemm on the packed weight (ring < 0), or sm90_mixed_gemm with the heuristic's tiling given a
     cp.async ring of `ring` k-tiles (0: the register ring the heuristic picked), or with the register-A
-    kernel's tiling `rs` (sm90_mixed_rs.RsConfig). ``reduce``: tc.gemm's pick with its split-K partials
+    kernel's tiling `rs` (sm90_mixed_rs.RsConfig, or a function of the weight's PackedFormat giving one). ``reduce``: tc.gemm's pick with its split-K partials
     summed by the reduction kernel instead of in the kernel, launched as a programmatic dependent launch
     ("pdl") or plainly ("plain"). ``zp``: unsigned weights with zero points. ``unsplit``: the other choice of
     sm90_mixed_rs.split_rows: tc.gemm's pick with M in one launch where it splits M in two, else 256 q rows
@@ -92,7 +92,7 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
     cfg = pick_config(pw0.format, M, N, K, sms)                           # what tc.gemm runs
     M1, first = 0, None                                                   # rows of a split's first launch, its tiling
     if rs is not None:
-        cfg = rs
+        cfg = rs(pw0.format) if callable(rs) else rs
         fn = lambda xx, p: sm90_mixed_gemm(xx, p, None, cfg)  # noqa: E731
     elif no_ragged or no_stream_k or no_three or no_three_split:
         name = "_ragged_or" if no_ragged else "_stream_k_or" if no_stream_k else "_three_or" if no_three else \
@@ -154,6 +154,14 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
             "copies": n}
 
 
+def _three_sk(bm: int, stream_k: int) -> Callable[[Any], Any]:
+    """The register-A tiling of three consumers by bm rows of x in stream-K mode stream_k, for a weight format."""
+    from dataclasses import replace
+
+    from tilecraft.gemm.sm90_mixed_rs import three_consumers
+    return lambda fmt: replace(three_consumers(bm, fmt), stream_k=stream_k)
+
+
 def dense(M: int, fn: Callable[[Any, Any], Any]) -> dict:
     n = _copies(K * N * 2)
     ws = [torch.randn(K, N, device="cuda").to(DTYPE) for _ in range(n)]
@@ -178,6 +186,8 @@ def main() -> int:
                     "slices of K, CTAs sharing each x k-tile), e.g. 256:6:2,128:8:4:2,256:6:2:1:2")
     ap.add_argument("--rs-configs", default="", help="also time these register-A tilings, ';'-separated RsConfig "
                     "expressions (R = RsConfig), e.g. 'R(blk_n=192, blk_m=128, stages=8, depth=3, consumer_regs=152, splits=3)'")
+    ap.add_argument("--three-sk", default="", help="also time three consumers by bm rows of x in stream-K mode s "
+                    "(sm90_mixed_rs.three_consumers(bm, format) with stream_k=s), comma-separated bm:s, e.g. 224:1,208:2")
     ap.add_argument("--reductions", action="store_true", help="also time the picks with their split-K partials "
                     "summed by the reduction kernel, launched as a programmatic dependent launch and plainly (tc.gemm "
                     "sums them in the kernel where every work unit fits on the SMs)")
@@ -218,6 +228,7 @@ def main() -> int:
                    cluster=f[4] if len(f) > 4 else 1) for f in
           ([int(v) for v in spec.split(":")] for spec in args.rs.split(",") if spec)]
     rs += [eval(e, {"R": RsConfig}) for e in args.rs_configs.split(";") if e.strip()]  # noqa: S307
+    three_sk = [tuple(int(v) for v in spec.split(":")) for spec in args.three_sk.split(",") if spec]
     if not torch.cuda.is_available():
         print("needs a CUDA GPU")
         return 2
@@ -249,6 +260,9 @@ def main() -> int:
             res.update({f"{label} other split": _safe(ours, M, b, g, zp=z, unsplit=True) for label, b, g, z in OURS})
         for r in ("pdl", "plain") if args.reductions else ():
             res.update({f"{label} {r} reduce": _safe(ours, M, b, g, -1, None, r, zp=z) for label, b, g, z in OURS})
+        for bm, s in three_sk:
+            res.update({f"{label} three {bm} sk{s}": _safe(ours, M, b, g, -1, _three_sk(bm, s), zp=z)
+                        for label, b, g, z in OURS})
         for c in rs:
             res.update({f"{label} {c.name}": _safe(ours, M, b, g, -1, c, zp=z) for label, b, g, z in OURS})
         res.update(base)
