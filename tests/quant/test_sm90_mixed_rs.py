@@ -10,6 +10,7 @@ GPU: random shapes, every format, against float64; the heuristic's choice throug
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -163,6 +164,59 @@ def test_every_format_compiles_unserialized_without_spills(fmt: tuple) -> None:
             text = rt.sass(k.module.cubin)
             assert "HGMMA" in text and "UTMALDG" in text and "SHFL.IDX" in text and "STS.128" not in text
             assert ("UTMASTG" in text) == cfg.store_mn
+
+
+def _k_loop_local_memory(sass: str) -> list[int]:
+    """The addresses of local-memory instructions (STL / LDL: spills) inside the innermost loop holding every HGMMA of
+    a kernel's SASS (the main loop over K)."""
+    def at(pattern: str) -> list[tuple[int, str]]:
+        """(address, text) of the instructions whose text matches pattern"""
+        found = re.finditer(r"/\*([0-9a-f]{4,})\*/\s+([^;]*" + pattern + r"[^;]*);", sass)
+        return [(int(m.group(1), 16), m.group(2)) for m in found]
+
+    mmas = [a for a, _ in at(r"\bHGMMA")]
+    assert mmas, "no HGMMA"
+    branches = [(a, re.search(r"BRA\s+(?:`\()?0x([0-9a-f]+)", text)) for a, text in at(r"\bBRA\b")]
+    loops = [(int(m.group(1), 16), a) for a, m in branches if m and int(m.group(1), 16) <= min(mmas) and a >= max(mmas)]
+    assert loops, "no loop around the HGMMAs"
+    begin, end = min(loops, key=lambda loop: loop[1] - loop[0])          # the innermost: the shortest
+    return [a for a, _ in at(r"\b(?:STL|LDL)\b") if begin <= a <= end]
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
+def test_three_consumers_in_stream_k_keep_spills_out_of_the_k_loop(fmt: tuple) -> None:
+    """``_three_stream_k_or``'s picks at 6144 x 4096, M = 1100 (three consumers by 224 rows of x in stream-K mode 2;
+    the pairs for groups of 32 with zero points) and 10240 x 8192, M = 800 (by 208 rows in mode 1; the pairs for int8
+    in groups of 32 with zero points) compile unserialized, with and without a bias. These kernels hold 128 registers
+    a thread (512 threads), and stream-K's state leaves some grouped formats by 224 rows at 4-8 bytes of spills: one
+    or two values stored before the main loop and loaded per tile outside it (with a bias, the bias's row offset).
+    The main loop over K (the innermost loop around every HGMMA) has no local-memory instruction."""
+    bits, group, zp, dtype = fmt
+    f = _format(fmt)
+    picks = [sm90_mixed_rs.pick_rs_config(M, N, K, 132, f) for M, N, K in ((1100, 6144, 4096), (800, 10240, 8192))]
+    three = [replace(sm90_mixed_rs.three_consumers(bm, f), stream_k=mode) for bm, mode in ((224, 2), (208, 1))]
+    assert [p == t for p, t in zip(picks, three)] == [not (group == 32 and zp), not (bits == 8 and group == 32 and zp)]
+    pw = _weight(bits, group, zp, dtype, 384, 384)
+    x, y = torch.empty(1100, 384, dtype=dtype), torch.empty(1100, 384, dtype=dtype)
+    for cfg in picks:
+        for bias in (torch.empty(384, dtype=dtype), None):
+            args = sm90_mixed_rs.rs_launch_args(x, pw, bias, y, cfg, 132)[0]
+            k = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*args, arch="sm_90a")
+            r = k.resources
+            assert r.spill_store_bytes <= (8 if cfg.blk_m == 224 else 0), (cfg.name, bias is None, r)
+            assert "serialized" not in k.module.log
+            if r.spill_store_bytes and (rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm")):
+                assert _k_loop_local_memory(rt.sass(k.module.cubin)) == [], (cfg.name, bias is None)
+
+
+def test_k_loop_local_memory_finds_spills_in_the_innermost_loop_around_the_hgmmas() -> None:
+    """The helper above on a hand-written listing: a spill before the loop and one after it pass, one inside is
+    found; a branch back from outside into the loop does not make the loop longer."""
+    lines = ["STL [R1], R2", "NOP", "HGMMA.64x112x16.F32.BF16 R80, R136, gdesc[UR4], R80", "LDL R3, [R1]",
+             "HGMMA.64x112x16.F32.BF16 R80, R140, gdesc[UR4], R80", "@!P0 BRA 0x10", "LDL R2, [R1]", "BRA 0x10"]
+    sass = "\n".join(f"        /*{16 * i:04x}*/                   {text} ;" for i, text in enumerate(lines))
+    assert _k_loop_local_memory(sass) == [0x30]
+    assert _k_loop_local_memory(sass.replace("LDL R3, [R1]", "NOP")) == []
 
 
 def test_w_through_shared_memory_launches_a_map_of_the_words() -> None:
@@ -395,7 +449,8 @@ def test_heuristic_takes_the_register_a_kernel_and_splits_k_where_tiles_are_few(
     assert pick_config(fmt, 640, 8192, 8192, 132) == sm90_mixed_rs.three_consumers(224, fmt)
     assert pick_config(fmt, 448, 8192, 8192, 132) == sm90_mixed_rs.PAIRS           # 192 rows: 192 tiles, 2 rounds
     assert pick_config(fmt, 896, 8192, 8192, 132) == sm90_mixed_rs.PAIRS           # 3 rounds against 2
-    assert pick_config(fmt, 1088, 8192, 8192, 132).blk_m == 192                   # 3 rounds each
+    # 43 x 5 tiles of three consumers by 224 rows: 1.63 rounds in stream-K (_three_stream_k_or)
+    assert pick_config(fmt, 1088, 8192, 8192, 132) == replace(sm90_mixed_rs.three_consumers(224, fmt), stream_k=1)
     assert pick_config(fmt, 1536, 8192, 8192, 132) == sm90_mixed_rs.PAIRS          # 4 rounds against 3
     assert pick_config(fmt, 4096, 8192, 8192, 132) == sm90_mixed_rs.PAIRS
     assert pick_config(fmt, 512, 4096, 8192, 132).blk_m == 128                    # 64 tiles of 256 rows: no round
@@ -483,6 +538,38 @@ def test_stream_k_where_the_pairs_leave_a_partial_round() -> None:
         replace(sk, stream_k=3).validate(fmt)
 
 
+def test_three_consumers_in_stream_k_where_they_leave_a_partial_round() -> None:
+    """``_three_stream_k_or``: ``_three_tiles``'s 192 x 208 / 224 tiles in stream-K where they make more than one round
+    of the SMs but leave the last partial (mode 1, or mode 2 where a unit of the partial round would have more than 3
+    sharers), at most 0.95 of the other pick's time; their stream-K cost counted in the pairs' rounds (not scaled by
+    the larger tile). The fifty-third session's shapes (H200, each 2-17% faster than the pick before but for 4096 x
+    4096, M = 2060, even) and the ones it left: 6144 x 4096, M = 1024 (even with the pairs in stream-K) and 1152
+    (192-row tiles: no three consumers); not for int4 in groups of 32 with zero points at 224 rows (its kernel spills
+    20 bytes), nor for int8 in groups of 32 with zero points at all."""
+    pick = sm90_mixed_rs.pick_rs_config
+    for fmt in (Q.PackedFormat(4, 128, False, "bfloat16"), Q.PackedFormat(8, None, False, "float16"),
+                Q.PackedFormat(4, 64, True, "float16")):
+        for N, K, M, bm, mode in ((6144, 4096, 1100, 224, 2), (6144, 4096, 1300, 224, 1), (6144, 4096, 2880, 224, 2),
+                                  (8192, 8192, 1100, 224, 1), (8192, 8192, 1550, 224, 2), (10240, 8192, 800, 208, 1),
+                                  (10240, 8192, 1100, 224, 2), (10240, 8192, 1300, 224, 1), (14336, 4096, 600, 208, 1),
+                                  (14336, 4096, 850, 224, 2), (14336, 4096, 1300, 224, 1), (28672, 4096, 600, 208, 1),
+                                  (4096, 4096, 2060, 208, 1)):
+            assert pick(M, N, K, 132, fmt) == replace(sm90_mixed_rs.three_consumers(bm, fmt), stream_k=mode), (N, K, M)
+            assert sm90_mixed_rs.split_plan(M, N, K, 132, fmt) == (0, None), (N, K, M)
+        assert pick(1024, 6144, 4096, 132, fmt) == replace(sm90_mixed_rs.PAIRS, cluster=2, stream_k=1)
+        assert pick(1152, 6144, 4096, 132, fmt) == replace(sm90_mixed_rs.PAIRS, cluster=2)
+        assert pick(1100, 4096, 4096, 132, fmt).stream_k == 0            # 22 x 5 tiles: less than a round
+        assert pick(1280, 4096, 4096, 132, fmt) == sm90_mixed_rs.three_consumers(224, fmt)   # one whole round
+    g32zp = Q.PackedFormat(4, 32, True, "bfloat16")
+    assert pick(1100, 6144, 4096, 132, g32zp).consumers == 2                     # (224 rows spill)
+    assert pick(800, 10240, 8192, 132, g32zp) == replace(sm90_mixed_rs.three_consumers(208, g32zp), stream_k=1)
+    assert pick(800, 10240, 8192, 132, Q.PackedFormat(8, 32, True, "bfloat16")).consumers == 2
+    # 32 x 5 tiles of 192 x 224 in mode 2: 160 / 132 rounds of 1.3125 pair tiles, 0.15 + 0.1 for stream-K at K = 4096
+    three = replace(sm90_mixed_rs.three_consumers(224, Q.PackedFormat(4, 128, False, "bfloat16")), stream_k=2)
+    assert sm90_mixed_rs.single_rounds(three, 1100, 6144, 132, 4096) == pytest.approx(
+        160 / 132 * 192 * 224 / (128 * 256) + 0.15 + 0.1)
+
+
 def test_ragged_m_splits_into_whole_rounds_and_a_launch_for_the_rest() -> None:
     """sm90_mixed_rs.split_rows: 256 q rows in 2x1-cluster tiles that fill their rounds (or bm t rows of three
     consumers: test_split_plan_takes_three_consumer_first_launches), the rest (1..384 rows) in a launch of its own,
@@ -492,10 +579,10 @@ def test_ragged_m_splits_into_whole_rounds_and_a_launch_for_the_rest() -> None:
         # N = K = 8192 (64 W tiles, 132 SMs): 512 rows are one round (97% full), 1024 two
         # (M = 640: one launch of three consumers by 224 rows, 43 x 3 tiles in one round: _three_or)
         assert [split(M, 8192, 8192, 132, fmt) for M in (513, 576, 640, 700)] == [512, 512, 0, 512]
-        # 2 + 0.30 rounds against 3 of 192-row tiles (0.85 each); M = 1200: 6 tiles of 200 rows (3 rounds of 0.87);
-        # M = 1280: the pairs in stream-K (2.42 rounds and its cost); M = 1025: 3 x 224 rows of three consumers (one
-        # round of 43 x 3 tiles), then 353 rows (_three_firsts)
-        assert [split(M, 8192, 8192, 132, fmt) for M in (1025, 1088, 1200, 1280)] == [672, 1024, 0, 0]
+        # M = 1025 / 1088: one launch of three consumers by 208 / 224 rows in stream-K (43 x 5 tiles, 1.63 rounds:
+        # _three_stream_k_or), against 3 x 224 rows, then 353 (_three_firsts), and 1024 rows of pairs, then 64;
+        # M = 1200: 6 tiles of 200 rows (3 rounds of 0.87); M = 1280: the pairs in stream-K (2.42 rounds and its cost)
+        assert [split(M, 8192, 8192, 132, fmt) for M in (1025, 1088, 1200, 1280)] == [0, 0, 0, 0]
         assert split(2112, 8192, 8192, 132, fmt) == 1872        # 9 x 208 rows of three consumers, then 240 rows
         assert split(768, 8192, 8192, 132, fmt) == 512         # 1 + 0.57 rounds against 2 of 192-row tiles
         assert split(1024, 8192, 8192, 132, fmt) == split(4096, 8192, 8192, 132, fmt) == 0   # whole rounds
@@ -757,6 +844,34 @@ def test_gpu_ragged_m_runs_in_two_launches(fmt: tuple) -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("fmt", [(4, 128, False, torch.bfloat16), (8, None, False, torch.float16),
+                                 (4, 32, True, torch.bfloat16)], ids=_ID)
+def test_gpu_tc_gemm_runs_three_consumers_in_stream_k(fmt: tuple) -> None:
+    """tc.gemm at 6144 x 4096, M = 1100 (on 132 SMs): 32 x 5 tiles of three consumers by 224 rows of x in stream-K
+    mode 2 (``_three_stream_k_or``; for int4 in groups of 32 with zero points the pairs), with a bias, against
+    float64."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs an sm_90 GPU")
+    from tilecraft.gemm import mixed
+    from tilecraft.gemm.op import clear_plans
+
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    bits, group, zp, dtype = fmt
+    M, N, K = 1100, 6144, 4096
+    pw = _weight(bits, group, zp, dtype, K, N).to("cuda")
+    b = torch.randn(N).to(dtype).cuda()
+    x = torch.randn(M, K).to(dtype).cuda()
+    clear_plans()
+    y = tc.gemm(x, pw, bias=b)
+    check_mixed_gemm(y, x, pw, b, _TOL, dtype)
+    (run,) = mixed._RUNS.values()
+    assert run.path == "sm90_mixed_rs" and run.config == sm90_mixed_rs.pick_rs_config(M, N, K, sms, pw.format)
+    if sms == 132:
+        three = replace(sm90_mixed_rs.three_consumers(224, pw.format), stream_k=2)
+        assert (run.config == three) == (not (bits == 4 and group == 32 and zp)), run.config.name
+
+
+@pytest.mark.gpu
 def test_gpu_tc_quant_gemm_takes_an_rs_config_at_any_m() -> None:
     """tc.quant.gemm(config=RsConfig(...)) runs the register-A kernel, also below SM90_MIN_M rows."""
     if torch.cuda.get_device_capability() != (9, 0):
@@ -796,7 +911,8 @@ WIDE_X = RsConfig(blk_n=192, blk_m=224, stages=3, producer_regs=24, consumer_reg
 def test_gpu_three_consumers_by_two_wgmmas(fmt: tuple) -> None:
     """Three consumer warpgroups by 224 and 208 rows of x, each 16-k block's wgmma split in two along x's rows
     (the halves' accumulators side by side in one fragment): random shapes (ragged M, N and K's groups), y by TMA
-    and from the registers, interleaved k-blocks, and stream-K, against float64."""
+    and from the registers, interleaved k-blocks, and stream-K (224 rows in mode 1, 208 in mode 2), against
+    float64."""
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("needs an sm_90 GPU")
     rng = random.Random("x2" + _ID(fmt))
@@ -805,17 +921,19 @@ def test_gpu_three_consumers_by_two_wgmmas(fmt: tuple) -> None:
                    (rng.randint(100, 700), replace(WIDE_X, blk_m=208, interleave=True))):
         random_case(fmt, rng, M, cfg)
     bits, group, zp, dtype = fmt
-    M, N, K = 600, 192 * (sms // 2) - 80, 1024                         # 1.5 rounds of units: stream-K mode 1
-    pw = _weight(bits, group, zp, dtype, K, N, seed=M).to("cuda")
-    x = torch.randn(M, K).to(dtype).cuda()
-    b = torch.randn(N).to(dtype).cuda()
-    launch = sm90_mixed_rs.RsLaunch(x, pw, b, torch.empty(M, N, dtype=dtype, device="cuda"), replace(WIDE_X,
-                                    stream_k=1), sms)
-    assert launch.cfg.stream_k and launch.fused
-    y = torch.full((M, N), float("nan"), dtype=dtype, device="cuda")
-    launch(x, pw, b, y)
-    torch.cuda.synchronize()
-    _check(y, x, pw, b)
+    # 600 rows: 3 x 224, 1.5 rounds of units (stream-K mode 1); 390 rows: 2 x 208, 1.2 rounds (mode 2)
+    for M, N, cfg in ((600, 192 * (sms // 2) - 80, replace(WIDE_X, stream_k=1)),
+                      (390, 192 * (sms * 3 // 5) - 48, replace(WIDE_X, blk_m=208, stream_k=2))):
+        K = 1024
+        pw = _weight(bits, group, zp, dtype, K, N, seed=M).to("cuda")
+        x = torch.randn(M, K).to(dtype).cuda()
+        b = torch.randn(N).to(dtype).cuda()
+        launch = sm90_mixed_rs.RsLaunch(x, pw, b, torch.empty(M, N, dtype=dtype, device="cuda"), cfg, sms)
+        assert launch.cfg.stream_k and launch.fused
+        y = torch.full((M, N), float("nan"), dtype=dtype, device="cuda")
+        launch(x, pw, b, y)
+        torch.cuda.synchronize()
+        _check(y, x, pw, b)
 
 
 @pytest.mark.gpu

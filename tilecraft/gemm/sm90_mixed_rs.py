@@ -87,7 +87,10 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   halves of one accumulator fragment), with 24 + 3 x 160 registers. Per multiply-add they run at the 2x1-cluster
   256-row tiles' rate (fifty-first session, H100: 1.157 / 1.146 the time for 1.148 the rounds' work at N = K = 8192,
   M = 4096), so their tile shape serves where 128 x 256 tiles leave a partial round: 4096 x 4096, M = 1280 (22 x 6
-  = 132 tiles) 62.2 / 65.9 us against 73.8 / 77.7 (W4A16 g128 / W8A16 per-channel; RESULTS.md).
+  = 132 tiles) 62.2 / 65.9 us against 73.8 / 77.7 (W4A16 g128 / W8A16 per-channel; RESULTS.md). Where they make
+  more than one round but leave the last partial, they run in stream-K (``_three_stream_k_or``; fifty-third
+  session, H200: 6144 x 4096, M = 1100, 32 x 5 tiles of 192 x 224 in mode 2 82.9 / 86.5 us against the pairs' 93.8 /
+  95.3 in two rounds; 2-17% faster than the picks before at 12 of 13 shapes, even at the 13th).
 * **Ragged M** (tc.gemm without a config; ``split_rows``). Where the 2x1-cluster 256-row tiles of 256 q rows fill
   their rounds of the SMs but the rows past them would add a partial round, those r = M - 256 q rows (1..384)
   run as a second launch of the kernel picked for them (the small-M kernel up to 32 rows): at N = K = 8192, M =
@@ -628,8 +631,9 @@ def wide_depth(fmt: PackedFormat) -> int:
 def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
     """The register-A tiling for y (M, N) = x (M, K) @ W: ``tiling``'s, or its 256-row tiles in stream-K where they
     take fewer rounds (``_stream_k_or``), or three consumers by 208 or 224 rows of x where those make whole rounds
-    in less time (``_three_or``)."""
-    return _three_or(_stream_k_or(tiling(M, N, K, sms, fmt), M, N, K, sms), M, N, K, sms, fmt)
+    in less time (``_three_or``), or more than one but no whole round in stream-K (``_three_stream_k_or``)."""
+    cfg = _stream_k_or(tiling(M, N, K, sms, fmt), M, N, K, sms)
+    return _three_stream_k_or(_three_or(cfg, M, N, K, sms, fmt), M, N, K, sms, fmt)
 
 
 def three_consumers(bm: int, fmt: PackedFormat) -> RsConfig:
@@ -640,23 +644,48 @@ def three_consumers(bm: int, fmt: PackedFormat) -> RsConfig:
     return replace(c, stages=max(s for s in range(2, 5) if replace(c, stages=s).smem_bytes(fmt.bits) <= CTA_SMEM))
 
 
-def _three_or(cfg: RsConfig, M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
-    """cfg, or from M = 193 tiles of three consumers by bm = M / t rows of x (t the fewest x tiles of at most 224
-    rows; bm rounded up to 16, at least 208) where they fill at least 0.9 of their rounds of the SMs and take at most
-    0.95 of cfg's time (``single_rounds``: per multiply-add they run at the 2x1-cluster 256-row tiles' rate). Not for
-    int8 in groups of 32 with zero points (its kernel spills 4 bytes). Fifty-first session (H100, W4A16 g128 / W8A16
-    per-channel, three rounds in turn, us): 4096 x 4096, M = 1280 (22 x 6 = 132 tiles of 192 x 224) 62.2 / 65.9
-    against 73.8 / 77.7 (1024 + 256 rows in two launches; tilecraft's dense bf16 57.3); N = K = 8192, M = 4096, 43
-    x 19 tiles in 7 rounds 865.4 / 920.3 against the pairs' 748.3 / 803.0 in 8 rounds: 1.157 / 1.146 the time for
-    1.148 the rounds' multiply-adds."""
+def _three_tiles(M: int, N: int, fmt: PackedFormat) -> tuple[int, int] | None:
+    """(bm, tiles): three consumers by bm = M / t rows of x (t the fewest x tiles of at most 224 rows; bm rounded up to
+    16), and their tiles; None below 208 rows, and for int8 in groups of 32 with zero points (its kernel spills 4
+    bytes)."""
     if M <= 192 or fmt.bits == 8 and fmt.group_size == 32 and fmt.zero_point:
-        return cfg
+        return None
     t = -(-M // 224)
     bm = -(-M // (16 * t)) * 16
-    tiles = t * -(-N // 192)
-    if bm < 208 or not fill_their_rounds(tiles, sms):
+    return (bm, t * -(-N // 192)) if bm >= 208 else None
+
+
+def _three_or(cfg: RsConfig, M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
+    """cfg, or from M = 193 tiles of three consumers by bm = M / t rows of x (``_three_tiles``) where they fill at
+    least 0.9 of their rounds of the SMs and take at most 0.95 of cfg's time (``single_rounds``: per multiply-add
+    they run at the 2x1-cluster 256-row tiles' rate). Fifty-first session (H100, W4A16 g128 / W8A16 per-channel,
+    three rounds in turn, us): 4096 x 4096, M = 1280 (22 x 6 = 132 tiles of 192 x 224) 62.2 / 65.9 against 73.8 /
+    77.7 (1024 + 256 rows in two launches; tilecraft's dense bf16 57.3); N = K = 8192, M = 4096, 43 x 19 tiles in
+    7 rounds 865.4 / 920.3 against the pairs' 748.3 / 803.0 in 8 rounds: 1.157 / 1.146 the time for 1.148 the
+    rounds' multiply-adds."""
+    three = _three_tiles(M, N, fmt)
+    if three is None or not fill_their_rounds(three[1], sms):
         return cfg
-    c = three_consumers(bm, fmt)
+    c = three_consumers(three[0], fmt)
+    return c if single_rounds(c, M, N, sms, K) <= 0.95 * single_rounds(cfg, M, N, sms, K) else cfg
+
+
+def _three_stream_k_or(cfg: RsConfig, M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
+    """cfg, or ``_three_tiles``'s tiles in stream-K where they make more than one round of the SMs but do not fill
+    their last (mode 1, or 2 where that would share a unit among more than 3 CTAs, as ``_stream_k_or``) and take at
+    most 0.95 of cfg's time (``single_rounds``). Not by 224 rows for int4 in groups of 32 with zero points (its
+    stream-K kernel spills 20 bytes; by 208 rows it spills none). Fifty-third session (H200, three rounds in turn,
+    W4A16 g128 / W8A16 per-channel, us): 6144 x 4096, M = 1100, 32 x 5 tiles of 192 x 224 in mode 2 82.9 / 86.5
+    against the pairs' 93.8 / 95.3 (two rounds; mode 1 87.9 / 91.7; tilecraft's dense bf16 78.1). Where the model
+    leaves the pick: M = 1024 (208 rows, mode 2) 84.1 / 90.8 against the pairs in stream-K 83.9 / 89.9, and M = 1152
+    (192-row tiles are not three consumers' form)."""
+    three = _three_tiles(M, N, fmt)
+    if three is None or three[1] <= sms or fill_their_rounds(three[1], sms):
+        return cfg
+    bm, tiles = three
+    if bm > 208 and fmt.bits == 4 and fmt.group_size == 32 and fmt.zero_point:
+        return cfg
+    c = replace(three_consumers(bm, fmt), stream_k=1 if 3 * (tiles % sms) >= sms else 2)
     return c if single_rounds(c, M, N, sms, K) <= 0.95 * single_rounds(cfg, M, N, sms, K) else cfg
 
 
@@ -828,7 +857,10 @@ def single_rounds(cfg: RsConfig, M: int, N: int, sms: int, K: int = 8192) -> flo
     where its tiles bound it (not for a launch that streams W, split along K): their rounds (the pairs), 0.85
     a round of 192-row tiles (pick_rs_config's count), 0.65 a round of 128-row ones (H100, 4096 x 14336, M =
     640: 143 us against 176 for a 256-row round), 0.5 of 64-row ones, twice that for 256 rows of W, divided
-    among the slices of K; with stream-K, the rounds as a fraction plus ``STREAM_K_ROUNDS``."""
+    among the slices of K; with stream-K, the rounds as a fraction plus ``STREAM_K_ROUNDS`` (in units of the pairs'
+    rounds also for three consumers' larger tiles: at 6144 x 4096, M = 1100, 32 x 5 tiles of 192 x 224 in mode 2 took
+    1.77 / 1.82 of the pairs' rounds (W4A16 g128 / W8A16 per-channel, H200), 0.18-0.23 above their 1.59 rounds of
+    multiply-adds, where ``STREAM_K_ROUNDS`` says 0.25 and scaled by the tile's 1.31 0.33)."""
     w_tiles = -(-N // cfg.blk_n)
     tiles = -(-M // cfg.blk_m) * -(-w_tiles // cfg.cluster) * cfg.cluster
     slots = sms // cfg.cluster * cfg.cluster
@@ -839,7 +871,8 @@ def single_rounds(cfg: RsConfig, M: int, N: int, sms: int, K: int = 8192) -> flo
         scaled, fixed, per_sharer = STREAM_K_ROUNDS
         rest = tiles % slots                                              # the shared units' tiles (mode 1)
         sharers = -(-slots // rest) if rest and cfg.stream_k == 1 else 2  # CTAs a shared unit, about
-        return unit * (tiles / slots + scaled + (fixed + per_sharer * max(0, sharers - 2)) * 4096 / K)
+        over = scaled + (fixed + per_sharer * max(0, sharers - 2)) * 4096 / K
+        return unit * tiles / slots + (over if cfg.mma_parts > 1 else unit * over)   # (three: _three_stream_k_or)
     return unit * -(-tiles * cfg.splits // slots) / cfg.splits
 
 
