@@ -151,7 +151,9 @@ def test_every_format_compiles_unserialized_without_spills(fmt: tuple) -> None:
                        (sm90_mixed_rs.pick_rs_config(1280, 4096, 4096, 132, _format(fmt)), dict(M=1300, K=384, N=272)),
                        # and by 208 rows, whole tiles: split_plan's first launch (not for int8 g32 zp: the pairs)
                        (sm90_mixed_rs.split_plan(880, 8448, 8192, 132, _format(fmt))[1] or sm90_mixed_rs.PAIRS,
-                        dict(M=624, K=384, N=384))):
+                        dict(M=624, K=384, N=384)),
+                       # and by 184 rows, one wgmma a 16-k block (_three_or's narrow tiles, every format)
+                       (sm90_mixed_rs.pick_rs_config(1100, 4096, 4096, 132, _format(fmt)), dict(M=1100, K=384, N=384))):
         args = _args(fmt, cfg, **shape)
         assert (args[-1] is not None) == cfg.store_mn                       # y's TMA map
         if cfg.stream_k:                                                    # a partial tile per CTA, the flags
@@ -330,6 +332,18 @@ def test_three_consumers_where_they_fill_whole_rounds() -> None:
         assert pick(4096, 8192, 8192, 132, fmt) == replace(sm90_mixed_rs.PAIRS, cluster=2)   # 7 rounds of 1.31
         assert pick(150, 8192, 8192, 132, fmt).consumers == 2
     assert pick(1280, 4096, 4096, 132, Q.PackedFormat(8, 32, True, "bfloat16")).consumers == 2
+    # by at most 192 rows (one wgmma a 16-k block): fifty-third session's shapes, every format
+    for fmt in (Q.PackedFormat(4, 128, False, "bfloat16"), Q.PackedFormat(8, 32, True, "bfloat16")):
+        for N, K, M, bm in ((4096, 4096, 1100, 184), (4096, 4096, 1050, 176), (4096, 4096, 1130, 192),
+                            (4096, 14336, 1100, 184), (6144, 4096, 600, 152), (6144, 4096, 700, 176),
+                            (8192, 8192, 528, 176), (8192, 8192, 570, 192), (57344, 8192, 520, 176)):
+            cfg = pick(M, N, K, 132, fmt)
+            assert cfg == sm90_mixed_rs.three_consumers(bm, fmt) and cfg.mma_parts == 1, (N, K, M, cfg.name)
+            assert sm90_mixed_rs.split_plan(M, N, K, 132, fmt) == (0, None)
+        assert pick(1152, 4096, 4096, 132, fmt) == sm90_mixed_rs.three_consumers(192, fmt)
+        assert sm90_mixed_rs._narrow_three_tiles(1100, 6144) == (184, 6 * 32)           # 1.45 rounds: not taken
+        assert pick(1100, 6144, 4096, 132, fmt) != sm90_mixed_rs.three_consumers(184, fmt)
+    assert sm90_mixed_rs._narrow_three_tiles(256, 8192) is None                          # 128 rows: two consumers'
     assert sm90_mixed_rs.single_rounds(sm90_mixed_rs.three_consumers(224, Q.PackedFormat(4, 128, False, "bfloat16")),
                                        4096, 8192, 132) == 7 * 192 * 224 / (128 * 256)
 
@@ -577,8 +591,9 @@ def test_ragged_m_splits_into_whole_rounds_and_a_launch_for_the_rest() -> None:
     split = sm90_mixed_rs.split_rows
     for fmt in (Q.PackedFormat(4, 128, False, "bfloat16"), Q.PackedFormat(8, None, False, "float16")):
         # N = K = 8192 (64 W tiles, 132 SMs): 512 rows are one round (97% full), 1024 two
-        # (M = 640: one launch of three consumers by 224 rows, 43 x 3 tiles in one round: _three_or)
-        assert [split(M, 8192, 8192, 132, fmt) for M in (513, 576, 640, 700)] == [512, 512, 0, 512]
+        # (M = 513 / 576 / 640: one launch of three consumers by 176 / 192 / 224 rows, 43 x 3 tiles in one round:
+        # _three_or)
+        assert [split(M, 8192, 8192, 132, fmt) for M in (513, 576, 640, 700)] == [0, 0, 0, 512]
         # M = 1025 / 1088: one launch of three consumers by 208 / 224 rows in stream-K (43 x 5 tiles, 1.63 rounds:
         # _three_stream_k_or), against 3 x 224 rows, then 353 (_three_firsts), and 1024 rows of pairs, then 64;
         # M = 1200: 6 tiles of 200 rows (3 rounds of 0.87); M = 1280: the pairs in stream-K (2.42 rounds and its cost)
@@ -595,7 +610,8 @@ def test_ragged_m_splits_into_whole_rounds_and_a_launch_for_the_rest() -> None:
         assert split(512, 8192, 8192, 132, fmt) == split(300, 8192, 8192, 132, fmt) == 0
         # 4096 x 14336 (32 W tiles): 1024 rows fill a round; M = 640's 512 rows would leave half the SMs idle
         # (M = 1280: one launch of 22 x 6 tiles of three consumers by 224 rows, one round: _three_or)
-        assert split(1100, 4096, 14336, 132, fmt) == 1024 and split(1280, 4096, 14336, 132, fmt) == 0
+        # (M = 1100: one round of 22 x 6 tiles of three consumers by 184 rows: _three_or's narrow tiles)
+        assert split(1100, 4096, 14336, 132, fmt) == 0 and split(1280, 4096, 14336, 132, fmt) == 0
         assert split(640, 4096, 14336, 132, fmt) == 0
         assert split(600, 28672, 4096, 132, fmt) == 0          # 448 pair tiles: 85% of 4 rounds
         # 28672 x 4096: the rest's own pick at M = 64 runs 224 pair tiles, two rounds: 7 + 2 against 9 rounds
@@ -603,7 +619,7 @@ def test_ragged_m_splits_into_whole_rounds_and_a_launch_for_the_rest() -> None:
         assert sm90_mixed_rs.pick_rs_config(1300, 28672, 4096, 132, fmt).mma_parts == 2   # 150 x 6 tiles: 6.8 rounds
         assert split(700, 128, 8192, 132, fmt) == 0            # one W tile: no pairs
         # short K: the second launch's fixed cost weighs more
-        assert split(576, 8192, 8192, 132, fmt) == 512 and split(576, 8192, 4096, 132, fmt) == 0
+        assert split(720, 8192, 8192, 132, fmt) == 512 and split(720, 8192, 4096, 132, fmt) == 0
     assert sm90_mixed_rs.single_rounds(RsConfig(cluster=2), 1088, 8192, 132) == 3
     assert sm90_mixed_rs.single_rounds(RsConfig(blk_m=192, stages=6, w_smem=True), 640, 8192, 132) == 0.85 * 2
     assert sm90_mixed_rs.single_rounds(sm90_mixed_rs.WIDE, 64, 8192, 132) == 1.0    # 32 tiles of 256 W rows
@@ -811,11 +827,12 @@ def test_split_plan_takes_three_consumer_first_launches() -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f[1] in (None, 32)], ids=_ID)
 def test_gpu_ragged_m_runs_in_two_launches(fmt: tuple) -> None:
-    """tc.gemm where split_rows splits M: 512 (1024) rows in 2x1-cluster tiles, then the rest through the small-M
-    kernel (M = 517), the register-A kernel's pick for it (M = 576), or two 192-row tiles (M = 1377, 353 rows; at
-    M = 1300 three consumers by 224 rows now fill one round in one launch, and at 1345 the first launch is 6 x 208
-    rows of them); or 3 x 208 rows in three-consumer tiles, then 256 rows (M = 880, split_plan's ``_three_firsts``);
-    batched x, a bias, against float64."""
+    """tc.gemm where split_rows splits M: 1024 (512) rows in 2x1-cluster tiles, then the rest through the small-M
+    kernel (M = 1050), the register-A kernel's pick for it (M = 675, 163 rows), or two 192-row tiles (M = 1377, 353
+    rows; at M = 1300 three consumers by 224 rows now fill one round in one launch, and at 1345 the first launch is
+    6 x 208 rows of them); or 3 x 208 rows in three-consumer tiles, then 256 rows (M = 880, split_plan's
+    ``_three_firsts``); batched x, a bias, against float64. (Until the fifty-third session M = 517 and 576 at N = 64
+    x SMs split too; three consumers by 176 and 192 rows now fill their round in one launch.)"""
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("needs an sm_90 GPU")
     from tilecraft.gemm import mixed
@@ -823,8 +840,8 @@ def test_gpu_ragged_m_runs_in_two_launches(fmt: tuple) -> None:
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     bits, group, zp, dtype = fmt
-    # sms / 2 W tiles: 512 rows of pairs are one round; sms / 4: 1024 rows
-    cases = [(517, 64 * sms, 8192, 512, "mixed"), (576, 64 * sms, 8192, 512, "sm90_mixed_rs"),
+    # sms / 2 W tiles: 512 rows of pairs are one round; sms / 4: 1024 rows; 3 sms / 4: 1024 rows in 3 rounds
+    cases = [(1050, 96 * sms, 4096, 1024, "mixed"), (675, 64 * sms, 8192, 512, "sm90_mixed_rs"),
              (1377, 32 * sms, 4096, 1024, "sm90_mixed_rs")]
     if not (bits == 8 and group == 32 and zp):                            # (its three-consumer kernel spills)
         cases.append((880, 192 * (sms // 3), 8192, 624, "sm90_mixed_rs"))
@@ -845,11 +862,12 @@ def test_gpu_ragged_m_runs_in_two_launches(fmt: tuple) -> None:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("fmt", [(4, 128, False, torch.bfloat16), (8, None, False, torch.float16),
-                                 (4, 32, True, torch.bfloat16)], ids=_ID)
-def test_gpu_tc_gemm_runs_three_consumers_in_stream_k(fmt: tuple) -> None:
-    """tc.gemm at 6144 x 4096, M = 1100 (on 132 SMs): 32 x 5 tiles of three consumers by 224 rows of x in stream-K
-    mode 2 (``_three_stream_k_or``; for int4 in groups of 32 with zero points the pairs), with a bias, against
-    float64."""
+                                 (8, 32, True, torch.bfloat16), (4, 32, True, torch.float16)], ids=_ID)
+def test_gpu_tc_gemm_runs_three_consumers(fmt: tuple) -> None:
+    """tc.gemm at M = 1100 (on 132 SMs) with a bias, against float64: at 6144 x 4096, 32 x 5 tiles of three consumers
+    by 224 rows of x in stream-K mode 2 (``_three_stream_k_or``; not for groups of 32 with zero points); at 4096 x
+    4096, one round of 22 x 6 tiles by 184 rows, one wgmma a 16-k block (``_three_or``'s narrow tiles; every
+    format)."""
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("needs an sm_90 GPU")
     from tilecraft.gemm import mixed
@@ -857,18 +875,23 @@ def test_gpu_tc_gemm_runs_three_consumers_in_stream_k(fmt: tuple) -> None:
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     bits, group, zp, dtype = fmt
-    M, N, K = 1100, 6144, 4096
-    pw = _weight(bits, group, zp, dtype, K, N).to("cuda")
-    b = torch.randn(N).to(dtype).cuda()
-    x = torch.randn(M, K).to(dtype).cuda()
-    clear_plans()
-    y = tc.gemm(x, pw, bias=b)
-    check_mixed_gemm(y, x, pw, b, _TOL, dtype)
-    (run,) = mixed._RUNS.values()
-    assert run.path == "sm90_mixed_rs" and run.config == sm90_mixed_rs.pick_rs_config(M, N, K, sms, pw.format)
-    if sms == 132:
-        three = replace(sm90_mixed_rs.three_consumers(224, pw.format), stream_k=2)
-        assert (run.config == three) == (not (bits == 4 and group == 32 and zp)), run.config.name
+    M, K = 1100, 4096
+    for N in (6144, 4096):
+        pw = _weight(bits, group, zp, dtype, K, N).to("cuda")
+        b = torch.randn(N).to(dtype).cuda()
+        x = torch.randn(M, K).to(dtype).cuda()
+        clear_plans()
+        y = tc.gemm(x, pw, bias=b)
+        check_mixed_gemm(y, x, pw, b, _TOL, dtype)
+        (run,) = mixed._RUNS.values()
+        assert run.path == "sm90_mixed_rs" and run.config == sm90_mixed_rs.pick_rs_config(M, N, K, sms, pw.format)
+        if sms != 132:
+            continue
+        if N == 4096:
+            assert run.config == sm90_mixed_rs.three_consumers(184, pw.format) and run.config.mma_parts == 1
+        else:
+            three = replace(sm90_mixed_rs.three_consumers(224, pw.format), stream_k=2)
+            assert (run.config == three) == (group != 32 or not zp), run.config.name
 
 
 @pytest.mark.gpu

@@ -90,7 +90,10 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   = 132 tiles) 62.2 / 65.9 us against 73.8 / 77.7 (W4A16 g128 / W8A16 per-channel; RESULTS.md). Where they make
   more than one round but leave the last partial, they run in stream-K (``_three_stream_k_or``; fifty-third
   session, H200: 6144 x 4096, M = 1100, 32 x 5 tiles of 192 x 224 in mode 2 82.9 / 86.5 us against the pairs' 93.8 /
-  95.3 in two rounds; 2-17% faster than the picks before at 12 of 13 shapes, even at the 13th).
+  95.3 in two rounds; 2-17% faster than the picks before at 12 of 13 shapes, even at the 13th). Three consumers by
+  at most 192 rows (one wgmma a 16-k block) are taken too where they fill whole rounds (``_three_or``'s narrow
+  tiles; fifty-third session, H200: 4096 x 4096, M = 1100, 22 x 6 tiles of 192 x 184 52.1 / 62.6 us against 64.3 /
+  68.2 in two launches).
 * **Ragged M** (tc.gemm without a config; ``split_rows``). Where the 2x1-cluster 256-row tiles of 256 q rows fill
   their rounds of the SMs but the rows past them would add a partial round, those r = M - 256 q rows (1..384)
   run as a second launch of the kernel picked for them (the small-M kernel up to 32 rows): at N = K = 8192, M =
@@ -637,9 +640,9 @@ def pick_rs_config(M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsCon
 
 
 def three_consumers(bm: int, fmt: PackedFormat) -> RsConfig:
-    """Three consumer warpgroups (192 rows of W) by bm (> 192) rows of x, two wgmmas a 16-k block (``mma_parts``),
-    24 + 3 x 160 registers, W through shared memory, y by TMA, as many stages as fit (3 or 4 for int4, 2 or 3 for
-    int8)."""
+    """Three consumer warpgroups (192 rows of W) by bm rows of x (past 192 two wgmmas a 16-k block, ``mma_parts``),
+    24 + 3 x 160 registers, W through shared memory, y by TMA, as many stages as fit, up to 4 (by 224 rows 4 for
+    int4, 3 for int8)."""
     c = RsConfig(blk_n=192, blk_m=bm, producer_regs=24, consumer_regs=160, w_smem=True, store_mn=True)
     return replace(c, stages=max(s for s in range(2, 5) if replace(c, stages=s).smem_bytes(fmt.bits) <= CTA_SMEM))
 
@@ -655,19 +658,35 @@ def _three_tiles(M: int, N: int, fmt: PackedFormat) -> tuple[int, int] | None:
     return (bm, t * -(-N // 192)) if bm >= 208 else None
 
 
+def _narrow_three_tiles(M: int, N: int) -> tuple[int, int] | None:
+    """(bm, tiles): three consumers by bm = M / t rows of x (t the fewest x tiles of at most 192 rows; bm rounded up
+    to 8), and their tiles; None at 128 rows or fewer."""
+    t = -(-M // 192)
+    bm = -(-M // (8 * t)) * 8
+    return (bm, t * -(-N // 192)) if bm > 128 else None
+
+
 def _three_or(cfg: RsConfig, M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
-    """cfg, or from M = 193 tiles of three consumers by bm = M / t rows of x (``_three_tiles``) where they fill at
-    least 0.9 of their rounds of the SMs and take at most 0.95 of cfg's time (``single_rounds``: per multiply-add
-    they run at the 2x1-cluster 256-row tiles' rate). Fifty-first session (H100, W4A16 g128 / W8A16 per-channel,
-    three rounds in turn, us): 4096 x 4096, M = 1280 (22 x 6 = 132 tiles of 192 x 224) 62.2 / 65.9 against 73.8 /
-    77.7 (1024 + 256 rows in two launches; tilecraft's dense bf16 57.3); N = K = 8192, M = 4096, 43 x 19 tiles in
-    7 rounds 865.4 / 920.3 against the pairs' 748.3 / 803.0 in 8 rounds: 1.157 / 1.146 the time for 1.148 the
-    rounds' multiply-adds."""
-    three = _three_tiles(M, N, fmt)
-    if three is None or not fill_their_rounds(three[1], sms):
-        return cfg
-    c = three_consumers(three[0], fmt)
-    return c if single_rounds(c, M, N, sms, K) <= 0.95 * single_rounds(cfg, M, N, sms, K) else cfg
+    """cfg, or from M = 193 tiles of three consumers by bm = M / t rows of x (``_three_tiles``), or by bm = M / t of at
+    most 192 rows (t the fewest such x tiles; bm rounded up to 8, more than 128: one wgmma a 16-k block), where they
+    fill at least 0.9 of their rounds of the SMs and take at most 0.95 of cfg's time (``single_rounds``: per
+    multiply-add those of more than 192 rows run at the 2x1-cluster 256-row tiles' rate, the others at the rate of
+    two consumers' tiles of as many rows); of the two, the faster. Fifty-first session (H100, W4A16 g128 / W8A16
+    per-channel, three rounds in turn, us): 4096 x 4096, M = 1280 (22 x 6 = 132 tiles of 192 x 224) 62.2 / 65.9
+    against 73.8 / 77.7 (1024 + 256 rows in two launches; tilecraft's dense bf16 57.3); N = K = 8192, M = 4096, 43 x
+    19 tiles in 7 rounds 865.4 / 920.3 against the pairs' 748.3 / 803.0 in 8 rounds: 1.157 / 1.146 the time for 1.148
+    the rounds' multiply-adds. Fifty-third session (H200, the same formats): 4096 x 4096, M = 1100 (22 x 6 tiles of
+    192 x 184) 52.1 / 62.6 against 64.3 / 68.2 (1024 + 76 rows in two launches; dense 60.0); 4096 x 14336, M = 1100
+    189.6 / 217.1 against 204.4 / 215.9; N = K = 8192, M = 528 (43 x 3 tiles of 192 x 176) 105.4 / 125.1 against
+    116.8 / 131.6 (512 + 16 rows)."""
+    best, bar = cfg, 0.95 * single_rounds(cfg, M, N, sms, K)
+    for three in (_three_tiles(M, N, fmt), _narrow_three_tiles(M, N)):
+        if three is None or not fill_their_rounds(three[1], sms):
+            continue
+        c = three_consumers(three[0], fmt)
+        if single_rounds(c, M, N, sms, K) <= bar:
+            best, bar = c, single_rounds(c, M, N, sms, K)
+    return best
 
 
 def _three_stream_k_or(cfg: RsConfig, M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
