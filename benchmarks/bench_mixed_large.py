@@ -62,7 +62,8 @@ def _err(y: Any, ref: Any) -> float:
 
 def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, reduce: str = "", zp: bool = False,
          unsplit: bool = False, no_ragged: bool = False, no_stream_k: bool = False, no_three: bool = False,
-         no_three_split: bool = False, three_split: bool = False, no_three_sk: bool = False) -> dict:
+         no_three_split: bool = False, three_split: bool = False, no_three_sk: bool = False,
+         no_narrow: bool = False) -> dict:
     """tc.gemm on the packed weight (ring < 0), or sm90_mixed_gemm with the heuristic's tiling given a
     cp.async ring of `ring` k-tiles (0: the register ring the heuristic picked), or with the register-A
     kernel's tiling `rs` (sm90_mixed_rs.RsConfig, or a function of the weight's PackedFormat giving one). ``reduce``: tc.gemm's pick with its split-K partials
@@ -74,7 +75,8 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
     ran before stream-K (sm90_mixed_rs._stream_k_or left out). ``no_three``: what it ran before the three-consumer
     tiles of more than 192 rows of x (sm90_mixed_rs._three_or left out). ``no_three_split``: what it ran before
     split_plan's three-consumer first launches (sm90_mixed_rs._three_firsts left out). ``no_three_sk``: what it ran
-    before the three-consumer tiles in stream-K (sm90_mixed_rs._three_stream_k_or left out). ``three_split``: the
+    before the three-consumer tiles in stream-K (sm90_mixed_rs._three_stream_k_or left out). ``no_narrow``: what it ran
+    before three consumers by at most 192 rows of x (sm90_mixed_rs._narrow_three_tiles left out). ``three_split``: the
     three-consumer first launch of fewest estimated rounds (with the rest's), whatever split_plan's bar says."""
     from tilecraft.gemm.sm90_mixed import (
         SM90_MIN_M, _prepare, pick_config, pick_sm90_mixed_config, sm90_mixed_gemm, use_sm90_mixed, with_ring,
@@ -95,11 +97,12 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
     if rs is not None:
         cfg = rs(pw0.format) if callable(rs) else rs
         fn = lambda xx, p: sm90_mixed_gemm(xx, p, None, cfg)  # noqa: E731
-    elif no_ragged or no_stream_k or no_three or no_three_split or no_three_sk:
+    elif no_ragged or no_stream_k or no_three or no_three_split or no_three_sk or no_narrow:
         name = "_ragged_or" if no_ragged else "_stream_k_or" if no_stream_k else "_three_or" if no_three else \
-            "_three_stream_k_or" if no_three_sk else "_three_firsts"
+            "_three_stream_k_or" if no_three_sk else "_narrow_three_tiles" if no_narrow else "_three_firsts"
         choice = getattr(sm90_mixed_rs, name)
-        setattr(sm90_mixed_rs, name, (lambda *a: []) if no_three_split else (lambda cfg, *a: cfg))
+        setattr(sm90_mixed_rs, name, (lambda *a: []) if no_three_split else (lambda *a: None) if no_narrow else
+                (lambda cfg, *a: cfg))
         try:
             run = _prepare(x, pw0, None, None)
             cfg = pick_config(pw0.format, M, N, K, sms)
@@ -202,6 +205,8 @@ def main() -> int:
                     "three-consumer first launches (sm90_mixed_rs._three_firsts left out)")
     ap.add_argument("--no-three-sk", action="store_true", help="also time what tc.gemm ran before the three-consumer "
                     "tiles in stream-K (sm90_mixed_rs._three_stream_k_or left out of its picks and split_plan's)")
+    ap.add_argument("--no-narrow", action="store_true", help="also time what tc.gemm ran before three consumers by at "
+                    "most 192 rows of x (sm90_mixed_rs._narrow_three_tiles left out of its picks and split_plan's)")
     ap.add_argument("--three-split", action="store_true", help="also time M split into a three-consumer first launch "
                     "(the fewest estimated rounds, whatever split_plan's bar says) and the rest")
     ap.add_argument("--unsplit", action="store_true", help="also time sm90_mixed_rs.split_rows's other choice: "
@@ -259,6 +264,8 @@ def main() -> int:
         if args.no_three_sk:
             res.update({f"{label} no three sk": _safe(ours, M, b, g, zp=z, no_three_sk=True)
                         for label, b, g, z in OURS})
+        if args.no_narrow:
+            res.update({f"{label} no narrow": _safe(ours, M, b, g, zp=z, no_narrow=True) for label, b, g, z in OURS})
         if args.three_split:
             res.update({f"{label} three split": _safe(ours, M, b, g, zp=z, three_split=True)
                         for label, b, g, z in OURS})
