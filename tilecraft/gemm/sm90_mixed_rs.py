@@ -659,11 +659,9 @@ def _three_tiles(M: int, N: int, fmt: PackedFormat) -> tuple[int, int] | None:
 
 
 def _narrow_three_tiles(M: int, N: int) -> tuple[int, int] | None:
-    """(bm, tiles): three consumers by bm = M / t rows of x (t the fewest x tiles of at most 192 rows; bm rounded up
-    to 8), and their tiles; None at 128 rows or fewer."""
-    t = -(-M // 192)
-    bm = -(-M // (8 * t)) * 8
-    return (bm, t * -(-N // 192)) if bm > 128 else None
+    """(bm, tiles): three consumers by bm = M / t rows of x (``row_tiles``'s fewest x tiles of at most 192 rows; bm
+    rounded up to 8), and their tiles; None at 128 rows or fewer."""
+    return next(((bm, t * -(-N // 192)) for t, bm in row_tiles(M, 136) if bm <= 192), None)
 
 
 def _three_or(cfg: RsConfig, M: int, N: int, K: int, sms: int, fmt: PackedFormat) -> RsConfig:
