@@ -35,8 +35,9 @@ def _instructions(text: str) -> list[tuple[int, str]]:
             for a, ins in re.findall(r"/\*([0-9a-f]{4,})\*/\s+([^;]*);", text)]
 
 
-def _hottest_loop_body(text: str, hot: str) -> list[str]:
-    """Instructions (predicate guards stripped, NOPs dropped) of the backward-branch loop with the most `hot`."""
+def hottest_loop_body(text: str, hot: str) -> list[str]:
+    """Instructions (predicate guards stripped, NOPs dropped) of the backward-branch loop with the most `hot` (of
+    loops with as many, the one whose back edge comes first: the innermost of nested ones)."""
     code = _instructions(text)
     best: list[str] = []
     for a, ins in code:
@@ -50,14 +51,14 @@ def _hottest_loop_body(text: str, hot: str) -> list[str]:
 
 def hottest_loop(text: str) -> tuple[int, int]:
     """(instructions, FFMA) of the backward-branch loop with the most FFMA (NOPs not counted)."""
-    body = _hottest_loop_body(text, "FFMA")
+    body = hottest_loop_body(text, "FFMA")
     return len(body), sum(bool(re.match(r"FFMA\b", x)) for x in body)
 
 
 def loop_mix(text: str, hot: str = "HMMA") -> dict[str, int]:
     """Opcode classes of the backward-branch loop with the most `hot` instructions: HMMA, LDSM, LDGSTS,
     integer (INTEGER_OPS) and total (NOPs not counted)."""
-    best = [x.split()[0] for x in _hottest_loop_body(text, hot)]
+    best = [x.split()[0] for x in hottest_loop_body(text, hot)]
     mix = {k: sum(o.startswith(k) for o in best) for k in ("HMMA", "LDSM", "LDGSTS")}
     mix["integer"] = sum(o.startswith(INTEGER_OPS) for o in best)
     mix["total"] = len(best)
@@ -67,7 +68,7 @@ def loop_mix(text: str, hot: str = "HMMA") -> dict[str, int]:
 def load_use_distances(text: str, load: str = "LDS.128", hot: str = "FFMA") -> list[int]:
     """For each `load` in the loop with the most `hot` instructions: how many instructions later (around
     the loop's back edge) the first instruction reading one of its four destination registers comes."""
-    body = _hottest_loop_body(text, hot)
+    body = hottest_loop_body(text, hot)
     out = []
     for i, ins in enumerate(body):
         if not ins.startswith(load + " "):

@@ -10,7 +10,7 @@ GPU: random shapes, every format, against float64; the heuristic's choice throug
 from __future__ import annotations
 
 import random
-import re
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,9 @@ from tilecraft.gemm import sm90_mixed, sm90_mixed_rs  # noqa: E402
 from tilecraft.gemm.sm90_mixed import block_words, group_slot, slot_group  # noqa: E402
 from tilecraft.gemm.sm90_mixed_rs import RsConfig  # noqa: E402
 from tilecraft.quant.pack import k_block  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "gemm"))
+import sass  # noqa: E402  (tests/gemm/sass.py: SASS loop parsers)
 
 # the producer kernel's tests' formats, weights and byte permute (the same packed weights feed both kernels)
 from test_sm90_mixed import _ID, _M32, _TOL, FORMATS, _check, _format, _prmt, _weight, random_case  # noqa: E402
@@ -168,23 +171,6 @@ def test_every_format_compiles_unserialized_without_spills(fmt: tuple) -> None:
             assert ("UTMASTG" in text) == cfg.store_mn
 
 
-def _k_loop_local_memory(sass: str) -> list[int]:
-    """The addresses of local-memory instructions (STL / LDL: spills) inside the innermost loop holding every HGMMA of
-    a kernel's SASS (the main loop over K)."""
-    def at(pattern: str) -> list[tuple[int, str]]:
-        """(address, text) of the instructions whose text matches pattern"""
-        found = re.finditer(r"/\*([0-9a-f]{4,})\*/\s+([^;]*" + pattern + r"[^;]*);", sass)
-        return [(int(m.group(1), 16), m.group(2)) for m in found]
-
-    mmas = [a for a, _ in at(r"\bHGMMA")]
-    assert mmas, "no HGMMA"
-    branches = [(a, re.search(r"BRA\s+(?:`\()?0x([0-9a-f]+)", text)) for a, text in at(r"\bBRA\b")]
-    loops = [(int(m.group(1), 16), a) for a, m in branches if m and int(m.group(1), 16) <= min(mmas) and a >= max(mmas)]
-    assert loops, "no loop around the HGMMAs"
-    begin, end = min(loops, key=lambda loop: loop[1] - loop[0])          # the innermost: the shortest
-    return [a for a, _ in at(r"\b(?:STL|LDL)\b") if begin <= a <= end]
-
-
 @pytest.mark.parametrize("fmt", FORMATS, ids=_ID)
 def test_three_consumers_in_stream_k_keep_spills_out_of_the_k_loop(fmt: tuple) -> None:
     """``_three_stream_k_or``'s picks at 6144 x 4096, M = 1100 (three consumers by 224 rows of x in stream-K mode 2;
@@ -192,7 +178,7 @@ def test_three_consumers_in_stream_k_keep_spills_out_of_the_k_loop(fmt: tuple) -
     in groups of 32 with zero points) compile unserialized, with and without a bias. These kernels hold 128 registers
     a thread (512 threads), and stream-K's state leaves some grouped formats by 224 rows at 4-8 bytes of spills: one
     or two values stored before the main loop and loaded per tile outside it (with a bias, the bias's row offset).
-    The main loop over K (the innermost loop around every HGMMA) has no local-memory instruction."""
+    The main loop over K (the loop with the most HGMMAs, tests/gemm/sass.py) has no local-memory instruction."""
     bits, group, zp, dtype = fmt
     f = _format(fmt)
     picks = [sm90_mixed_rs.pick_rs_config(M, N, K, 132, f) for M, N, K in ((1100, 6144, 4096), (800, 10240, 8192))]
@@ -207,18 +193,9 @@ def test_three_consumers_in_stream_k_keep_spills_out_of_the_k_loop(fmt: tuple) -
             r = k.resources
             assert r.spill_store_bytes <= (8 if cfg.blk_m == 224 else 0), (cfg.name, bias is None, r)
             assert "serialized" not in k.module.log
-            if r.spill_store_bytes and (rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm")):
-                assert _k_loop_local_memory(rt.sass(k.module.cubin)) == [], (cfg.name, bias is None)
-
-
-def test_k_loop_local_memory_finds_spills_in_the_innermost_loop_around_the_hgmmas() -> None:
-    """The helper above on a hand-written listing: a spill before the loop and one after it pass, one inside is
-    found; a branch back from outside into the loop does not make the loop longer."""
-    lines = ["STL [R1], R2", "NOP", "HGMMA.64x112x16.F32.BF16 R80, R136, gdesc[UR4], R80", "LDL R3, [R1]",
-             "HGMMA.64x112x16.F32.BF16 R80, R140, gdesc[UR4], R80", "@!P0 BRA 0x10", "LDL R2, [R1]", "BRA 0x10"]
-    sass = "\n".join(f"        /*{16 * i:04x}*/                   {text} ;" for i, text in enumerate(lines))
-    assert _k_loop_local_memory(sass) == [0x30]
-    assert _k_loop_local_memory(sass.replace("LDL R3, [R1]", "NOP")) == []
+            if r.spill_store_bytes and sass.cuobjdump():                  # the loop with the HGMMAs: over K
+                body = sass.hottest_loop_body(sass.sass(k.module.cubin), "HGMMA")
+                assert body and not [x for x in body if x.startswith(("STL", "LDL"))], (cfg.name, bias is None)
 
 
 def test_w_through_shared_memory_launches_a_map_of_the_words() -> None:
