@@ -51,6 +51,18 @@ TOL = 1e-2
 NO_CHECK = False
 
 
+#: the --no-... options: what tc.gemm ran before one of sm90_mixed_rs's pick rules, with that function left out of its
+#: picks and split_plan's: (option, label, function, what it added)
+LEFT_OUT = (("no-ragged", "no ragged", "_ragged_or", "the ragged x tiles"),
+            ("no-stream-k", "no stream-K", "_stream_k_or", "stream-K"),
+            ("no-three", "no three", "_three_or", "the three-consumer tiles"),
+            ("no-three-split", "no three split", "_three_firsts", "split_plan's three-consumer first launches"),
+            ("no-three-sk", "no three sk", "_three_stream_k_or", "the three-consumer tiles in stream-K"),
+            ("no-narrow", "no narrow", "_narrow_three_tiles", "three consumers by at most 192 rows of x"))
+#: what stands in for a function left out: no candidates, no tiles, or (the ``_or`` rules) the tiling it was given
+STAND_IN = {"_three_firsts": lambda *a: [], "_narrow_three_tiles": lambda *a: None}
+
+
 def _time(fn: Callable[..., Any], sets: list[tuple]) -> float:
     """Median microseconds of fn over the rotation sets."""
     return TIMER(fn, sets).median_ms * 1e3
@@ -61,23 +73,18 @@ def _err(y: Any, ref: Any) -> float:
 
 
 def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, reduce: str = "", zp: bool = False,
-         unsplit: bool = False, no_ragged: bool = False, no_stream_k: bool = False, no_three: bool = False,
-         no_three_split: bool = False, three_split: bool = False, no_three_sk: bool = False,
-         no_narrow: bool = False) -> dict:
+         unsplit: bool = False, left_out: str = "", three_split: bool = False) -> dict:
     """tc.gemm on the packed weight (ring < 0), or sm90_mixed_gemm with the heuristic's tiling given a
     cp.async ring of `ring` k-tiles (0: the register ring the heuristic picked), or with the register-A
-    kernel's tiling `rs` (sm90_mixed_rs.RsConfig, or a function of the weight's PackedFormat giving one). ``reduce``: tc.gemm's pick with its split-K partials
-    summed by the reduction kernel instead of in the kernel, launched as a programmatic dependent launch
-    ("pdl") or plainly ("plain"). ``zp``: unsigned weights with zero points. ``unsplit``: the other choice of
-    sm90_mixed_rs.split_rows: tc.gemm's pick with M in one launch where it splits M in two, else 256 q rows
-    (q = (M - 1) // 256) in 2x1-cluster tiles and the rest in a launch of their own. ``no_ragged``: what tc.gemm ran
-    before the ragged x tiles (sm90_mixed_rs._ragged_or left out: its picks and split_rows's). ``no_stream_k``: what it
-    ran before stream-K (sm90_mixed_rs._stream_k_or left out). ``no_three``: what it ran before the three-consumer
-    tiles of more than 192 rows of x (sm90_mixed_rs._three_or left out). ``no_three_split``: what it ran before
-    split_plan's three-consumer first launches (sm90_mixed_rs._three_firsts left out). ``no_three_sk``: what it ran
-    before the three-consumer tiles in stream-K (sm90_mixed_rs._three_stream_k_or left out). ``no_narrow``: what it ran
-    before three consumers by at most 192 rows of x (sm90_mixed_rs._narrow_three_tiles left out). ``three_split``: the
-    three-consumer first launch of fewest estimated rounds (with the rest's), whatever split_plan's bar says."""
+    kernel's tiling `rs` (sm90_mixed_rs.RsConfig, or a function of the weight's PackedFormat giving one).
+    ``reduce``: tc.gemm's pick with its split-K partials summed by the reduction kernel instead of in the kernel,
+    launched as a programmatic dependent launch ("pdl") or plainly ("plain"). ``zp``: unsigned weights with zero
+    points. ``unsplit``: the other choice of sm90_mixed_rs.split_rows: tc.gemm's pick with M in one launch where it
+    splits M in two, else 256 q rows (q = (M - 1) // 256) in 2x1-cluster tiles and the rest in a launch of their
+    own. ``left_out``: what tc.gemm ran
+    before one of sm90_mixed_rs's pick rules, this function of it left out (``LEFT_OUT``, ``STAND_IN``).
+    ``three_split``: the three-consumer first launch of fewest estimated rounds (with the rest's), whatever
+    split_plan's bar says."""
     from tilecraft.gemm.sm90_mixed import (
         SM90_MIN_M, _prepare, pick_config, pick_sm90_mixed_config, sm90_mixed_gemm, use_sm90_mixed, with_ring,
     )
@@ -97,18 +104,15 @@ def ours(M: int, bits: int, group: int | None, ring: int = -1, rs: Any = None, r
     if rs is not None:
         cfg = rs(pw0.format) if callable(rs) else rs
         fn = lambda xx, p: sm90_mixed_gemm(xx, p, None, cfg)  # noqa: E731
-    elif no_ragged or no_stream_k or no_three or no_three_split or no_three_sk or no_narrow:
-        name = "_ragged_or" if no_ragged else "_stream_k_or" if no_stream_k else "_three_or" if no_three else \
-            "_three_stream_k_or" if no_three_sk else "_narrow_three_tiles" if no_narrow else "_three_firsts"
-        choice = getattr(sm90_mixed_rs, name)
-        setattr(sm90_mixed_rs, name, (lambda *a: []) if no_three_split else (lambda *a: None) if no_narrow else
-                (lambda cfg, *a: cfg))
+    elif left_out:
+        choice = getattr(sm90_mixed_rs, left_out)
+        setattr(sm90_mixed_rs, left_out, STAND_IN.get(left_out, lambda cfg, *a: cfg))
         try:
             run = _prepare(x, pw0, None, None)
             cfg = pick_config(pw0.format, M, N, K, sms)
             M1, first = sm90_mixed_rs.split_plan(M, N, K, sms, pw0.format)
         finally:
-            setattr(sm90_mixed_rs, name, choice)
+            setattr(sm90_mixed_rs, left_out, choice)
         fn = lambda xx, p: run(xx, p, None)  # noqa: E731
     elif unsplit or three_split:
         plan = sm90_mixed_rs.split_plan
@@ -191,22 +195,14 @@ def main() -> int:
     ap.add_argument("--rs-configs", default="", help="also time these register-A tilings, ';'-separated RsConfig "
                     "expressions (R = RsConfig), e.g. 'R(blk_n=192, blk_m=128, stages=8, depth=3, consumer_regs=152, splits=3)'")
     ap.add_argument("--three-sk", default="", help="also time three consumers by bm rows of x in stream-K mode s "
-                    "(sm90_mixed_rs.three_consumers(bm, format) with stream_k=s), comma-separated bm:s, e.g. 224:1,208:2")
+                    "(sm90_mixed_rs.three_consumers(bm, format) with stream_k=s), comma-separated bm:s, "
+                    "e.g. 224:1,208:2")
     ap.add_argument("--reductions", action="store_true", help="also time the picks with their split-K partials "
                     "summed by the reduction kernel, launched as a programmatic dependent launch and plainly (tc.gemm "
                     "sums them in the kernel where every work unit fits on the SMs)")
-    ap.add_argument("--no-ragged", action="store_true", help="also time what tc.gemm ran before the ragged x tiles "
-                    "(sm90_mixed_rs._ragged_or left out of its picks and split_rows's)")
-    ap.add_argument("--no-stream-k", action="store_true", help="also time what tc.gemm ran before stream-K "
-                    "(sm90_mixed_rs._stream_k_or left out of its picks and split_rows's)")
-    ap.add_argument("--no-three", action="store_true", help="also time what tc.gemm ran before the three-consumer "
-                    "tiles (sm90_mixed_rs._three_or left out of its picks and split_rows's)")
-    ap.add_argument("--no-three-split", action="store_true", help="also time what tc.gemm ran before split_plan's "
-                    "three-consumer first launches (sm90_mixed_rs._three_firsts left out)")
-    ap.add_argument("--no-three-sk", action="store_true", help="also time what tc.gemm ran before the three-consumer "
-                    "tiles in stream-K (sm90_mixed_rs._three_stream_k_or left out of its picks and split_plan's)")
-    ap.add_argument("--no-narrow", action="store_true", help="also time what tc.gemm ran before three consumers by at "
-                    "most 192 rows of x (sm90_mixed_rs._narrow_three_tiles left out of its picks and split_plan's)")
+    for option, _label, fn, what in LEFT_OUT:
+        ap.add_argument(f"--{option}", action="store_true", help=f"also time what tc.gemm ran before {what} "
+                        f"(sm90_mixed_rs.{fn} left out of its picks and split_plan's)")
     ap.add_argument("--three-split", action="store_true", help="also time M split into a three-consumer first launch "
                     "(the fewest estimated rounds, whatever split_plan's bar says) and the rest")
     ap.add_argument("--unsplit", action="store_true", help="also time sm90_mixed_rs.split_rows's other choice: "
@@ -251,21 +247,10 @@ def main() -> int:
         res = {label: _safe(ours, M, b, g, zp=z) for label, b, g, z in OURS}
         for r in rings:
             res.update({f"{label} ring {r}": _safe(ours, M, b, g, r, zp=z) for label, b, g, z in OURS})
-        if args.no_ragged:
-            res.update({f"{label} no ragged": _safe(ours, M, b, g, zp=z, no_ragged=True) for label, b, g, z in OURS})
-        if args.no_stream_k:
-            res.update({f"{label} no stream-K": _safe(ours, M, b, g, zp=z, no_stream_k=True)
-                        for label, b, g, z in OURS})
-        if args.no_three:
-            res.update({f"{label} no three": _safe(ours, M, b, g, zp=z, no_three=True) for label, b, g, z in OURS})
-        if args.no_three_split:
-            res.update({f"{label} no three split": _safe(ours, M, b, g, zp=z, no_three_split=True)
-                        for label, b, g, z in OURS})
-        if args.no_three_sk:
-            res.update({f"{label} no three sk": _safe(ours, M, b, g, zp=z, no_three_sk=True)
-                        for label, b, g, z in OURS})
-        if args.no_narrow:
-            res.update({f"{label} no narrow": _safe(ours, M, b, g, zp=z, no_narrow=True) for label, b, g, z in OURS})
+        for option, label_left, fn, _what in LEFT_OUT:
+            if getattr(args, option.replace("-", "_")):
+                res.update({f"{label} {label_left}": _safe(ours, M, b, g, zp=z, left_out=fn)
+                            for label, b, g, z in OURS})
         if args.three_split:
             res.update({f"{label} three split": _safe(ours, M, b, g, zp=z, three_split=True)
                         for label, b, g, z in OURS})
