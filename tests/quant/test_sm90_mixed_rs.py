@@ -10,6 +10,7 @@ GPU: random shapes, every format, against float64; the heuristic's choice throug
 from __future__ import annotations
 
 import random
+import struct
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -38,21 +39,40 @@ import sass  # noqa: E402  (tests/gemm/sass.py: SASS loop parsers)
 from test_sm90_mixed import _ID, _M32, _TOL, FORMATS, _check, _format, _prmt, _weight, random_case  # noqa: E402
 
 
-def _frag_values(bits: int, words: list[tuple[int, ...]], lane: int) -> list[int]:
+def _frag_values(bits: int, words: list[tuple[int, ...]], lane: int, sym: bool = False) -> list[int]:
     """The 8 unsigned values (A-fragment order v0..v7) lane `lane` converts, from the warp's words of one
-    16-k block (words[l]: lane l's one int4 word or two int8 words), as u4_frag / u8_frag shuffle them."""
+    16-k block (words[l]: lane l's one int4 word or two int8 words), as u4_frag / u8_frag shuffle them; ``sym``:
+    u8_frag's SYM form, whose sources send their bytes spread and whose pairs are read from bits 0-7 and 16-23."""
     q, src = lane % 4, (lane & 28) | (lane % 4 >> 1)
     odd = q & 1
     if bits == 4:
         x = _prmt(words[src][0], words[src + 2][0], 0x7351 if odd else 0x6240)
         nib = [(x >> (4 * i)) & 0xF for i in range(8)]
         return [nib[v // 2 + 4 * (v % 2)] for v in range(8)]               # value v: nibble v / 2 + 4 (v % 2)
-    sent1 = [w[0] if l % 4 < 2 else w[1] for l, w in enumerate(words)]     # what each source lane sends
-    sent2 = [w[1] if l % 4 < 2 else w[0] for l, w in enumerate(words)]
+    if sym:
+        sel = [0x3120 if l % 4 < 2 else 0x7564 for l in range(32)]
+        sent1 = [_prmt(w[0], w[1], sel[l]) for l, w in enumerate(words)]
+        sent2 = [_prmt(w[1], w[0], sel[l]) for l, w in enumerate(words)]
+    else:
+        sent1 = [w[0] if l % 4 < 2 else w[1] for l, w in enumerate(words)]  # what each source lane sends
+        sent2 = [w[1] if l % 4 < 2 else w[0] for l, w in enumerate(words)]
     r1 = sent1[src + 2 if odd else src]
     r2 = sent2[src if odd else src + 2]
     lo, hi = (r2, r1) if odd else (r1, r2)
+    if sym:                                                               # s8x2_bf16(lo), (lo >> 8), (hi), (hi >> 8)
+        return [(w >> (8 * s + 16 * i)) & 0xFF for w in (lo, hi) for s in range(2) for i in range(2)]
     return [(w >> (8 * i)) & 0xFF for w in (lo, hi) for i in range(4)]     # value v: byte v % 4 of word v / 4
+
+
+def _bf16_bits(b: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", (b & 0xFFFF) << 16))[0]
+
+
+def _s8_bf16(q: int) -> float:
+    """mixed::s8x2_bf16 on one byte q: (0x4300 | (q & 127)) - (0x4300 | (~q & 128)) as bf16 values (the fma's sum
+    is an integer of at most 8 bits, so exact)."""
+    return float(torch.tensor(_bf16_bits(0x4300 | (q & 0x7F)) - _bf16_bits(0x4300 | (~q & 0x80)),
+                              dtype=torch.float64).to(torch.bfloat16))
 
 
 def _model_tile(pw: Any, tg: int, kt: int) -> Any:
@@ -68,13 +88,14 @@ def _model_tile(pw: Any, tg: int, kt: int) -> Any:
     groups = K // G if G else 1
     layout_a = wgmma_atom(64, "f16" if fmt.dtype == "float16" else "bf16", operands="rs").layout_a_tv
     out = torch.full((16, 64), float("nan"), dtype=torch.float64)
+    sym = fmt.bits == 8 and fmt.dtype == "bfloat16" and not fmt.zero_point   # u8_frag's SYM form
     for j in range(4):
         c, widx = block_words(fmt.bits, j)
         kb = min(kt * (64 // KB) + c, K // KB - 1)
         words = [tuple(qw[tg][kb][lane][w] for w in widx) for lane in range(32)]
         grp = min(slot_group(G, kt, group_slot(G, j)), groups - 1) if G else 0
         for lane in range(32):
-            vals = _frag_values(fmt.bits, words, lane)
+            vals = _frag_values(fmt.bits, words, lane, sym)
             for v in range(8):
                 h = v // 2 % 2                                            # rows g (h = 0) and g + 8
                 s = float(S[tg, grp, lane // 4, h]) if G else 1.0
@@ -82,7 +103,8 @@ def _model_tile(pw: Any, tg: int, kt: int) -> Any:
                 flat = layout_a(lane, v)                                  # (M64, K16) of warp 0: m + 64 k
                 m, k = flat % 64, flat // 64
                 assert m < 16
-                out[m, 16 * j + k] = float(torch.tensor((vals[v] - z) * s, dtype=torch.float64).to(dt))
+                v_z = _s8_bf16(vals[v]) if sym else vals[v] - z
+                out[m, 16 * j + k] = float(torch.tensor(v_z * s, dtype=torch.float64).to(dt))
     return out
 
 
@@ -95,6 +117,7 @@ MODEL_CASES = [  # (bits, group, zp, dtype, K, N, tg, kt)
     (8, 64, False, torch.float16, 128, 16, 0, 1),
     (8, 32, True, torch.float16, 96, 16, 0, 1),                # K % 64 == 32: the second half re-reads k 64..95
     (8, None, False, torch.bfloat16, 160, 16, 0, 2),
+    (8, 64, False, torch.bfloat16, 256, 32, 1, 3),                # symmetric int8 bf16 (SYM) with group scales
 ]
 
 
@@ -124,8 +147,15 @@ def test_header_matches_the_model() -> None:
               "__shfl_sync(0xffffffffu, q < 2u ? w0 : w1, odd ? src + 2u : src)",
               "__shfl_sync(0xffffffffu, q < 2u ? w1 : w0, odd ? src : src + 2u)",
               "lo = odd ? r2 : r1, hi = odd ? r1 : r2",
+              "sel = q < 2u ? 0x3120u : 0x7564u",
+              "__shfl_sync(0xffffffffu, mixed::prmt(w0, w1, sel), odd ? src + 2u : src)",
+              "__shfl_sync(0xffffffffu, mixed::prmt(w1, w0, sel), odd ? src : src + 2u)",
+              "a[1] = mixed::s8x2_bf16(lo >> 8, e);",
               "a[0] = hmul2(a[0], sg); a[1] = hmul2(a[1], sh); a[2] = hmul2(a[2], sg); a[3] = hmul2(a[3], sh);"):
         assert c in text, c
+    mixed = (Path(tc.__file__).parent / "include" / "tilecraft" / "mixed.cuh").read_text()
+    assert "bfma2((~t & 0x00800080u) | e, 0xbf80bf80u, (t & 0x007f007fu) | e)" in mixed     # _s8_bf16
+    assert "mixed::kept(0x43004300u)" in text
 
 
 # ----------------------------------------------------------------------------- NVRTC
@@ -196,6 +226,28 @@ def test_three_consumers_in_stream_k_keep_spills_out_of_the_k_loop(fmt: tuple) -
             if r.spill_store_bytes and sass.cuobjdump():                  # the loop with the HGMMAs: over K
                 body = sass.hottest_loop_body(sass.sass(k.module.cubin), "HGMMA")
                 assert body and not [x for x in body if x.startswith(("STL", "LDL"))], (cfg.name, bias is None)
+
+
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f[0] == 8], ids=_ID)
+def test_symmetric_int8_bf16_converts_without_fp32(fmt: tuple) -> None:
+    """Symmetric int8 into bf16 takes u8_frag's SYM form (two LOP3s and a bf16 fma a pair, mixed::s8x2_bf16): no
+    FADD in the main loop of the narrow three-consumer tile (4096 x 4096, M = 1050) and fewer instructions than the
+    zero-point form of the same format, which (like fp16) keeps its converter."""
+    bits, group, zp, dtype = fmt
+    sym = dtype == torch.bfloat16 and not zp
+    cfg = sm90_mixed_rs.pick_rs_config(1050, 4096, 4096, 132, _format(fmt))
+    src = sm90_mixed_rs.sm90_mixed_rs_kernel.source(*_args(fmt, cfg, M=1050, K=512, N=384))
+    assert (f"u8_frag<true, {'true' if group else 'false'}, true>(" in src) == sym
+    if not sass.cuobjdump():
+        return
+    k = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*_args(fmt, cfg, M=1050, K=512, N=384), arch="sm_90a")
+    body = sass.hottest_loop_body(sass.sass(k.module.cubin), "HGMMA")
+    fadd = [x for x in body if x.startswith("FADD")]
+    assert bool(fadd) == (dtype == torch.bfloat16 and zp), (cfg.name, len(fadd))
+    if sym:
+        zfmt = (bits, group, True, dtype)
+        zk = sm90_mixed_rs.sm90_mixed_rs_kernel.compile(*_args(zfmt, cfg, M=1050, K=512, N=384), arch="sm_90a")
+        assert len(body) < len(sass.hottest_loop_body(sass.sass(zk.module.cubin), "HGMMA"))
 
 
 def test_w_through_shared_memory_launches_a_map_of_the_words() -> None:

@@ -98,6 +98,11 @@ TC_DEVICE void dequant_u8_bf16(u32 w0, u32 w1, u32 z, u32* a) {
     a[3] = pack_bf16_hi(u8_minus(w1, 0x7442, ch), u8_minus(w1, 0x7443, ch));
 }
 
+// int8 -> bf16 for symmetric formats (q = v + 128), without fp32: of the bytes in bits 0-7 and 16-23 of t,
+// 0x4300 | (q & 127) = 128 + (q & 127) minus 0x4300 | (~q & 128) = 256 - (q & 128) is q - 128, exactly (two LOP3s
+// with the magic number e = 0x43004300 in a kept register, one bf16 fma).
+TC_DEVICE u32 s8x2_bf16(u32 t, u32 e) { return bfma2((~t & 0x00800080u) | e, 0xbf80bf80u, (t & 0x007f007fu) | e); }
+
 // A dense 16-bit weight read in place (tilecraft/gemm/mixed.py, DenseFormat). K-contiguous: the four words
 // are the A operand as loaded (ptxas keeps them where they are). N-contiguous: p0..p3 hold rows k = 4q + r of
 // W at the columns of tile rows g (low half) and g + 8 (high half); slots 2q, 2q+1 take rows 0, 1 and slots

@@ -151,9 +151,24 @@ TC_DEVICE void u4_frag(u32 w, u32 z2, u32 s2, u32 (&a)[4]) {
 // q' is read by one even and one odd lane of its quad, in different shuffles: in the first, even lanes
 // read from q / 2 and odd lanes from q / 2 + 2, and a source sends w0 if q' < 2, else w1; the second
 // swaps the roles.
-template <bool BF16, bool SCALE = true>
+// SYM (bf16, q = v + 128, z2 unused): the sources send their word's bytes spread, (g, k), (g + 8, k), (g, k + 1),
+// (g + 8, k + 1), so that row g's pair lies in bits 0-7 and 16-23 and row g + 8's 8 bits higher, where
+// mixed::s8x2_bf16 takes them (two LOP3s and a bf16 fma a pair instead of three PRMTs and two FADDs).
+template <bool BF16, bool SCALE = true, bool SYM = false>
 TC_DEVICE void u8_frag(u32 w0, u32 w1, u32 z2, u32 s2, u32 (&a)[4]) {
     const u32 q = threadIdx.x & 3u, odd = q & 1u, src = src_lane_lo();
+    if (BF16 && SYM) {
+        const u32 e = mixed::kept(0x43004300u), sel = q < 2u ? 0x3120u : 0x7564u;
+        const u32 r1 = __shfl_sync(0xffffffffu, mixed::prmt(w0, w1, sel), odd ? src + 2u : src);
+        const u32 r2 = __shfl_sync(0xffffffffu, mixed::prmt(w1, w0, sel), odd ? src : src + 2u);
+        const u32 lo = odd ? r2 : r1, hi = odd ? r1 : r2;
+        a[0] = mixed::s8x2_bf16(lo, e);
+        a[1] = mixed::s8x2_bf16(lo >> 8, e);
+        a[2] = mixed::s8x2_bf16(hi, e);
+        a[3] = mixed::s8x2_bf16(hi >> 8, e);
+        if (SCALE) scale_frag<BF16>(s2, a);
+        return;
+    }
     const u32 r1 = __shfl_sync(0xffffffffu, q < 2u ? w0 : w1, odd ? src + 2u : src);
     const u32 r2 = __shfl_sync(0xffffffffu, q < 2u ? w1 : w0, odd ? src : src + 2u);
     const u32 lo = odd ? r2 : r1, hi = odd ? r1 : r2;

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Fifty-fourth session: the register-A mixed kernel's int8 -> bf16 conversion without fp32 (issue 9, W8A16 at M >= 1024).
+# Usage: bash benchmarks/device_session54.sh [u8_tests|u8|u8_skip ...]
+# - u8_tests: the register-A GPU tests of the symmetric int8 bf16 formats (and tc.gemm's), in 8 shards;
+# - u8: at each U8_CASES entry NxK:M,M,..., tc.gemm (W4A16 g128 and W8A16 per-channel) with the new conversion, then
+#   in a second process with the old one (benchmarks/patches/u8_through_fp32.diff applied for that process; the session
+#   ran it as an uncommitted switch, TC_U8_OLD=1), tilecraft's dense bf16 and cuBLAS beside them in each;
+# - u8_ab: the same, new and old twice in turn (separate processes);
+# - u8_skip: the same shapes with no conversion at all (benchmarks/patches/rs_skip_convert.diff applied to this
+#   copy, outputs wrong on purpose, --no-check), the time of everything else.
+source "$(dirname "$0")/device_env.sh"
+old() {                                   # run "$@" with every int8 bf16 format converted through fp32 again
+  git apply benchmarks/patches/u8_through_fp32.diff || return 1
+  "$@"
+  git apply -R benchmarks/patches/u8_through_fp32.diff
+}
+U8_CASES_DEFAULT="4096x4096:1050,1100 6144x4096:1024,1100 8192x8192:540 4096x14336:1100"
+for part in ${*:-u8}; do
+  case $part in
+  u8_tests)
+    SHARDS=8 SUITE_S="${TST_S:-240}" SUITE_K="int8 and sym and bfloat16 or tc_gemm_runs" bash benchmarks/gpu_suite.sh \
+      tests/quant/test_sm90_mixed_rs.py
+    tail -5 "$OUT/suite.md" ;;
+  u8)
+    for case in ${U8_CASES:-$U8_CASES_DEFAULT}; do
+      mixed_large u8_new --nk "${case%%:*}" --ms "${case#*:}" ${U8_ARGS:-}
+      old mixed_large u8_old --nk "${case%%:*}" --ms "${case#*:}" ${U8_ARGS:-}
+    done ;;
+  u8_ab)
+    for case in ${U8_CASES:-$U8_CASES_DEFAULT}; do
+      for _ in 1 2; do
+        mixed_large u8_ab --nk "${case%%:*}" --ms "${case#*:}" ${U8_ARGS:-}
+        old mixed_large u8_ab_old --nk "${case%%:*}" --ms "${case#*:}" ${U8_ARGS:-}
+      done
+    done ;;
+  u8_skip)
+    git apply benchmarks/patches/rs_skip_convert.diff || exit 1
+    for case in ${U8_CASES:-$U8_CASES_DEFAULT}; do
+      mixed_large u8_skip --nk "${case%%:*}" --ms "${case#*:}" --no-check ${U8_ARGS:-}
+    done
+    git apply -R benchmarks/patches/rs_skip_convert.diff ;;
+  esac
+done
