@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Fifty-fourth session: the register-A mixed kernel's int8 -> bf16 conversion without fp32 (issue 9, W8A16 at M >= 1024).
-# Usage: bash benchmarks/device_session54.sh [u8_tests|u8|u8_skip ...]
+# Usage: bash benchmarks/device_session54.sh [u8_tests|u8|u8_ab|dec|u8_skip ...]
 # - u8_tests: the register-A GPU tests of the symmetric int8 bf16 formats (and tc.gemm's), in 8 shards;
 # - u8: at each U8_CASES entry NxK:M,M,..., tc.gemm (W4A16 g128 and W8A16 per-channel) with the new conversion, then
 #   in a second process with the old one (benchmarks/patches/u8_through_fp32.diff applied for that process; the session
 #   ran it as an uncommitted switch, TC_U8_OLD=1), tilecraft's dense bf16 and cuBLAS beside them in each;
 # - u8_ab: the same, new and old twice in turn (separate processes);
+# - dec: the small-M kernel (W4A16 g128 and W8A16 per-channel, bf16) at N = K = 8192, M = DEC_MS (1,8,16) as a
+#   stream of calls (bench_decode.py --quick), with the same conversion (benchmarks/patches/u8_small_m_sym.diff, not
+#   taken: no faster) and as on main (converted through fp32), twice in turn;
 # - u8_skip: the same shapes with no conversion at all (benchmarks/patches/rs_skip_convert.diff applied to this
 #   copy, outputs wrong on purpose, --no-check), the time of everything else.
 source "$(dirname "$0")/device_env.sh"
@@ -32,6 +35,14 @@ for part in ${*:-u8}; do
         mixed_large u8_ab --nk "${case%%:*}" --ms "${case#*:}" ${U8_ARGS:-}
         old mixed_large u8_ab_old --nk "${case%%:*}" --ms "${case#*:}" ${U8_ARGS:-}
       done
+    done ;;
+  dec)
+    for _ in 1 2; do
+      git apply benchmarks/patches/u8_small_m_sym.diff || exit 1
+      timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick --ms "${DEC_MS:-1,8,16}" 2>&1 | tee -a "$OUT/dec.md"
+      git apply -R benchmarks/patches/u8_small_m_sym.diff
+      old timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick --ms "${DEC_MS:-1,8,16}" 2>&1 \
+        | tee -a "$OUT/dec_old.md"
     done ;;
   u8_skip)
     git apply benchmarks/patches/rs_skip_convert.diff || exit 1
