@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fifty-fourth session: the register-A mixed kernel's int8 -> bf16 conversion without fp32 (issue 9, W8A16 at M >= 1024).
-# Usage: bash benchmarks/device_session54.sh [u8_tests|u8|u8_ab|dec|u8_skip ...]
+# Usage: bash benchmarks/device_session54.sh [u8_tests|u8|u8_ab|dec|ge1024|u8_skip ...]
 # - u8_tests: the register-A GPU tests of the symmetric int8 bf16 formats (and tc.gemm's), in 8 shards;
 # - u8: at each U8_CASES entry NxK:M,M,..., tc.gemm (W4A16 g128 and W8A16 per-channel) with the new conversion, then
 #   in a second process with the old one (benchmarks/patches/u8_through_fp32.diff applied for that process; the session
@@ -9,6 +9,7 @@
 # - dec: the small-M kernel (W4A16 g128 and W8A16 per-channel, bf16) at N = K = 8192, M = DEC_MS (1,8,16) as a
 #   stream of calls (bench_decode.py --quick), with the same conversion (benchmarks/patches/u8_small_m_sym.diff, not
 #   taken: no faster) and as on main (converted through fp32), twice in turn;
+# - ge1024: tc.gemm against tilecraft's dense bf16 at issue 9's M >= 1024 (GE_CASES, NxK:M,M,...);
 # - u8_skip: the same shapes with no conversion at all (benchmarks/patches/rs_skip_convert.diff applied to this
 #   copy, outputs wrong on purpose, --no-check), the time of everything else.
 source "$(dirname "$0")/device_env.sh"
@@ -43,6 +44,10 @@ for part in ${*:-u8}; do
       git apply -R benchmarks/patches/u8_small_m_sym.diff
       old timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick --ms "${DEC_MS:-1,8,16}" 2>&1 \
         | tee -a "$OUT/dec_old.md"
+    done ;;
+  ge1024)
+    for case in ${GE_CASES:-6144x4096:1024,1100,1152,1300 4096x4096:1050,1100,1280 8192x8192:1024,4096}; do
+      mixed_large ge1024 --nk "${case%%:*}" --ms "${case#*:}"
     done ;;
   u8_skip)
     git apply benchmarks/patches/rs_skip_convert.diff || exit 1
