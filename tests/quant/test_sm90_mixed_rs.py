@@ -144,12 +144,12 @@ def test_header_matches_the_model() -> None:
     text = (Path(tc.__file__).parent / "include" / "tilecraft" / "sm90_mixed.cuh").read_text()
     for c in ("(threadIdx.x & 28u) | ((threadIdx.x & 3u) >> 1)", "(threadIdx.x & 1u) ? 0x7351u : 0x6240u",
               "__shfl_sync(0xffffffffu, w, src), hi = __shfl_sync(0xffffffffu, w, src + 2u)",
-              "__shfl_sync(0xffffffffu, q < 2u ? w0 : w1, odd ? src + 2u : src)",
-              "__shfl_sync(0xffffffffu, q < 2u ? w1 : w0, odd ? src : src + 2u)",
+              "first = spread ? mixed::prmt(w0, w1, sel) : (q < 2u ? w0 : w1)",
+              "second = spread ? mixed::prmt(w1, w0, sel) : (q < 2u ? w1 : w0)",
+              "__shfl_sync(0xffffffffu, first, odd ? src + 2u : src)",
+              "__shfl_sync(0xffffffffu, second, odd ? src : src + 2u)",
               "lo = odd ? r2 : r1, hi = odd ? r1 : r2",
               "sel = q < 2u ? 0x3120u : 0x7564u",
-              "__shfl_sync(0xffffffffu, mixed::prmt(w0, w1, sel), odd ? src + 2u : src)",
-              "__shfl_sync(0xffffffffu, mixed::prmt(w1, w0, sel), odd ? src : src + 2u)",
               "a[1] = mixed::s8x2_bf16(lo >> 8, e);",
               "a[0] = hmul2(a[0], sg); a[1] = hmul2(a[1], sh); a[2] = hmul2(a[2], sg); a[3] = hmul2(a[3], sh);"):
         assert c in text, c

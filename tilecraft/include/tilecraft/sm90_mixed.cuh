@@ -157,22 +157,24 @@ TC_DEVICE void u4_frag(u32 w, u32 z2, u32 s2, u32 (&a)[4]) {
 template <bool BF16, bool SCALE = true, bool SYM = false>
 TC_DEVICE void u8_frag(u32 w0, u32 w1, u32 z2, u32 s2, u32 (&a)[4]) {
     const u32 q = threadIdx.x & 3u, odd = q & 1u, src = src_lane_lo();
-    if (BF16 && SYM) {
-        const u32 e = mixed::kept(0x43004300u), sel = q < 2u ? 0x3120u : 0x7564u;
-        const u32 r1 = __shfl_sync(0xffffffffu, mixed::prmt(w0, w1, sel), odd ? src + 2u : src);
-        const u32 r2 = __shfl_sync(0xffffffffu, mixed::prmt(w1, w0, sel), odd ? src : src + 2u);
-        const u32 lo = odd ? r2 : r1, hi = odd ? r1 : r2;
+    constexpr bool spread = BF16 && SYM;
+    const u32 sel = q < 2u ? 0x3120u : 0x7564u;                          // (SYM: the bytes spread)
+    const u32 first = spread ? mixed::prmt(w0, w1, sel) : (q < 2u ? w0 : w1);
+    const u32 second = spread ? mixed::prmt(w1, w0, sel) : (q < 2u ? w1 : w0);
+    const u32 r1 = __shfl_sync(0xffffffffu, first, odd ? src + 2u : src);
+    const u32 r2 = __shfl_sync(0xffffffffu, second, odd ? src : src + 2u);
+    const u32 lo = odd ? r2 : r1, hi = odd ? r1 : r2;
+    if (spread) {
+        const u32 e = mixed::kept(0x43004300u);
         a[0] = mixed::s8x2_bf16(lo, e);
         a[1] = mixed::s8x2_bf16(lo >> 8, e);
         a[2] = mixed::s8x2_bf16(hi, e);
         a[3] = mixed::s8x2_bf16(hi >> 8, e);
-        if (SCALE) scale_frag<BF16>(s2, a);
-        return;
+    } else if (BF16) {
+        mixed::dequant_u8_bf16(lo, hi, z2, a);
+    } else {
+        mixed::dequant_u8_f16(lo, hi, z2, a);
     }
-    const u32 r1 = __shfl_sync(0xffffffffu, q < 2u ? w0 : w1, odd ? src + 2u : src);
-    const u32 r2 = __shfl_sync(0xffffffffu, q < 2u ? w1 : w0, odd ? src : src + 2u);
-    const u32 lo = odd ? r2 : r1, hi = odd ? r1 : r2;
-    if (BF16) mixed::dequant_u8_bf16(lo, hi, z2, a); else mixed::dequant_u8_f16(lo, hi, z2, a);
     if (SCALE) scale_frag<BF16>(s2, a);
 }
 
