@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fifty-fourth session: the register-A mixed kernel's int8 -> bf16 conversion without fp32 (issue 9, W8A16 at M >= 1024).
+# Fifty-fourth session: the register-A mixed kernel's int8 -> bf16 conversion without fp32 (issue 9, W8A16, M >= 1024).
 # Usage: bash benchmarks/device_session54.sh [u8_tests|u8|u8_ab|dec|ge1024|u8_skip ...]
 # - u8_tests: the register-A GPU tests of the symmetric int8 bf16 formats (and tc.gemm's), in 8 shards;
 # - u8: at each U8_CASES entry NxK:M,M,..., tc.gemm (W4A16 g128 and W8A16 per-channel) with the new conversion, then
@@ -13,11 +13,14 @@
 # - u8_skip: the same shapes with no conversion at all (benchmarks/patches/rs_skip_convert.diff applied to this
 #   copy, outputs wrong on purpose, --no-check), the time of everything else.
 source "$(dirname "$0")/device_env.sh"
-old() {                                   # run "$@" with every int8 bf16 format converted through fp32 again
-  git apply benchmarks/patches/u8_through_fp32.diff || return 1
+patched() {                               # patched PATCH CMD...: CMD with benchmarks/patches/PATCH.diff applied
+  local patch="benchmarks/patches/$1.diff"
+  shift
+  git apply "$patch" || return 1
   "$@"
-  git apply -R benchmarks/patches/u8_through_fp32.diff
+  git apply -R "$patch"
 }
+old() { patched u8_through_fp32 "$@"; }   # every int8 bf16 format converted through fp32 again
 U8_CASES_DEFAULT="4096x4096:1050,1100 6144x4096:1024,1100 8192x8192:540 4096x14336:1100"
 for part in ${*:-u8}; do
   case $part in
@@ -39,9 +42,8 @@ for part in ${*:-u8}; do
     done ;;
   dec)
     for _ in 1 2; do
-      git apply benchmarks/patches/u8_small_m_sym.diff || exit 1
-      timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick --ms "${DEC_MS:-1,8,16}" 2>&1 | tee -a "$OUT/dec.md"
-      git apply -R benchmarks/patches/u8_small_m_sym.diff
+      patched u8_small_m_sym timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick \
+        --ms "${DEC_MS:-1,8,16}" 2>&1 | tee -a "$OUT/dec.md"
       old timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick --ms "${DEC_MS:-1,8,16}" 2>&1 \
         | tee -a "$OUT/dec_old.md"
     done ;;
@@ -50,10 +52,8 @@ for part in ${*:-u8}; do
       mixed_large ge1024 --nk "${case%%:*}" --ms "${case#*:}"
     done ;;
   u8_skip)
-    git apply benchmarks/patches/rs_skip_convert.diff || exit 1
     for case in ${U8_CASES:-$U8_CASES_DEFAULT}; do
-      mixed_large u8_skip --nk "${case%%:*}" --ms "${case#*:}" --no-check ${U8_ARGS:-}
-    done
-    git apply -R benchmarks/patches/rs_skip_convert.diff ;;
+      patched rs_skip_convert mixed_large u8_skip --nk "${case%%:*}" --ms "${case#*:}" --no-check ${U8_ARGS:-}
+    done ;;
   esac
 done
