@@ -121,6 +121,14 @@ CASES = {
                                 C(8, 4, 128, stages=2, async_copy=True, prefetch=4),
                                 C(8, 4, 128, stages=2, async_copy=True, runs=True, prefetch=2)])
        for shape, K, N in (("square", 8192, 8192), ("70b-down", 28672, 8192)) for M in (12, 16)},
+    # W8A16 at M = 16 on an H200 (70% of the copy, 84-90% at M <= 8; fifty-fifth session): chunks of 64 (half the
+    # stage, so more stages or CTAs per SM), 8 warps, x in registers with runs
+    "s16-square-w8": (8192, 8192, 16, 8, None, False,
+                      [C(4, 2, 64, stages=4, async_copy=True, runs=True), C(4, 2, 64, stages=6, async_copy=True,
+                                                                           runs=True),
+                       C(4, 1, 128, stages=3, async_copy=True, runs=True), C(8, 2, 128, stages=2, async_copy=True,
+                                                                           runs=True),
+                       C(4, 2, 128, stages=4, async_copy=True, runs=True, x_regs=True)]),
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Fifty-fifth session: int8 -> bf16 with zero points in the register-A mixed kernel without fp32 (issue 9).
+# Usage: bash benchmarks/device_session55.sh [zp_tests|zp|zp_ab|m16 ...]
+# - zp_tests: the register-A GPU tests of the int8 bf16 zero-point formats (and tc.gemm's), in 8 shards;
+# - zp: at each ZP_CASES entry NxK:M,M,..., tc.gemm with W8A16 per-channel and g128 zero points (ZP_FORMATS) with the
+#   new conversion, then in a second process with the old one (benchmarks/patches/u8_zp_through_fp32.diff applied for
+#   that process), tilecraft's dense bf16 and cuBLAS beside them in each;
+# - zp_ab: the same, new and old twice in turn (separate processes);
+# - m16: the small-M kernel's tilings for W8A16 per-channel at M = 8 / 16 (probe_small_m.py, M16_CASES), x in
+#   registers against x in the stages, as a stream of calls.
+source "$(dirname "$0")/device_env.sh"
+patched() {                               # patched PATCH CMD...: CMD with benchmarks/patches/PATCH.diff applied
+  local patch="benchmarks/patches/$1.diff"
+  shift
+  git apply "$patch" || return 1
+  "$@"
+  git apply -R "$patch"
+}
+old() { patched u8_zp_through_fp32 "$@"; }   # int8 bf16 with zero points converted through fp32 again
+ZP_CASES_DEFAULT="4096x4096:1050 6144x4096:1024 8192x8192:540 4096x14336:1100"
+ZP_FORMATS="${ZP_FORMATS:-8:0:zp,8:128:zp}"
+for part in ${*:-zp}; do
+  case $part in
+  zp_tests)
+    SHARDS=8 SUITE_S="${TST_S:-240}" SUITE_K="int8 and zp and bfloat16 or tc_gemm_runs or ragged_k" \
+      bash benchmarks/gpu_suite.sh tests/quant/test_sm90_mixed_rs.py
+    tail -5 "$OUT/suite.md" ;;
+  zp)
+    for case in ${ZP_CASES:-$ZP_CASES_DEFAULT}; do
+      mixed_large zp_new --nk "${case%%:*}" --ms "${case#*:}" --formats "$ZP_FORMATS" ${ZP_ARGS:-}
+      old mixed_large zp_old --nk "${case%%:*}" --ms "${case#*:}" --formats "$ZP_FORMATS" ${ZP_ARGS:-}
+    done ;;
+  zp_ab)
+    for case in ${ZP_CASES:-$ZP_CASES_DEFAULT}; do
+      for _ in 1 2; do
+        mixed_large zp_ab --nk "${case%%:*}" --ms "${case#*:}" --formats "$ZP_FORMATS" ${ZP_ARGS:-}
+        old mixed_large zp_ab_old --nk "${case%%:*}" --ms "${case#*:}" --formats "$ZP_FORMATS" ${ZP_ARGS:-}
+      done
+    done ;;
+  m16)
+    timeout "${M16_S:-240}" python3 benchmarks/probe_small_m.py --rounds 3 \
+      --cases "${M16_CASES:-xr-square-16-w8,s16-square-w8}" 2>&1 | tee -a "$OUT/m16.md" ;;
+  esac
+done
