@@ -12,6 +12,7 @@ launch's choice unless the tiling fixes them) and the CTAs per SM that makes.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import statistics
 import sys
 from pathlib import Path
@@ -29,6 +30,15 @@ from tilecraft.bench.timing import in_turn  # noqa: E402
 from tilecraft.gemm.mixed import MixedConfig, MixedGemm, launch_grid, pick_mixed_config  # noqa: E402
 
 C = MixedConfig
+
+
+def _c64(K: int, N: int, M: int) -> list[MixedConfig]:
+    """W8A16 per-channel's pick at (K, N, M) with chunks of 64, in its stages, four and six."""
+    import tilecraft.quant as Q
+    pick = pick_mixed_config(Q.PackedFormat(8, None, False, "bfloat16"), M, K, N)
+    return list(dict.fromkeys([replace(pick, chunk=64, stages=p) for p in (pick.stages, 4, 6)]))
+
+
 T1 = C(4, 1, 128, stages=4, async_copy=True)
 T2 = C(4, 2, 128, stages=4, async_copy=True)
 WIDE = C(8, 4, 128, stages=2, async_copy=True)
@@ -129,6 +139,31 @@ CASES = {
                        C(4, 1, 128, stages=3, async_copy=True, runs=True), C(8, 2, 128, stages=2, async_copy=True,
                                                                            runs=True),
                        C(4, 2, 128, stages=4, async_copy=True, runs=True, x_regs=True)]),
+    # run 1 found chunks of 64 in four stages 1.17x the pick there: their neighbours, M = 12 and the Llama-3 layers
+    **{f"c64-square-{M}-w8": (8192, 8192, M, 8, None, False,
+                              [C(4, 2, 64, stages=p, async_copy=True, runs=True) for p in (3, 4, 5)]
+                              + [C(4, 2, 32, stages=p, async_copy=True, runs=True) for p in (4, 6, 8)])
+       for M in (12, 16)},
+    **{f"c64-{shape}-16-w8": (K, N, 16, 8, None, False, [C(4, 2, 64, stages=4, async_copy=True, runs=True),
+                                                         C(4, 1, 64, stages=4, async_copy=True, runs=True)])
+       for shape, K, N in (("8b-qkv", 4096, 6144), ("8b-o", 4096, 4096), ("8b-down", 14336, 4096),
+                           ("8b-gate_up", 4096, 28672), ("70b-qkv", 8192, 10240), ("70b-down", 28672, 8192))},
+    "c64-square-8-w8": (8192, 8192, 8, 8, None, False, [C(4, 2, 64, stages=p, async_copy=True) for p in (4, 6)]),
+    # and for int4: M = 16 (8 warps on four tiles) and M = 1 / 8
+    "c64-square-16-w4": (8192, 8192, 16, 4, 128, False, [C(8, 4, 64, stages=p, async_copy=True) for p in (2, 3, 4)]),
+    "c64-square-1-w4": (8192, 8192, 1, 4, 128, False, [C(4, 1, 64, stages=p, async_copy=True) for p in (4, 6, 8)]),
+    "c64-square-8-w4": (8192, 8192, 8, 4, 128, False, [C(4, 2, 64, stages=p, async_copy=True) for p in (4, 6, 8)]),
+    # run 2: chunks of 64 won at every int8 M = 16 layer but 70B qkv (even); M <= 8 (the pick's own tiling with
+    # chunks of 64, and four stages), the other formats and the two layers left
+    **{f"c64m-{shape}-{M}-w8": (K, N, M, 8, None, False, _c64(K, N, M))
+       for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-o", 4096, 4096),
+                           ("8b-down", 14336, 4096), ("8b-gate_up", 4096, 28672), ("70b-down", 28672, 8192))
+       for M in (1, 4, 8)},
+    "c64-70b-qkv-16-w8b": (8192, 10240, 16, 8, None, False, [C(4, 2, 64, stages=p, async_copy=True, runs=True)
+                                                               for p in (2, 3)]),
+    "c64-70b-gate_up-16-w8": (8192, 57344, 16, 8, None, False, [C(4, 2, 64, stages=4, async_copy=True, runs=True)]),
+    "c64-square-16-w8g128": (8192, 8192, 16, 8, 128, False, [C(4, 2, 64, stages=4, async_copy=True, runs=True)]),
+    "c64-square-16-w8zp": (8192, 8192, 16, 8, None, True, [C(4, 2, 64, stages=4, async_copy=True, runs=True)]),
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
