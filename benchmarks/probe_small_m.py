@@ -39,6 +39,21 @@ def _c64(K: int, N: int, M: int) -> list[MixedConfig]:
     return list(dict.fromkeys([replace(pick, chunk=64, stages=p) for p in (pick.stages, 4, 6)]))
 
 
+def _before_c64(K: int, N: int, M: int, group: int | None = None, zp: bool = False) -> list[MixedConfig]:
+    """int8's pick at (K, N, M) as it was before chunks of 64 (``INT8_CHUNK64_FROM_M``), and the pick in four stages
+    where it has fewer."""
+    import tilecraft.gemm.mixed as MX
+    import tilecraft.quant as Q
+    fmt = Q.PackedFormat(8, group, zp, "bfloat16")
+    pick, saved = pick_mixed_config(fmt, M, K, N), MX.INT8_CHUNK64_FROM_M
+    MX.INT8_CHUNK64_FROM_M = 1 << 30
+    try:
+        old = pick_mixed_config(fmt, M, K, N)
+    finally:
+        MX.INT8_CHUNK64_FROM_M = saved
+    return [old] + ([replace(pick, stages=4)] if pick.stages < 4 else [])
+
+
 T1 = C(4, 1, 128, stages=4, async_copy=True)
 T2 = C(4, 2, 128, stages=4, async_copy=True)
 WIDE = C(8, 4, 128, stages=2, async_copy=True)
@@ -164,6 +179,13 @@ CASES = {
     "c64-70b-gate_up-16-w8": (8192, 57344, 16, 8, None, False, [C(4, 2, 64, stages=4, async_copy=True, runs=True)]),
     "c64-square-16-w8g128": (8192, 8192, 16, 8, 128, False, [C(4, 2, 64, stages=4, async_copy=True, runs=True)]),
     "c64-square-16-w8zp": (8192, 8192, 16, 8, None, True, [C(4, 2, 64, stages=4, async_copy=True, runs=True)]),
+    # the rule taken (int8 from M = 5: chunks of 64) against the picks before it, at the Llama-3 layers
+    **{f"n64-{shape}-{M}-w8{tag}": (K, N, M, 8, group, zp, _before_c64(K, N, M, group, zp))
+       for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-o", 4096, 4096),
+                           ("8b-down", 14336, 4096), ("8b-gate_up", 4096, 28672), ("70b-qkv", 8192, 10240),
+                           ("70b-down", 28672, 8192), ("70b-gate_up", 8192, 57344))
+       for M in (5, 8, 12, 16) for tag, group, zp in (("", None, False), ("g128", 128, False), ("zp", None, True))
+       if not tag or shape in ("square", "70b-qkv")},
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),

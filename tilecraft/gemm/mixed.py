@@ -74,6 +74,13 @@ SMEM_MAX = 200 * 1024
 #: while the previous kernel of the stream finishes (0: none; the launch overlap alone); MixedGemm's default
 PDL_PREFETCH = 2
 _ELEM = {"float16": (dsl.float16, SM80_16x8x16_F32F16F16F32_TN), "bfloat16": (dsl.bfloat16, SM80_16x8x16_F32BF16BF16F32_TN)}
+#: int8 weights from this M on take chunks of 64 in the shared-memory stages (M <= 16), not 128: a stage holds
+#: half the bytes, so more of them fit beside one another. Fifty-fifth session (H200, W8A16 per-channel, PDL stream,
+#: benchmarks/probe_small_m.py): N = K = 8192 at M = 16 19.2 us against 22.5 (four stages in one wave where three of
+#: 128 fitted), Llama-3-8B gate_up 35.5 against 55.8 and 70B gate_up 148.9 against 190.4 (two CTAs per SM where one
+#: fitted); at M = 8 1.04-1.16x at five of six layers. At M <= 4 (one tile, a stage of 2-3 KB) it lost at 8B down
+#: and o, 70B down (0.91-0.98x)
+INT8_CHUNK64_FROM_M = 5
 #: halves padding each row of x in an async_copy stage: rows 136 halves apart put the 8-byte reads of
 #: lanes (g, q) (row g, halves 4q + 16j) in 32 distinct banks
 _X_PAD = 8
@@ -655,7 +662,8 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     two tiles, 19.5 with one. W8 per-channel M = 1: 26.9 against 27.2; M = 8: 27.7 with two tiles, 31.1
     with one; M = 16: three stages. The stages are the most, up to four, that keep the grid in one wave on
     `sms` SMs (an H100's shared memory): four 34 KB int8 stages at M = 16 left one CTA per SM and two waves
-    (a stream of PDL launches, eleventh session: 30.7 us, against 26.2 with three and 26.0 with two).
+    (a stream of PDL launches, eleventh session: 30.7 us, against 26.2 with three and 26.0 with two). int8
+    from M = 5 takes chunks of 64 there (``INT8_CHUNK64_FROM_M``), so four 17 KB stages fit at M = 16.
     int4 at M = 9..16: 8 warps, four tiles, two shared-memory stages (where N allows four tiles), or two
     tiles of 4 warps with x in registers (``x_regs``) and four stages where they make 0.8-1.0 of three CTAs
     per SM (Llama-3-70B qkv, N = 12288); M = 17..32: two tiles with x in registers, four stages of 4 warps
@@ -678,12 +686,16 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     first = 64 if fmt.group_size == 32 else 128
     chunk = next(c for c in (128, 64, 32) if c <= first and K % c == 0 and c % kb == 0
                  and (fmt.group_size is None or c % fmt.group_size == 0))
+    # int8 from M = 5 on in the shared-memory stages: chunks of 64 (a group of 128 then scaled in halves)
+    staged_chunk = 64 if fmt.bits == 8 and M >= INT8_CHUNK64_FROM_M and K % 64 == 0 else chunk
+
     def staged(tiles: int) -> MixedConfig | None:
         # the most stages, up to four, that let the row blocks run in one wave on `sms` SMs (four where no
-        # count does): at M = 9..16 the chunk's 16 rows of x make an int8 stage 34 KB
+        # count does): at M = 9..16 the chunk's 16 rows of x make an int8 stage 17 KB (34 KB in chunks of 128)
         per_sm = -(-(N // (16 * tiles)) // sms)
         # int8 at M = 9..16: each warp a run of chunks (see the module docstring)
-        cfgs = [c for c in (MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=p, async_copy=True, runs=mb == 2)
+        cfgs = [c for c in (MixedConfig(warps=4, tiles=tiles, chunk=staged_chunk, stages=p, async_copy=True,
+                                        runs=mb == 2)
                             for p in (4, 3, 2)) if fits(c)]
         return next((c for c in cfgs if per_sm * (cta_smem_bytes(c, fmt, M) + CTA_RESERVED_SMEM) <= SM_SMEM),
                     cfgs[0]) if cfgs else None
