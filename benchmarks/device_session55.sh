@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Fifty-fifth session: int8 -> bf16 with zero points in the register-A mixed kernel without fp32 (issue 9).
-# Usage: bash benchmarks/device_session55.sh [zp_tests|zp|zp_ab|m16 ...]
+# Usage: bash benchmarks/device_session55.sh [zp_tests|small_tests|zp|zp_ab|m16 ...]
 # - zp_tests: the register-A GPU tests of the int8 bf16 zero-point formats (and tc.gemm's), in 8 shards;
+# - small_tests: every GPU test of the small-M kernel (tests/quant/test_mixed.py), in 8 shards;
 # - zp: at each ZP_CASES entry NxK:M,M,..., tc.gemm with W8A16 per-channel and g128 zero points (ZP_FORMATS) with the
 #   new conversion, then in a second process with the old one (benchmarks/patches/u8_zp_through_fp32.diff applied for
 #   that process), tilecraft's dense bf16 and cuBLAS beside them in each;
 # - zp_ab: the same, new and old twice in turn (separate processes);
-# - m16: the small-M kernel's tilings for W8A16 per-channel at M = 8 / 16 (probe_small_m.py, M16_CASES), x in
-#   registers against x in the stages, as a stream of calls.
+# - m16: the small-M kernel's tilings (probe_small_m.py, M16_CASES: W8A16 at M = 5..16 in chunks of 64 against the
+#   picks before them, and their neighbours), as a stream of calls.
 source "$(dirname "$0")/device_env.sh"
 patched() {                               # patched PATCH CMD...: CMD with benchmarks/patches/PATCH.diff applied
   local patch="benchmarks/patches/$1.diff"
@@ -25,6 +26,9 @@ for part in ${*:-zp}; do
     SHARDS=8 SUITE_S="${TST_S:-240}" SUITE_K="int8 and zp and bfloat16 or tc_gemm_runs or ragged_k" \
       bash benchmarks/gpu_suite.sh tests/quant/test_sm90_mixed_rs.py
     tail -5 "$OUT/suite.md" ;;
+  small_tests)
+    SHARDS=8 SUITE_S="${TST_S:-300}" bash benchmarks/gpu_suite.sh tests/quant/test_mixed.py
+    tail -12 "$OUT/suite.md" ;;
   zp)
     for case in ${ZP_CASES:-$ZP_CASES_DEFAULT}; do
       mixed_large zp_new --nk "${case%%:*}" --ms "${case#*:}" --formats "$ZP_FORMATS" ${ZP_ARGS:-}

@@ -186,6 +186,11 @@ CASES = {
                            ("70b-down", 28672, 8192), ("70b-gate_up", 8192, 57344))
        for M in (5, 8, 12, 16) for tag, group, zp in (("", None, False), ("g128", 128, False), ("zp", None, True))
        if not tag or shape in ("square", "70b-qkv")},
+    # the new pick at M = 16 (83% of the copy on an H200) against its neighbours: round-robin chunks, x in registers
+    # (the stages then hold 2 KB of weights per warp), one tile
+    "e16-square-w8": (8192, 8192, 16, 8, None, False,
+                      [C(4, 2, 64, stages=4, async_copy=True), C(4, 1, 64, stages=4, async_copy=True, runs=True)]
+                      + [C(4, 2, 64, stages=p, async_copy=True, runs=True, x_regs=True) for p in (4, 6, 8)]),
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),

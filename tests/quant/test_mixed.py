@@ -224,8 +224,9 @@ def test_emulated_every_format(emulated: None, bits: int, group: int | None, zp:
 
 def test_default_shared_memory_stages_keep_one_wave() -> None:
     """At N = K = 8192 the heuristic's shared-memory stages let ceil(CTAs / 132) CTAs share an H100 SM (227 KB,
-    1 KB reserved per CTA), so the grid runs in one wave: W8 at M = 16 takes three stages (34 KB each), not four;
-    where no count keeps one wave (32 SMs), four."""
+    1 KB reserved per CTA), so the grid runs in one wave: W8 at M = 16 in chunks of 128 took three stages (34 KB
+    each), not four; in chunks of 64 (``INT8_CHUNK64_FROM_M``) four of 17 KB fit; where no count keeps one wave (32
+    SMs), four."""
     for bits, group in ((4, 128), (8, None), (4, 32), (8, 64)):
         fmt = Q.PackedFormat(bits, group, False, "bfloat16")
         for M in (1, 4, 8, 16):
@@ -235,8 +236,28 @@ def test_default_shared_memory_stages_keep_one_wave() -> None:
                 red = 16 * cfg.tiles * 8 * (-(-M // 8)) * cfg.warps * 4               # the warps' meeting place
                 assert per_sm * (mixed.stage_smem_bytes(cfg, fmt, M) + red + 1024) <= 233472, (bits, group, M, cfg)
     w8 = Q.PackedFormat(8, None, False, "bfloat16")
-    assert pick_mixed_config(w8, 16, 8192, 8192).stages == 3 and pick_mixed_config(w8, 1, 8192, 8192).stages == 4
+    assert pick_mixed_config(w8, 16, 8192, 8192).stages == 4 and pick_mixed_config(w8, 1, 8192, 8192).stages == 4
     assert pick_mixed_config(w8, 16, 8192, 8192, sms=32).stages == 4                 # two waves whatever the stages
+    with pytest.MonkeyPatch.context() as mp:                                         # chunks of 128
+        mp.setattr(mixed, "INT8_CHUNK64_FROM_M", 1 << 30)
+        assert pick_mixed_config(w8, 16, 8192, 8192).stages == 3
+
+
+def test_int8_takes_chunks_of_64_from_m_5() -> None:
+    """int8 in the shared-memory stages takes chunks of 64 from M = 5 to 16 (every group size, zero points or not),
+    128 (64 for groups of 32) below; int4 keeps its chunks. At Llama-3-8B gate_up (896 row blocks at M = 16) four
+    17 KB stages put two CTAs on an SM where four of 34 KB left one."""
+    for group, zp, dt in itertools.product((None, 32, 64, 128), (False, True), ("float16", "bfloat16")):
+        fmt = Q.PackedFormat(8, group, zp, dt)
+        for M in (1, 4, 5, 8, 12, 16):
+            cfg = pick_mixed_config(fmt, M, 8192, 8192)
+            assert cfg.async_copy and cfg.chunk == (64 if M >= 5 or group == 32 else 128), (group, zp, M, cfg)
+            cfg.validate(fmt, 8192, 8192, M)
+        w4 = Q.PackedFormat(4, group, zp, dt)
+        assert pick_mixed_config(w4, 8, 8192, 8192).chunk == (64 if group == 32 else 128)
+    w8 = Q.PackedFormat(8, None, False, "bfloat16")
+    gate_up = pick_mixed_config(w8, 16, 4096, 28672)
+    assert (gate_up.chunk, gate_up.stages) == (64, 4) and 2 * (mixed.cta_smem_bytes(gate_up, w8, 16) + 1024) <= 233472
 
 
 def test_int4_at_m_9_to_16_takes_four_tiles_in_eight_warps() -> None:

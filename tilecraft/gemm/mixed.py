@@ -693,9 +693,12 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         # the most stages, up to four, that let the row blocks run in one wave on `sms` SMs (four where no
         # count does): at M = 9..16 the chunk's 16 rows of x make an int8 stage 17 KB (34 KB in chunks of 128)
         per_sm = -(-(N // (16 * tiles)) // sms)
-        # int8 at M = 9..16: each warp a run of chunks (see the module docstring)
+        # int8 at M = 9..16: each warp a run of chunks (see the module docstring). There, in chunks of 64, fp16 with
+        # groups took 128 registers and a 4-byte spill in the main loop (sm_90a, NVRTC 13) unless the kernel asks
+        # for two CTAs per SM (121, none; a bound that costs nothing, 4 warps keep up to 255 registers)
+        cap = 2 if mb == 2 and staged_chunk == 64 and fmt.dtype == "float16" and fmt.group_size else None
         cfgs = [c for c in (MixedConfig(warps=4, tiles=tiles, chunk=staged_chunk, stages=p, async_copy=True,
-                                        runs=mb == 2)
+                                        runs=mb == 2, min_ctas=cap)
                             for p in (4, 3, 2)) if fits(c)]
         return next((c for c in cfgs if per_sm * (cta_smem_bytes(c, fmt, M) + CTA_RESERVED_SMEM) <= SM_SMEM),
                     cfgs[0]) if cfgs else None
