@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch  # noqa: E402
 
 import bench_mixed as BM  # noqa: E402
+import tilecraft.quant as Q  # noqa: E402
 from bench_decode import _err, _us  # noqa: E402
 from tilecraft.bench.report import markdown_table  # noqa: E402
 from tilecraft.bench.timing import in_turn  # noqa: E402
@@ -34,7 +35,6 @@ C = MixedConfig
 
 def _c64(K: int, N: int, M: int) -> list[MixedConfig]:
     """W8A16 per-channel's pick at (K, N, M) with chunks of 64, in its stages, four and six."""
-    import tilecraft.quant as Q
     pick = pick_mixed_config(Q.PackedFormat(8, None, False, "bfloat16"), M, K, N)
     return list(dict.fromkeys([replace(pick, chunk=64, stages=p) for p in (pick.stages, 4, 6)]))
 
@@ -43,7 +43,6 @@ def _before_c64(K: int, N: int, M: int, group: int | None = None, zp: bool = Fal
     """int8's pick at (K, N, M) as it was before chunks of 64 (``INT8_CHUNK64_FROM_M``), and the pick in four stages
     where it has fewer."""
     import tilecraft.gemm.mixed as MX
-    import tilecraft.quant as Q
     fmt = Q.PackedFormat(8, group, zp, "bfloat16")
     pick, saved = pick_mixed_config(fmt, M, K, N), MX.INT8_CHUNK64_FROM_M
     MX.INT8_CHUNK64_FROM_M = 1 << 30
@@ -191,6 +190,13 @@ CASES = {
     "e16-square-w8": (8192, 8192, 16, 8, None, False,
                       [C(4, 2, 64, stages=4, async_copy=True), C(4, 1, 64, stages=4, async_copy=True, runs=True)]
                       + [C(4, 2, 64, stages=p, async_copy=True, runs=True, x_regs=True) for p in (4, 6, 8)]),
+    # int8 at M = 9..16 in chunks of 64: round-robin chunks against the runs the pick keeps
+    **{f"rr-{shape}-{M}-w8": (K, N, M, 8, None, False,
+                              [replace(pick_mixed_config(Q.PackedFormat(8, None, False, "bfloat16"), M, K, N),
+                                       runs=False)])
+       for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-o", 4096, 4096),
+                           ("8b-down", 14336, 4096), ("8b-gate_up", 4096, 28672), ("70b-qkv", 8192, 10240),
+                           ("70b-down", 28672, 8192), ("70b-gate_up", 8192, 57344)) for M in (12, 16)},
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
@@ -231,9 +237,6 @@ def main() -> int:
     print(f"# small-M tilings, {torch.cuda.get_device_name(0)}, copy {copy:.0f} GB/s, {args.rounds} rounds in turn\n")
     cases = {name: CASES[name] for name in args.cases.split(",")}
     if args.splits:
-        from dataclasses import replace
-
-        import tilecraft.quant as Q
         cases = {}
         for spec in args.split_shapes.split(","):
             label, K, N = spec.split(":")
