@@ -263,7 +263,8 @@ def test_int8_takes_chunks_of_64_from_m_5() -> None:
 def test_int4_at_m_9_to_16_takes_four_tiles_in_eight_warps() -> None:
     """int4 at M = 9..16 (where N allows four 16-row tiles): 8 warps, two shared-memory stages, the chunks
     dealt round-robin, a valid tiling for every group size; M = 8 keeps its 4 warps, and N = 16 x odd falls
-    back to register buffers. int8 at M = 9..16 gives each warp a run of chunks, and at M = 8 not."""
+    back to register buffers. int8 at M = 9..16 gives each warp a run of chunks in one tile or in chunks of 128, and
+    at M = 8 not."""
     for group, M in itertools.product((None, 32, 64, 128), (9, 16)):
         fmt = Q.PackedFormat(4, group, True, "float16")
         cfg = pick_mixed_config(fmt, M, 4096, 8192)
@@ -275,7 +276,11 @@ def test_int4_at_m_9_to_16_takes_four_tiles_in_eight_warps() -> None:
     odd = pick_mixed_config(fmt, 16, 8192, 16 * 513)
     assert not odd.async_copy and 16 * 513 % (16 * odd.tiles) == 0
     w8 = Q.PackedFormat(8, None, False, "bfloat16")
-    assert [pick_mixed_config(w8, M, 8192, 8192).runs for M in (1, 8, 9, 16)] == [False, False, True, True]
+    assert [pick_mixed_config(w8, M, 8192, 8192).runs for M in (1, 8, 9, 16)] == [False] * 4  # chunks of 64, 2 tiles
+    assert [pick_mixed_config(w8, M, 4096, 6144).runs for M in (8, 9, 16)] == [False, True, True]  # one tile
+    with pytest.MonkeyPatch.context() as mp:                                         # chunks of 128
+        mp.setattr(mixed, "INT8_CHUNK64_FROM_M", 1 << 30)
+        assert [pick_mixed_config(w8, M, 8192, 8192).runs for M in (8, 9, 16)] == [False, True, True]
 
 
 def test_lopsided_grids_take_half_the_tiles() -> None:

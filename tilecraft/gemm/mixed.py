@@ -33,8 +33,9 @@ At M <= 16 the time is the time to stream W from HBM once; everything here serve
   machine: the fewest S that put a CTA on nine SMs in ten, within one wave (``_pick_splits``). Within a CTA,
   the warps take the slice's chunks round-robin, or (``MixedConfig.runs``) each a contiguous run of them; N =
   K = 8192, PDL stream, runs against round-robin: W8A16 per-channel at M = 16 25.5 against 26.3 us on an
-  H100 (even on an H200), so its pick takes runs; W4A16 g128 at M = 8 12.6 against 11.7 on an H200 (even on
-  an H100), at M = 1 13.05 against 13.30 on an H100 but 11.8 against 11.7 on an H200. The warps meet in
+  H100 (even on an H200) in chunks of 128, so its pick takes runs (in chunks of 64 only with one tile); W4A16
+  g128 at M = 8 12.6 against 11.7 on an H200 (even on an H100), at M = 1 13.05 against 13.30 on an H100 but
+  11.8 against 11.7 on an H200. The warps meet in
   shared memory at the end. With S > 1, each CTA adds its partial (already scaled) to an fp32 workspace with
   ``red.add`` and counts itself in (one gpu-scope acq_rel atomic per CTA after a barrier, not a fence per
   thread); the last CTA of a row block writes y (+ bias) and zeroes the workspace and counter for the next
@@ -670,7 +671,8 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     (int4, where two CTAs per SM fill the waves) or two of 8 warps (int4) or 4 (int8), x in the stages
     where ptxas would spill or it measured slower. Otherwise register buffers: two tiles up to M = 16 (int4,
     three buffers), one past that (the accumulators take the registers).
-    Every pick deals the chunks to the warps round-robin but int8's at M = 9..16, whose warps take runs.
+    Every pick deals the chunks to the warps round-robin but int8's at M = 9..16 in one tile (or in chunks other than
+    64), whose warps take runs.
     Where a tiling's CTAs would leave the SMs lopsided (``wave_fill``) and half its tiles spread them better,
     the pick takes half the tiles (Llama-3-8B qkv for int8; int4 at M = 9..16 where x in registers does not
     apply), and so where they reach the SMs unsplit and the whole tiles would need slices (int4 at N = 4096,
@@ -693,12 +695,17 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         # the most stages, up to four, that let the row blocks run in one wave on `sms` SMs (four where no
         # count does): at M = 9..16 the chunk's 16 rows of x make an int8 stage 17 KB (34 KB in chunks of 128)
         per_sm = -(-(N // (16 * tiles)) // sms)
-        # int8 at M = 9..16: each warp a run of chunks (see the module docstring). There, in chunks of 64, fp16 with
-        # groups took 128 registers and a 4-byte spill in the main loop (sm_90a, NVRTC 13) unless the kernel asks
-        # for two CTAs per SM (121, none; a bound that costs nothing, 4 warps keep up to 255 registers)
+        # int8 at M = 9..16: each warp a run of chunks (see the module docstring), but in chunks of 64 two tiles deal
+        # them round-robin: 1.01-1.04x runs at six of eight layers, M = 12 / 16 (H200, fifty-fifth session; N = K =
+        # 8192 18.8 against 19.2 us), 0.98-1.0x at 8B gate_up and 70B qkv; one tile keeps its runs (8B qkv: 0.96x
+        # round-robin)
+        runs = mb == 2 and (tiles == 1 or staged_chunk != 64)
+        # there, in chunks of 64, fp16 with groups took 128 registers and a 4-byte spill in the main loop (sm_90a,
+        # NVRTC 13) unless the kernel asks for two CTAs per SM (none; a bound that costs nothing: 4 warps keep up to
+        # 255 registers)
         cap = 2 if mb == 2 and staged_chunk == 64 and fmt.dtype == "float16" and fmt.group_size else None
         cfgs = [c for c in (MixedConfig(warps=4, tiles=tiles, chunk=staged_chunk, stages=p, async_copy=True,
-                                        runs=mb == 2, min_ctas=cap)
+                                        runs=runs, min_ctas=cap)
                             for p in (4, 3, 2)) if fits(c)]
         return next((c for c in cfgs if per_sm * (cta_smem_bytes(c, fmt, M) + CTA_RESERVED_SMEM) <= SM_SMEM),
                     cfgs[0]) if cfgs else None
