@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Fifty-fifth session: int8 -> bf16 with zero points in the register-A mixed kernel without fp32 (issue 9).
-# Usage: bash benchmarks/device_session55.sh [zp_tests|small_tests|zp|zp_ab|m16 ...]
+# Usage: bash benchmarks/device_session55.sh [zp_tests|small_tests|zp|zp_ab|m16|dec ...]
 # - zp_tests: the register-A GPU tests of the int8 bf16 zero-point formats (and tc.gemm's), in 8 shards;
-# - small_tests: every GPU test of the small-M kernel (tests/quant/test_mixed.py), in 8 shards;
+# - small_tests: every GPU test of the small-M kernel (tests/quant/test_mixed.py; SUITE_K filters them), in 8 shards;
 # - zp: at each ZP_CASES entry NxK:M,M,..., tc.gemm with W8A16 per-channel and g128 zero points (ZP_FORMATS) with the
 #   new conversion, then in a second process with the old one (benchmarks/patches/u8_zp_through_fp32.diff applied for
 #   that process), tilecraft's dense bf16 and cuBLAS beside them in each;
 # - zp_ab: the same, new and old twice in turn (separate processes);
 # - m16: the small-M kernel's tilings (probe_small_m.py, M16_CASES: W8A16 at M = 5..16 in chunks of 64 against the
-#   picks before them, and their neighbours), as a stream of calls.
+#   picks before them, and their neighbours), as a stream of calls;
+# - dec: the small-M kernel (W4A16 g128 and W8A16 per-channel, bf16) at N = K = 8192, M = DEC_MS (1,8,12,16) as a
+#   stream of calls (bench_decode.py --quick), cuBLAS bf16 beside it.
 source "$(dirname "$0")/device_env.sh"
 patched() {                               # patched PATCH CMD...: CMD with benchmarks/patches/PATCH.diff applied
   local patch="benchmarks/patches/$1.diff"
@@ -44,5 +46,8 @@ for part in ${*:-zp}; do
   m16)
     timeout "${M16_S:-240}" python3 benchmarks/probe_small_m.py --rounds 3 \
       --cases "${M16_CASES:-xr-square-16-w8,s16-square-w8}" 2>&1 | tee -a "$OUT/m16.md" ;;
+  dec)
+    timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick --ms "${DEC_MS:-1,8,12,16}" 2>&1 \
+      | tee -a "$OUT/dec.md" ;;
   esac
 done

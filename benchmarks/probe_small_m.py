@@ -39,6 +39,12 @@ def _c64(K: int, N: int, M: int) -> list[MixedConfig]:
     return list(dict.fromkeys([replace(pick, chunk=64, stages=p) for p in (pick.stages, 4, 6)]))
 
 
+def _other_deal(K: int, N: int, M: int) -> MixedConfig:
+    """W8A16 per-channel's pick at (K, N, M) with its chunks dealt the other way: runs for round-robin and back."""
+    pick = pick_mixed_config(Q.PackedFormat(8, None, False, "bfloat16"), M, K, N)
+    return replace(pick, runs=not pick.runs)
+
+
 def _before_c64(K: int, N: int, M: int, group: int | None = None, zp: bool = False) -> list[MixedConfig]:
     """int8's pick at (K, N, M) as it was before chunks of 64 (``INT8_CHUNK64_FROM_M``), and the pick in four stages
     where it has fewer."""
@@ -190,10 +196,8 @@ CASES = {
     "e16-square-w8": (8192, 8192, 16, 8, None, False,
                       [C(4, 2, 64, stages=4, async_copy=True), C(4, 1, 64, stages=4, async_copy=True, runs=True)]
                       + [C(4, 2, 64, stages=p, async_copy=True, runs=True, x_regs=True) for p in (4, 6, 8)]),
-    # int8 at M = 9..16 in chunks of 64: round-robin chunks against the runs the pick keeps
-    **{f"rr-{shape}-{M}-w8": (K, N, M, 8, None, False,
-                              [replace(pick_mixed_config(Q.PackedFormat(8, None, False, "bfloat16"), M, K, N),
-                                       runs=False)])
+    # int8 at M = 9..16 in chunks of 64: the pick with its chunks dealt the other way (runs or round-robin)
+    **{f"rr-{shape}-{M}-w8": (K, N, M, 8, None, False, [_other_deal(K, N, M)])
        for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-o", 4096, 4096),
                            ("8b-down", 14336, 4096), ("8b-gate_up", 4096, 28672), ("70b-qkv", 8192, 10240),
                            ("70b-down", 28672, 8192), ("70b-gate_up", 8192, 57344)) for M in (12, 16)},
