@@ -39,17 +39,17 @@ import sass  # noqa: E402  (tests/gemm/sass.py: SASS loop parsers)
 from test_sm90_mixed import _ID, _M32, _TOL, FORMATS, _check, _format, _prmt, _weight, random_case  # noqa: E402
 
 
-def _frag_values(bits: int, words: list[tuple[int, ...]], lane: int, spread: bool = False) -> list[int]:
+def _frag_values(bits: int, words: list[tuple[int, ...]], lane: int, sym: bool = False) -> list[int]:
     """The 8 unsigned values (A-fragment order v0..v7) lane `lane` converts, from the warp's words of one
-    16-k block (words[l]: lane l's one int4 word or two int8 words), as u4_frag / u8_frag shuffle them; ``spread``:
-    u8_frag's bf16 form, whose sources send their bytes spread and whose pairs are read from bits 0-7 and 16-23."""
+    16-k block (words[l]: lane l's one int4 word or two int8 words), as u4_frag / u8_frag shuffle them; ``sym``:
+    u8_frag's SYM form, whose sources send their bytes spread and whose pairs are read from bits 0-7 and 16-23."""
     q, src = lane % 4, (lane & 28) | (lane % 4 >> 1)
     odd = q & 1
     if bits == 4:
         x = _prmt(words[src][0], words[src + 2][0], 0x7351 if odd else 0x6240)
         nib = [(x >> (4 * i)) & 0xF for i in range(8)]
         return [nib[v // 2 + 4 * (v % 2)] for v in range(8)]               # value v: nibble v / 2 + 4 (v % 2)
-    if spread:
+    if sym:
         sel = [0x3120 if l % 4 < 2 else 0x7564 for l in range(32)]
         sent1 = [_prmt(w[0], w[1], sel[l]) for l, w in enumerate(words)]
         sent2 = [_prmt(w[1], w[0], sel[l]) for l, w in enumerate(words)]
@@ -59,7 +59,7 @@ def _frag_values(bits: int, words: list[tuple[int, ...]], lane: int, spread: boo
     r1 = sent1[src + 2 if odd else src]
     r2 = sent2[src if odd else src + 2]
     lo, hi = (r2, r1) if odd else (r1, r2)
-    if spread:                                                            # s8x2_bf16(lo), (lo >> 8), (hi), (hi >> 8)
+    if sym:                                                               # s8x2_bf16(lo), (lo >> 8), (hi), (hi >> 8)
         return [(w >> (8 * s + 16 * i)) & 0xFF for w in (lo, hi) for s in range(2) for i in range(2)]
     return [(w >> (8 * i)) & 0xFF for w in (lo, hi) for i in range(4)]     # value v: byte v % 4 of word v / 4
 
@@ -88,14 +88,14 @@ def _model_tile(pw: Any, tg: int, kt: int) -> Any:
     groups = K // G if G else 1
     layout_a = wgmma_atom(64, "f16" if fmt.dtype == "float16" else "bf16", operands="rs").layout_a_tv
     out = torch.full((16, 64), float("nan"), dtype=torch.float64)
-    spread = fmt.bits == 8 and fmt.dtype == "bfloat16"                       # u8_frag's bf16 form
+    sym = fmt.bits == 8 and fmt.dtype == "bfloat16" and not fmt.zero_point   # u8_frag's SYM form
     for j in range(4):
         c, widx = block_words(fmt.bits, j)
         kb = min(kt * (64 // KB) + c, K // KB - 1)
         words = [tuple(qw[tg][kb][lane][w] for w in widx) for lane in range(32)]
         grp = min(slot_group(G, kt, group_slot(G, j)), groups - 1) if G else 0
         for lane in range(32):
-            vals = _frag_values(fmt.bits, words, lane, spread)
+            vals = _frag_values(fmt.bits, words, lane, sym)
             for v in range(8):
                 h = v // 2 % 2                                            # rows g (h = 0) and g + 8
                 s = float(S[tg, grp, lane // 4, h]) if G else 1.0
@@ -103,7 +103,7 @@ def _model_tile(pw: Any, tg: int, kt: int) -> Any:
                 flat = layout_a(lane, v)                                  # (M64, K16) of warp 0: m + 64 k
                 m, k = flat % 64, flat // 64
                 assert m < 16
-                v_z = _s8_bf16(vals[v]) + (128 - z) if spread else vals[v] - z      # exact integers
+                v_z = _s8_bf16(vals[v]) if sym else vals[v] - z
                 out[m, 16 * j + k] = float(torch.tensor(v_z * s, dtype=torch.float64).to(dt))
     return out
 
@@ -230,11 +230,10 @@ def test_three_consumers_in_stream_k_keep_spills_out_of_the_k_loop(fmt: tuple) -
 
 
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f[0] == 8], ids=_ID)
-def test_int8_bf16_converts_without_fp32(fmt: tuple) -> None:
-    """int8 into bf16 takes u8_frag's bf16 form (two LOP3s and a bf16 fma a pair, mixed::s8x2_bf16, and with zero
-    points one more bf16 fma): no FADD in the main loop of the narrow three-consumer tile (the one the every-format
-    test compiles), and the symmetric form (SYM, which skips the zero points) has fewer instructions than the
-    zero-point form of the same format. fp16 keeps its converter."""
+def test_symmetric_int8_bf16_converts_without_fp32(fmt: tuple) -> None:
+    """Symmetric int8 into bf16 takes u8_frag's SYM form (two LOP3s and a bf16 fma a pair, mixed::s8x2_bf16): no
+    FADD in the main loop of the narrow three-consumer tile (the one the every-format test compiles) and fewer
+    instructions than the zero-point form of the same format, which (like fp16) keeps its converter."""
     bits, group, zp, dtype = fmt
     sym = dtype == torch.bfloat16 and not zp
     cfg = sm90_mixed_rs.pick_rs_config(1100, 4096, 4096, 132, _format(fmt))
@@ -249,7 +248,7 @@ def test_int8_bf16_converts_without_fp32(fmt: tuple) -> None:
         return sass.hottest_loop_body(sass.sass(k.module.cubin), "HGMMA")
 
     body = main_loop(fmt)
-    assert body and not any(x.startswith("FADD") for x in body), cfg.name
+    assert any(x.startswith("FADD") for x in body) == zp, cfg.name
     if sym:
         assert len(body) < len(main_loop((bits, group, True, dtype)))
 

@@ -45,8 +45,6 @@ own share of W (the layout TensorRT-LLM's Hopper mixed GEMM uses):
   of 293, none of them FADD. H200, W8A16 per-channel, x tilecraft's dense bf16 in the same process: 4096 x 4096,
   M = 1050 0.97-0.99x against 0.89-0.90x; N = K = 8192, M = 540 110.8 against 118.5 us; 4096 x 14336, M = 1100
   191.5 against 205.8 us; even (within the runs' 2-10% spread) at the 224-row stream-K tiles.
-  int8 into bf16 with zero points takes the same form and one more bf16 fma a pair (+ 128 - z, exact), not the
-  fp32 route (fifty-fifth session): 283 instructions instead of 297 per-channel, 359 instead of 373 at g128.
 * **Overlap.** A warpgroup converts k-tile i + 1 only after its wgmmas of k-tile i are done
   (``wgmma_wait(0)``, which also frees the x stage); the tensor cores stay busy through the other
   consumer warpgroup, whose wgmmas run while this one converts. Two variants were measured slower.

@@ -151,16 +151,14 @@ TC_DEVICE void u4_frag(u32 w, u32 z2, u32 s2, u32 (&a)[4]) {
 // q' is read by one even and one odd lane of its quad, in different shuffles: in the first, even lanes
 // read from q / 2 and odd lanes from q / 2 + 2, and a source sends w0 if q' < 2, else w1; the second
 // swaps the roles.
-// bf16: the sources send their word's bytes spread, (g, k), (g + 8, k), (g, k + 1), (g + 8, k + 1), so that row
-// g's pair lies in bits 0-7 and 16-23 and row g + 8's 8 bits higher, where mixed::s8x2_bf16 makes q - 128 of them
-// (two LOP3s and a bf16 fma a pair instead of three PRMTs and two FADDs). SYM (q = v + 128, z2 unused) stops
-// there; with zero points one more bf16 fma a pair adds 128 - z (the integers q - 128, 128 - z and q - z all
-// have at most 8 significant bits, so both sums are exact).
+// SYM (bf16, q = v + 128, z2 unused): the sources send their word's bytes spread, (g, k), (g + 8, k), (g, k + 1),
+// (g + 8, k + 1), so that row g's pair lies in bits 0-7 and 16-23 and row g + 8's 8 bits higher, where
+// mixed::s8x2_bf16 takes them (two LOP3s and a bf16 fma a pair instead of three PRMTs and two FADDs).
 template <bool BF16, bool SCALE = true, bool SYM = false>
 TC_DEVICE void u8_frag(u32 w0, u32 w1, u32 z2, u32 s2, u32 (&a)[4]) {
     const u32 q = threadIdx.x & 3u, odd = q & 1u, src = src_lane_lo();
-    constexpr bool spread = BF16;
-    const u32 sel = q < 2u ? 0x3120u : 0x7564u;                          // (bf16: the bytes spread)
+    constexpr bool spread = BF16 && SYM;
+    const u32 sel = q < 2u ? 0x3120u : 0x7564u;                          // (SYM: the bytes spread)
     const u32 first = spread ? mixed::prmt(w0, w1, sel) : (q < 2u ? w0 : w1);
     const u32 second = spread ? mixed::prmt(w1, w0, sel) : (q < 2u ? w1 : w0);
     const u32 r1 = __shfl_sync(0xffffffffu, first, odd ? src + 2u : src);
@@ -172,12 +170,8 @@ TC_DEVICE void u8_frag(u32 w0, u32 w1, u32 z2, u32 s2, u32 (&a)[4]) {
         a[1] = mixed::s8x2_bf16(lo >> 8, e);
         a[2] = mixed::s8x2_bf16(hi, e);
         a[3] = mixed::s8x2_bf16(hi >> 8, e);
-        if (!SYM) {                                                      // + (128 - z) of rows g and g + 8
-            const u32 zg = mixed::bfma2(mixed::prmt(z2, 0, 0x1010), 0xbf80bf80u, 0x43004300u);
-            const u32 zh = mixed::bfma2(mixed::prmt(z2, 0, 0x3232), 0xbf80bf80u, 0x43004300u);
-            a[0] = mixed::bfma2(a[0], 0x3f803f80u, zg); a[1] = mixed::bfma2(a[1], 0x3f803f80u, zh);
-            a[2] = mixed::bfma2(a[2], 0x3f803f80u, zg); a[3] = mixed::bfma2(a[3], 0x3f803f80u, zh);
-        }
+    } else if (BF16) {
+        mixed::dequant_u8_bf16(lo, hi, z2, a);
     } else {
         mixed::dequant_u8_f16(lo, hi, z2, a);
     }
