@@ -83,3 +83,13 @@ both() {
   done
   sed 's/  */ /g' "$OUT/$name.md" | grep -v "^|---"
 }
+
+# patched PATCH CMD...: CMD with benchmarks/patches/PATCH.diff applied to this checkout for its duration (git apply,
+# then git apply -R); nothing runs if the patch does not apply.
+patched() {
+  local patch="benchmarks/patches/$1.diff"
+  shift
+  git apply "$patch" || return 1
+  "$@"
+  git apply -R "$patch"
+}

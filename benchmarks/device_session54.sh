@@ -13,13 +13,6 @@
 # - u8_skip: the same shapes with no conversion at all (benchmarks/patches/rs_skip_convert.diff applied to this
 #   copy, outputs wrong on purpose, --no-check), the time of everything else.
 source "$(dirname "$0")/device_env.sh"
-patched() {                               # patched PATCH CMD...: CMD with benchmarks/patches/PATCH.diff applied
-  local patch="benchmarks/patches/$1.diff"
-  shift
-  git apply "$patch" || return 1
-  "$@"
-  git apply -R "$patch"
-}
 old() { patched u8_through_fp32 "$@"; }   # every int8 bf16 format converted through fp32 again
 U8_CASES_DEFAULT="4096x4096:1050,1100 6144x4096:1024,1100 8192x8192:540 4096x14336:1100"
 for part in ${*:-u8}; do

@@ -14,13 +14,6 @@
 # - dec: the small-M kernel (W4A16 g128 and W8A16 per-channel, bf16) at N = K = 8192, M = DEC_MS (1,8,12,16) as a
 #   stream of calls (bench_decode.py --quick), cuBLAS bf16 beside it.
 source "$(dirname "$0")/device_env.sh"
-patched() {                               # patched PATCH CMD...: CMD with benchmarks/patches/PATCH.diff applied
-  local patch="benchmarks/patches/$1.diff"
-  shift
-  git apply "$patch" || return 1
-  "$@"
-  git apply -R "$patch"
-}
 spread() { patched u8_zp_spread "$@"; }   # int8 bf16 with zero points through s8x2_bf16 (not taken)
 ZP_CASES_DEFAULT="4096x4096:1050 6144x4096:1024 8192x8192:540 4096x14336:1100"
 ZP_FORMATS="${ZP_FORMATS:-8:0:zp,8:128:zp}"
