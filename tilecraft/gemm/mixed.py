@@ -35,12 +35,11 @@ At M <= 16 the time is the time to stream W from HBM once; everything here serve
   K = 8192, PDL stream, runs against round-robin: W8A16 per-channel at M = 16 25.5 against 26.3 us on an
   H100 (even on an H200) in chunks of 128, so its pick takes runs (in chunks of 64 only with one tile); W4A16
   g128 at M = 8 12.6 against 11.7 on an H200 (even on an H100), at M = 1 13.05 against 13.30 on an H100 but
-  11.8 against 11.7 on an H200. The warps meet in
-  shared memory at the end. With S > 1, each CTA adds its partial (already scaled) to an fp32 workspace with
-  ``red.add`` and counts itself in (one gpu-scope acq_rel atomic per CTA after a barrier, not a fence per
-  thread); the last CTA of a row block writes y (+ bias) and zeroes the workspace and counter for the next
-  launch: one kernel, no memset. The order of the fp32 additions varies from run to run (results differ in
-  the last bits).
+  11.8 against 11.7 on an H200. The warps meet in shared memory at the end. With S > 1, each CTA adds its
+  partial (already scaled) to an fp32 workspace with ``red.add`` and counts itself in (one gpu-scope acq_rel
+  atomic per CTA after a barrier, not a fence per thread); the last CTA of a row block writes y (+ bias) and
+  zeroes the workspace and counter for the next launch: one kernel, no memset. The order of the fp32 additions
+  varies from run to run (results differ in the last bits).
 
 The same kernel reads a dense 16-bit weight in place (``DenseFormat``; tilecraft/gemm/skinny.py, decoding with
 unquantized weights): no conversion or scales, lanes' 16-byte loads of W^T's rows (K-contiguous) or of W's rows paired
@@ -79,8 +78,8 @@ _ELEM = {"float16": (dsl.float16, SM80_16x8x16_F32F16F16F32_TN), "bfloat16": (ds
 #: half the bytes, so more of them fit beside one another. Fifty-fifth session (H200, W8A16 per-channel, PDL stream,
 #: benchmarks/probe_small_m.py): N = K = 8192 at M = 16 19.2 us against 22.5 (four stages in one wave where three of
 #: 128 fitted), Llama-3-8B gate_up 35.5 against 55.8 and 70B gate_up 148.9 against 190.4 (two CTAs per SM where one
-#: fitted); at M = 8 1.04-1.16x at five of six layers. At M <= 4 (one tile, a stage of 2-3 KB) it lost at 8B down
-#: and o, 70B down (0.91-0.98x)
+#: fitted); at M = 8 1.01-1.13x at six layers. At M <= 4 (one tile, a stage of 2-3 KB) it lost at 8B down and o,
+#: 70B down (0.91-0.98x)
 INT8_CHUNK64_FROM_M = 5
 #: halves padding each row of x in an async_copy stage: rows 136 halves apart put the 8-byte reads of
 #: lanes (g, q) (row g, halves 4q + 16j) in 32 distinct banks
