@@ -687,8 +687,12 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     first = 64 if fmt.group_size == 32 else 128
     chunk = next(c for c in (128, 64, 32) if c <= first and K % c == 0 and c % kb == 0
                  and (fmt.group_size is None or c % fmt.group_size == 0))
-    # int8 from M = 5 on in the shared-memory stages: chunks of 64 (a group of 128 then scaled in halves)
+    # int8 from M = 5 on in the shared-memory stages: chunks of 64 (a group of 128 then scaled in halves). At M =
+    # 9..16 in chunks of 64, fp16 with groups took 128 registers and a 4-byte spill in the main loop (sm_90a, NVRTC
+    # 13) unless the kernel asks for two CTAs per SM (none; a bound that costs nothing: 4 warps keep up to 255
+    # registers)
     staged_chunk = 64 if fmt.bits == 8 and M >= INT8_CHUNK64_FROM_M and K % 64 == 0 else chunk
+    cap = 2 if mb == 2 and staged_chunk == 64 and fmt.dtype == "float16" and fmt.group_size else None
 
     def staged(tiles: int) -> MixedConfig | None:
         # the most stages, up to four, that let the row blocks run in one wave on `sms` SMs (four where no
@@ -699,10 +703,6 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         # 8192 18.8 against 19.2 us), 0.98-1.0x at 8B gate_up and 70B qkv; one tile keeps its runs (8B qkv: 0.96x
         # round-robin)
         runs = mb == 2 and (tiles == 1 or staged_chunk != 64)
-        # there, in chunks of 64, fp16 with groups took 128 registers and a 4-byte spill in the main loop (sm_90a,
-        # NVRTC 13) unless the kernel asks for two CTAs per SM (none; a bound that costs nothing: 4 warps keep up to
-        # 255 registers)
-        cap = 2 if mb == 2 and staged_chunk == 64 and fmt.dtype == "float16" and fmt.group_size else None
         cfgs = [c for c in (MixedConfig(warps=4, tiles=tiles, chunk=staged_chunk, stages=p, async_copy=True,
                                         runs=runs, min_ctas=cap)
                             for p in (4, 3, 2)) if fits(c)]
