@@ -33,15 +33,31 @@ from tilecraft.gemm.mixed import MixedConfig, MixedGemm, launch_grid, pick_mixed
 C = MixedConfig
 
 
+#: (name, K, N): the eight weights the cases below sweep (Llama-3-8B / 70B layers and N = K = 8192)
+LAYERS = (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-o", 4096, 4096), ("8b-down", 14336, 4096),
+          ("8b-gate_up", 4096, 28672), ("70b-qkv", 8192, 10240), ("70b-down", 28672, 8192),
+          ("70b-gate_up", 8192, 57344))
+
+
+def _layers(*left_out: str) -> tuple[tuple[str, int, int], ...]:
+    """LAYERS without the named ones."""
+    return tuple(layer for layer in LAYERS if layer[0] not in left_out)
+
+
+def _w8_pick(K: int, N: int, M: int, group: int | None = None, zp: bool = False) -> MixedConfig:
+    """tc.gemm's pick for an int8 bf16 weight (per channel unless `group`) at (K, N, M)."""
+    return pick_mixed_config(Q.PackedFormat(8, group, zp, "bfloat16"), M, K, N)
+
+
 def _c64(K: int, N: int, M: int) -> list[MixedConfig]:
     """W8A16 per-channel's pick at (K, N, M) with chunks of 64, in its stages, four and six."""
-    pick = pick_mixed_config(Q.PackedFormat(8, None, False, "bfloat16"), M, K, N)
+    pick = _w8_pick(K, N, M)
     return list(dict.fromkeys([replace(pick, chunk=64, stages=p) for p in (pick.stages, 4, 6)]))
 
 
 def _other_deal(K: int, N: int, M: int) -> MixedConfig:
     """W8A16 per-channel's pick at (K, N, M) with its chunks dealt the other way: runs for round-robin and back."""
-    pick = pick_mixed_config(Q.PackedFormat(8, None, False, "bfloat16"), M, K, N)
+    pick = _w8_pick(K, N, M)
     return replace(pick, runs=not pick.runs)
 
 
@@ -49,11 +65,10 @@ def _before_c64(K: int, N: int, M: int, group: int | None = None, zp: bool = Fal
     """int8's pick at (K, N, M) as it was before chunks of 64 (``INT8_CHUNK64_FROM_M``), and the pick in four stages
     where it has fewer."""
     import tilecraft.gemm.mixed as MX
-    fmt = Q.PackedFormat(8, group, zp, "bfloat16")
-    pick, saved = pick_mixed_config(fmt, M, K, N), MX.INT8_CHUNK64_FROM_M
+    pick, saved = _w8_pick(K, N, M, group, zp), MX.INT8_CHUNK64_FROM_M
     MX.INT8_CHUNK64_FROM_M = 1 << 30
     try:
-        old = pick_mixed_config(fmt, M, K, N)
+        old = _w8_pick(K, N, M, group, zp)
     finally:
         MX.INT8_CHUNK64_FROM_M = saved
     return [old] + ([replace(pick, stages=4)] if pick.stages < 4 else [])
@@ -130,9 +145,7 @@ CASES = {
                                     [C(8 if bits == 4 else 4, 2, 128, stages=2, async_copy=True), XT2, XW8T2]
                                     if bits == 4 else [C(4, 2, 128, stages=2, async_copy=True),
                                                        C(4, 2, 128, stages=2, async_copy=True, x_regs=True)])
-       for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-o", 4096, 4096),
-                           ("8b-down", 14336, 4096), ("8b-gate_up", 4096, 28672), ("70b-qkv", 8192, 10240),
-                           ("70b-down", 28672, 8192), ("70b-gate_up", 8192, 57344))
+       for shape, K, N in LAYERS
        for M in (20, 32) for bits in (4, 8)},
     # M = 9..16 where the pick keeps one CTA of 8 warps on four tiles (two stages: x fills the rest): the same
     # CTA with x in registers has room for three or four stages of weights (thirty-eighth session)
@@ -166,8 +179,7 @@ CASES = {
        for M in (12, 16)},
     **{f"c64-{shape}-16-w8": (K, N, 16, 8, None, False, [C(4, 2, 64, stages=4, async_copy=True, runs=True),
                                                          C(4, 1, 64, stages=4, async_copy=True, runs=True)])
-       for shape, K, N in (("8b-qkv", 4096, 6144), ("8b-o", 4096, 4096), ("8b-down", 14336, 4096),
-                           ("8b-gate_up", 4096, 28672), ("70b-qkv", 8192, 10240), ("70b-down", 28672, 8192))},
+       for shape, K, N in _layers("square", "70b-gate_up")},
     "c64-square-8-w8": (8192, 8192, 8, 8, None, False, [C(4, 2, 64, stages=p, async_copy=True) for p in (4, 6)]),
     # and for int4: M = 16 (8 warps on four tiles) and M = 1 / 8
     "c64-square-16-w4": (8192, 8192, 16, 4, 128, False, [C(8, 4, 64, stages=p, async_copy=True) for p in (2, 3, 4)]),
@@ -176,8 +188,7 @@ CASES = {
     # run 2: chunks of 64 won at every int8 M = 16 layer but 70B qkv (even); M <= 8 (the pick's own tiling with
     # chunks of 64, and four stages), the other formats and the two layers left
     **{f"c64m-{shape}-{M}-w8": (K, N, M, 8, None, False, _c64(K, N, M))
-       for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-o", 4096, 4096),
-                           ("8b-down", 14336, 4096), ("8b-gate_up", 4096, 28672), ("70b-down", 28672, 8192))
+       for shape, K, N in _layers("70b-qkv", "70b-gate_up")
        for M in (1, 4, 8)},
     "c64-70b-qkv-16-w8b": (8192, 10240, 16, 8, None, False, [C(4, 2, 64, stages=p, async_copy=True, runs=True)
                                                                for p in (2, 3)]),
@@ -186,9 +197,7 @@ CASES = {
     "c64-square-16-w8zp": (8192, 8192, 16, 8, None, True, [C(4, 2, 64, stages=4, async_copy=True, runs=True)]),
     # the rule taken (int8 from M = 5: chunks of 64) against the picks before it, at the Llama-3 layers
     **{f"n64-{shape}-{M}-w8{tag}": (K, N, M, 8, group, zp, _before_c64(K, N, M, group, zp))
-       for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-o", 4096, 4096),
-                           ("8b-down", 14336, 4096), ("8b-gate_up", 4096, 28672), ("70b-qkv", 8192, 10240),
-                           ("70b-down", 28672, 8192), ("70b-gate_up", 8192, 57344))
+       for shape, K, N in LAYERS
        for M in (5, 8, 12, 16) for tag, group, zp in (("", None, False), ("g128", 128, False), ("zp", None, True))
        if not tag or shape in ("square", "70b-qkv")},
     # the new pick at M = 16 (83% of the copy on an H200) against its neighbours: round-robin chunks, x in registers
@@ -198,9 +207,7 @@ CASES = {
                       + [C(4, 2, 64, stages=p, async_copy=True, runs=True, x_regs=True) for p in (4, 6, 8)]),
     # int8 at M = 9..16 in chunks of 64: the pick with its chunks dealt the other way (runs or round-robin)
     **{f"rr-{shape}-{M}-w8": (K, N, M, 8, None, False, [_other_deal(K, N, M)])
-       for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-o", 4096, 4096),
-                           ("8b-down", 14336, 4096), ("8b-gate_up", 4096, 28672), ("70b-qkv", 8192, 10240),
-                           ("70b-down", 28672, 8192), ("70b-gate_up", 8192, 57344)) for M in (12, 16)},
+       for shape, K, N in LAYERS for M in (12, 16)},
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
