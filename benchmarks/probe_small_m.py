@@ -81,6 +81,7 @@ W8T2 = C(8, 2, 128, stages=2, async_copy=True)
 XT1 = C(4, 1, 128, stages=4, async_copy=True, x_regs=True)
 XT2 = C(4, 2, 128, stages=4, async_copy=True, x_regs=True)
 XW8T2 = C(8, 2, 128, stages=2, async_copy=True, x_regs=True)
+Q8_16 = [C(8, 4, 64, stages=p, async_copy=True) for p in (2, 3)] + [C(8, 4, 64, stages=4, async_copy=True, x_regs=True)]
 #: name -> (K, N, M, bits, group, zero point, candidates); the first runs of this probe (thirty-sixth session)
 #: led to pick_mixed_config's wave balance (``wave_fill``): the "old" tilings are the picks before it
 CASES = {
@@ -208,6 +209,11 @@ CASES = {
     # int8 at M = 9..16 in chunks of 64: the pick with its chunks dealt the other way (runs or round-robin)
     **{f"rr-{shape}-{M}-w8": (K, N, M, 8, None, False, [_other_deal(K, N, M)])
        for shape, K, N in LAYERS for M in (12, 16)},
+    # int8 at M = 9..16 reads as many bytes of x from L2 as of weights (two tiles a warp): four tiles in 8 warps (as
+    # int4 there) read half, in two or three stages with x in them or four with x in registers
+    **{f"q8-{shape}-{M}-w8": (K, N, M, 8, None, False, Q8_16) for shape, K, N in LAYERS for M in (12, 16)},
+    **{f"q8-square-16-w8{tag}": (8192, 8192, 16, 8, group, zp, Q8_16)
+       for tag, group, zp in (("g128", 128, False), ("zp", None, True))},
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),

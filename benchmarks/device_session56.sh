@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Fifty-sixth session (issue 9): int8 weights at M = 9..16 in four tiles of 8 warps (x read from L2 once per four
+# tiles instead of two) in the small-M mixed kernel.
+# Usage: bash benchmarks/device_session56.sh [q8|dec|small_tests ...]
+# - q8: probe_small_m.py's q8-* cases (Q8_CASES to choose; Q8_S limits the seconds), the pick against four tiles of
+#   8 warps in chunks of 64, as a stream of calls;
+# - dec: the small-M kernel (W4A16 g128 and W8A16 per-channel, bf16) at N = K = 8192, M = DEC_MS (1,8,12,16) as a
+#   stream of calls (bench_decode.py --quick), cuBLAS bf16 beside it;
+# - small_tests: every GPU test of the small-M kernel (tests/quant/test_mixed.py; SUITE_K filters them), in 8 shards.
+source "$(dirname "$0")/device_env.sh"
+Q8_DEFAULT=$(python3 -c "import sys; sys.argv=['x']; sys.path.insert(0, 'benchmarks'); import probe_small_m as P
+print(','.join(k for k in P.CASES if k.startswith('q8-')))")
+for part in ${*:-q8}; do
+  case $part in
+  q8)
+    timeout "${Q8_S:-420}" python3 benchmarks/probe_small_m.py --rounds 3 --cases "${Q8_CASES:-$Q8_DEFAULT}" 2>&1 \
+      | tee -a "$OUT/q8.md" ;;
+  dec)
+    timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick --ms "${DEC_MS:-1,8,12,16}" 2>&1 \
+      | tee -a "$OUT/dec.md" ;;
+  small_tests)
+    SHARDS=8 SUITE_S="${TST_S:-300}" bash benchmarks/gpu_suite.sh tests/quant/test_mixed.py
+    tail -12 "$OUT/suite.md" ;;
+  esac
+done
