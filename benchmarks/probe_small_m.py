@@ -214,6 +214,11 @@ CASES = {
     **{f"q8-{shape}-{M}-w8": (K, N, M, 8, None, False, Q8_16) for shape, K, N in LAYERS for M in (12, 16)},
     **{f"q8-square-16-w8{tag}": (8192, 8192, 16, 8, group, zp, Q8_16)
        for tag, group, zp in (("g128", 128, False), ("zp", None, True))},
+    # run 1: four tiles 1.04-1.11x at 70B down / gate_up and 8B down, 0.80-0.97x elsewhere; a grid of K and N to
+    # find where (two stages)
+    **{f"q8k-{K}x{N}-{M}-w8": (K, N, M, 8, None, False, Q8_16[:1])
+       for K in (8192, 14336, 28672) for N in (8192, 16384, 28672) for M in (16,)},
+    **{f"q8k-{K}x8192-9-w8": (K, 8192, 9, 8, None, False, Q8_16[:1]) for K in (8192, 28672)},
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
