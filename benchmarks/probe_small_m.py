@@ -28,7 +28,8 @@ import tilecraft.quant as Q  # noqa: E402
 from bench_decode import _err, _us  # noqa: E402
 from tilecraft.bench.report import markdown_table  # noqa: E402
 from tilecraft.bench.timing import in_turn  # noqa: E402
-from tilecraft.gemm.mixed import MixedConfig, MixedGemm, launch_grid, pick_mixed_config  # noqa: E402
+from tilecraft.gemm.limits import CTA_RESERVED_SMEM, SM_SMEM  # noqa: E402
+from tilecraft.gemm.mixed import MixedConfig, MixedGemm, cta_smem_bytes, launch_grid, pick_mixed_config  # noqa: E402
 
 C = MixedConfig
 
@@ -53,6 +54,29 @@ def _c64(K: int, N: int, M: int) -> list[MixedConfig]:
     """W8A16 per-channel's pick at (K, N, M) with chunks of 64, in its stages, four and six."""
     pick = _w8_pick(K, N, M)
     return list(dict.fromkeys([replace(pick, chunk=64, stages=p) for p in (pick.stages, 4, 6)]))
+
+
+def _one_wave(cfg: MixedConfig, fmt: Q.PackedFormat, M: int, N: int, sms: int = 132) -> MixedConfig:
+    """cfg in the most stages, up to four, that keep its row blocks in one wave on `sms` SMs (four where no count does),
+    as pick_mixed_config's shared-memory tilings take them."""
+    per_sm = -(-(N // (16 * cfg.tiles)) // sms)
+    for p in (4, 3, 2):
+        c = replace(cfg, stages=p)
+        if per_sm * (cta_smem_bytes(c, fmt, M) + CTA_RESERVED_SMEM) <= SM_SMEM:
+            return c
+    return replace(cfg, stages=4)
+
+
+def _tiles4(K: int, N: int, M: int, bits: int) -> list[MixedConfig]:
+    """Around four tiles a CTA (x read from L2 once per four tiles of weights) at (K, N, M), bf16, W4A16 g128 or W8A16
+    per channel: the pick's two tiles in four stages, four tiles of 4 warps in the stages that keep one wave, four of
+    8 warps in two stages."""
+    fmt = Q.PackedFormat(bits, 128 if bits == 4 else None, False, "bfloat16")
+    pick = pick_mixed_config(fmt, M, K, N)
+    chunk = 128 if bits == 4 else 64
+    cands = [replace(pick, stages=4), _one_wave(C(4, 4, chunk, stages=4, async_copy=True), fmt, M, N),
+             C(8, 4, chunk, stages=2, async_copy=True)]
+    return [c for c in dict.fromkeys(cands) if c != pick]
 
 
 def _other_deal(K: int, N: int, M: int) -> MixedConfig:
@@ -219,6 +243,19 @@ CASES = {
     **{f"q8k-{K}x{N}-{M}-w8": (K, N, M, 8, None, False, Q8_16[:1])
        for K in (8192, 14336, 28672) for N in (8192, 16384, 28672) for M in (16,)},
     **{f"q8k-{K}x8192-9-w8": (K, 8192, 9, 8, None, False, Q8_16[:1]) for K in (8192, 28672)},
+    # run 2: 1.04-1.17x where the weights take 224 MiB or more and four tiles fill the waves; M = 8 there (int4 and
+    # int8: x as many bytes as the weights at int4), and four tiles of 4 warps at M = 16
+    **{f"q8m-{K}x{N}-8-w{bits}": (K, N, 8, bits, 128 if bits == 4 else None, False,
+                                  [C(8, 4, 128 if bits == 4 else 64, stages=p, async_copy=True) for p in (2, 3)])
+       for K, N in ((8192, 8192), (14336, 16384), (28672, 8192), (8192, 57344)) for bits in (4, 8)},
+    **{f"q8w-{K}x{N}-16-w8": (K, N, 16, 8, None, False,
+                              [C(8, 4, 64, stages=2, async_copy=True)] + [C(4, 4, 64, stages=p, async_copy=True)
+                                                                          for p in (2, 3, 4)])
+       for K, N in ((8192, 8192), (28672, 8192), (14336, 16384))},
+    # run 3: where one wave of two tiles leaves two stages (N >= 16384 at M = 16) four tiles ran 1.2-1.37x; the
+    # pick against four tiles over wide weights (int8 at M = 16, int4 at M = 8)
+    **{f"t4-{K}x{N}-{M}-w{bits}": (K, N, M, bits, 128 if bits == 4 else None, False, _tiles4(K, N, M, bits))
+       for K in (4096, 8192, 14336) for N in (12288, 14336, 16384, 28672) for bits, M in ((8, 16), (4, 8))},
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
