@@ -79,6 +79,13 @@ def _tiles4(K: int, N: int, M: int, bits: int) -> list[MixedConfig]:
     return [c for c in dict.fromkeys(cands) if c != pick]
 
 
+def _two_tiles(K: int, N: int, M: int, bits: int, group: int | None, zp: bool) -> list[MixedConfig]:
+    """The bf16 pick at (K, N, M) as it was before four tiles replaced two in two stages (fifty-sixth session), where
+    it changed."""
+    pick = pick_mixed_config(Q.PackedFormat(bits, group, zp, "bfloat16"), M, K, N)
+    return [replace(pick, tiles=2, stages=2)] if pick.tiles == 4 and pick.warps == 4 else []
+
+
 def _other_deal(K: int, N: int, M: int) -> MixedConfig:
     """W8A16 per-channel's pick at (K, N, M) with its chunks dealt the other way: runs for round-robin and back."""
     pick = _w8_pick(K, N, M)
@@ -256,6 +263,15 @@ CASES = {
     # pick against four tiles over wide weights (int8 at M = 16, int4 at M = 8)
     **{f"t4-{K}x{N}-{M}-w{bits}": (K, N, M, bits, 128 if bits == 4 else None, False, _tiles4(K, N, M, bits))
        for K in (4096, 8192, 14336) for N in (12288, 14336, 16384, 28672) for bits, M in ((8, 16), (4, 8))},
+    # the rule taken (four tiles where one wave of two leaves two stages) against the picks before it: other formats,
+    # M and N
+    **{f"f4-{K}x{N}-{M}-w{bits}{tag}": (K, N, M, bits, group, zp, _two_tiles(K, N, M, bits, group, zp))
+       for K, N, M, bits, group, zp, tag in (
+           (4096, 14336, 12, 8, None, False, ""), (8192, 16384, 9, 8, None, False, ""),
+           (8192, 14336, 16, 8, 128, False, "g128"), (8192, 14336, 16, 8, None, True, "zp"),
+           (8192, 14336, 5, 4, 128, False, "g128"), (8192, 14336, 8, 4, 128, True, "g128zp"),
+           (4096, 14336, 8, 4, 64, False, "g64"), (8192, 22016, 8, 8, None, False, ""),
+           (14336, 16384, 16, 8, None, False, ""), (4096, 13824, 16, 8, None, False, ""))},
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),

@@ -12,6 +12,7 @@ import itertools
 import random
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -258,6 +259,28 @@ def test_int8_takes_chunks_of_64_from_m_5() -> None:
     w8 = Q.PackedFormat(8, None, False, "bfloat16")
     gate_up = pick_mixed_config(w8, 16, 4096, 28672)
     assert (gate_up.chunk, gate_up.stages) == (64, 4) and 2 * (mixed.cta_smem_bytes(gate_up, w8, 16) + 1024) <= 233472
+
+
+def test_four_tiles_where_one_wave_of_two_leaves_two_stages() -> None:
+    """Where two tiles would keep one wave only in two stages (int4 at M = 5..8, int8 at M = 9..16; N = 13824..16384
+    for W4A16 g128 and W8A16 per channel) the pick takes four tiles a CTA of 4 warps in three stages (half the CTAs,
+    twice the weights per byte of x), chunks dealt round-robin, two CTAs an SM; nowhere else (two tiles keep three
+    stages or more at N = 8192 / 12288, no count keeps one wave at 28672; one tile at M <= 4)."""
+    four = {(4, M) for M in range(5, 9)} | {(8, M) for M in range(9, 17)}
+    measured = {(4, 128, False, "bfloat16"), (8, None, False, "bfloat16")}
+    for bits, group, zp, dt in itertools.product((4, 8), (None, 64, 128), (False, True), ("float16", "bfloat16")):
+        fmt = Q.PackedFormat(bits, group, zp, dt)
+        for M, K, N in itertools.product((1, 4, 5, 8, 9, 12, 16), (4096, 14336), (8192, 12288, 13824, 16384, 28672)):
+            cfg = pick_mixed_config(fmt, M, K, N)
+            wide = (cfg.warps, cfg.tiles) == (4, 4)
+            if (bits, group, zp, dt) in measured:
+                assert wide == ((bits, M) in four and N in (13824, 16384)), (bits, group, M, K, N, cfg)
+            if wide:
+                assert (bits, M) in four and N in (13824, 16384) and cfg.stages == 3 and not cfg.runs, (fmt, M, N, cfg)
+                cfg.validate(fmt, K, N, M)
+                assert 2 * (mixed.cta_smem_bytes(cfg, fmt, M) + 1024) <= 233472      # two CTAs an SM: one wave
+                two = replace(cfg, tiles=2, stages=3)
+                assert 4 * (mixed.cta_smem_bytes(two, fmt, M) + 1024) > 233472       # two tiles: two stages
 
 
 def test_int4_at_m_9_to_16_takes_four_tiles_in_eight_warps() -> None:
@@ -755,6 +778,22 @@ def test_gpu_wave_balanced_picks(bits: int, group: int | None, zp: bool, M: int,
     x, pw, b = _problem(bits, group, zp, torch.bfloat16, M, K, N, seed=M, device="cuda")
     cfg = pick_mixed_config(pw.format, M, K, N, torch.cuda.get_device_properties(0).multi_processor_count)
     assert cfg.tiles == (1 if bits == 8 or M <= 8 else 2)
+    y = Q.gemm(x, pw, b)
+    torch.cuda.synchronize()
+    _check(y, x, pw, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bits,group,zp,dtype,M,K,N", [(8, None, False, torch.bfloat16, 12, 4096, 14336),
+                                                        (8, 128, True, torch.float16, 16, 1024, 16384),
+                                                        (4, 128, False, torch.bfloat16, 5, 2048, 14336),
+                                                        (4, 64, True, torch.float16, 8, 1024, 16384),
+                                                        (4, 32, True, torch.float16, 7, 1024, 22016)])
+def test_gpu_four_tile_picks(bits: int, group: int | None, zp: bool, dtype: Any, M: int, K: int, N: int) -> None:
+    """The picks that take four tiles where one wave of two leaves two stages, against float64."""
+    x, pw, b = _problem(bits, group, zp, dtype, M, K, N, seed=M, device="cuda", bias=True)
+    cfg = pick_mixed_config(pw.format, M, K, N, torch.cuda.get_device_properties(0).multi_processor_count)
+    assert (cfg.warps, cfg.tiles, cfg.stages) == (4, 4, 3), cfg
     y = Q.gemm(x, pw, b)
     torch.cuda.synchronize()
     _check(y, x, pw, b)

@@ -663,7 +663,8 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     with one; M = 16: three stages. The stages are the most, up to four, that keep the grid in one wave on
     `sms` SMs (an H100's shared memory): four 34 KB int8 stages at M = 16 left one CTA per SM and two waves
     (a stream of PDL launches, eleventh session: 30.7 us, against 26.2 with three and 26.0 with two). int8
-    from M = 5 takes chunks of 64 there (``INT8_CHUNK64_FROM_M``), so four 17 KB stages fit at M = 16.
+    from M = 5 takes chunks of 64 there (``INT8_CHUNK64_FROM_M``), so four 17 KB stages fit at M = 16. Where one
+    wave of two tiles leaves two stages (N = 13824..16384), four tiles a CTA in three.
     int4 at M = 9..16: 8 warps, four tiles, two shared-memory stages (where N allows four tiles), or two
     tiles of 4 warps with x in registers (``x_regs``) and four stages where they make 0.8-1.0 of three CTAs
     per SM (Llama-3-70B qkv, N = 12288); M = 17..32: two tiles with x in registers, four stages of 4 warps
@@ -729,7 +730,15 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
             # against 12.0; at M = 16 11.1 against 13.2, per channel with zero points at M = 6 10.2 against
             # 11.4, int4 g128 with zero points (two CTAs per SM too) at M = 8 7.0 against 7.6 (H100, PDL
             # stream, in turn; thirty-sixth session, benchmarks/probe_small_m.py)
-            return balanced(cfg, staged(1), 0.8) if tiles == 2 else cfg
+            if tiles == 1:
+                return cfg
+            cfg = balanced(cfg, staged(1), 0.8)
+            # Where one wave of two tiles leaves two stages (int4 at M = 5..8, int8 at M = 9..16; 4 CTAs per SM at
+            # N = 14336 / 16384), four tiles a CTA in three: twice the bytes of weights per byte of x read from L2,
+            # half the CTAs. 1.08-1.26x at K = 4096 / 8192 / 14336 (H200, PDL stream, fifty-sixth session,
+            # probe_small_m.py's t4 cases); where two tiles keep three stages or more (N = 12288 / 28672) four lost
+            four = staged(4) if cfg.tiles == 2 and cfg.stages == 2 and N % 64 == 0 else None
+            return four if four is not None and four.stages > 2 else cfg
     wide = MixedConfig(warps=8, tiles=4, chunk=chunk, stages=2, async_copy=True)
     if fmt.bits == 4 and mb == 2 and N % 64 == 0 and fits(wide):
         # int4 at M = 9..16: 8 warps over four tiles in two shared-memory stages (one CTA per SM). Each CTA
