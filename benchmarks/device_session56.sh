@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Fifty-sixth session (issue 9): int8 weights at M = 9..16 in four tiles of 8 warps (x read from L2 once per four
 # tiles instead of two) in the small-M mixed kernel.
-# Usage: bash benchmarks/device_session56.sh [q8|dec|small_tests ...]
-# - q8: probe_small_m.py's q8-* cases (Q8_CASES to choose; Q8_S limits the seconds), the pick against four tiles of
-#   8 warps in chunks of 64, as a stream of calls;
+# Usage: bash benchmarks/device_session56.sh [q8|f4|four_tests|dec|small_tests ...]
+# - q8: probe_small_m.py's q8-* cases (Q8_CASES to choose: runs 1-4 took q8-, q8k-, q8m- and q8w-, t4-; Q8_S limits
+#   the seconds), the pick against four tiles of 8 or 4 warps, as a stream of calls;
+# - f4: probe_small_m.py's f4-* cases, the pick (four tiles where one wave of two leaves two stages) against the pick
+#   before it;
+# - four_tests: the small-M kernel's GPU tests of the four-tile picks, the wave balance, short chunks and random
+#   shapes;
 # - dec: the small-M kernel (W4A16 g128 and W8A16 per-channel, bf16) at N = K = 8192, M = DEC_MS (1,8,12,16) as a
 #   stream of calls (bench_decode.py --quick), cuBLAS bf16 beside it;
 # - small_tests: every GPU test of the small-M kernel (tests/quant/test_mixed.py; SUITE_K filters them), in 8 shards.
@@ -15,6 +19,11 @@ for part in ${*:-q8}; do
   q8)
     timeout "${Q8_S:-420}" python3 benchmarks/probe_small_m.py --rounds 3 --cases "${Q8_CASES:-$Q8_DEFAULT}" 2>&1 \
       | tee -a "$OUT/q8.md" ;;
+  f4)
+    Q8_CASES=$(python3 -c "import sys; sys.argv=['x']; sys.path.insert(0, 'benchmarks'); import probe_small_m as P
+print(','.join(k for k in P.CASES if k.startswith('f4-')))") bash "$0" q8 ;;
+  four_tests)
+    gpu_tests four_tests "${TST_S:-300}" tests/quant/test_mixed.py -k "four_tile or short_chunks or wave_balanced or random" ;;
   dec)
     timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick --ms "${DEC_MS:-1,8,12,16}" 2>&1 \
       | tee -a "$OUT/dec.md" ;;
