@@ -272,6 +272,14 @@ CASES = {
            (8192, 14336, 5, 4, 128, False, "g128"), (8192, 14336, 8, 4, 128, True, "g128zp"),
            (4096, 14336, 8, 4, 64, False, "g64"), (8192, 22016, 8, 8, None, False, ""),
            (14336, 16384, 16, 8, None, False, ""), (4096, 13824, 16, 8, None, False, ""))},
+    # int4 at M = 16 (the pick: four tiles of 8 warps, one CTA an SM): four tiles of 4 warps, two CTAs an SM by
+    # splitting K where the row blocks alone make one
+    **{f"w16-{K}x{N}-16-w4": (K, N, 16, 4, 128, False,
+                              [C(4, 4, 128, stages=2, async_copy=True), C(4, 4, 64, stages=4, async_copy=True),
+                               C(4, 4, 128, stages=2, async_copy=True, splits=2),
+                               C(4, 4, 64, stages=4, async_copy=True, splits=2),
+                               C(4, 4, 128, stages=3, async_copy=True, x_regs=True, splits=2)])
+       for K, N in ((8192, 8192), (8192, 16384), (28672, 8192))},
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
