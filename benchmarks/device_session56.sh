@@ -2,7 +2,7 @@
 # Fifty-sixth session (issue 9): int8 weights at M = 9..16 in four tiles of 8 warps (x read from L2 once per four
 # tiles instead of two) in the small-M mixed kernel.
 # Usage: bash benchmarks/device_session56.sh [q8|f4|four_tests|dec|small_tests ...]
-# - q8: probe_small_m.py's q8-* cases (Q8_CASES to choose: runs 1-4 took q8-, q8k-, q8m- and q8w-, t4-; Q8_S limits
+# - q8: probe_small_m.py's q8-* cases (Q8_CASES to choose: runs 1-4 took q8-, q8k-, q8m- and q8w-, t4-; 7 and 8 w16- and mw-; Q8_S limits
 #   the seconds), the pick against four tiles of 8 or 4 warps, as a stream of calls;
 # - f4: probe_small_m.py's f4-* cases, the pick (four tiles where one wave of two leaves two stages) against the pick
 #   before it;
