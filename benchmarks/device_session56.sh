@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Fifty-sixth session (issue 9): int8 weights at M = 9..16 in four tiles of 8 warps (x read from L2 once per four
-# tiles instead of two) in the small-M mixed kernel.
+# Fifty-sixth session (issue 9): four tiles a CTA in the small-M mixed kernel (x read from L2 once per four tiles of
+# weights instead of two), where one wave of two tiles leaves two stages.
 # Usage: bash benchmarks/device_session56.sh [q8|f4|four_tests|dec|small_tests ...]
-# - q8: probe_small_m.py's q8-* cases (Q8_CASES to choose: runs 1-4 took q8-, q8k-, q8m- and q8w-, t4-; 7 and 8 w16- and mw-; Q8_S limits
-#   the seconds), the pick against four tiles of 8 or 4 warps, as a stream of calls;
+# - q8: probe_small_m.py's q8-* cases (Q8_CASES to choose: runs 1-4 took q8-, q8k-, q8m- and q8w-, t4-; 7 and 8
+#   w16- and mw-; Q8_S limits the seconds), the pick against other tilings, as a stream of calls;
 # - f4: probe_small_m.py's f4-* cases, the pick (four tiles where one wave of two leaves two stages) against the pick
 #   before it;
 # - four_tests: the small-M kernel's GPU tests of the four-tile picks, the wave balance, short chunks and random
@@ -12,18 +12,21 @@
 #   stream of calls (bench_decode.py --quick), cuBLAS bf16 beside it;
 # - small_tests: every GPU test of the small-M kernel (tests/quant/test_mixed.py; SUITE_K filters them), in 8 shards.
 source "$(dirname "$0")/device_env.sh"
-Q8_DEFAULT=$(python3 -c "import sys; sys.argv=['x']; sys.path.insert(0, 'benchmarks'); import probe_small_m as P
-print(','.join(k for k in P.CASES if k.startswith('q8-')))")
+# cases PREFIX: probe_small_m.py's cases whose names start with PREFIX, comma-separated
+cases() {
+  python3 -c "import sys; sys.argv = ['x']; sys.path.insert(0, 'benchmarks'); import probe_small_m as P
+print(','.join(k for k in P.CASES if k.startswith('$1')))"
+}
 for part in ${*:-q8}; do
   case $part in
   q8)
-    timeout "${Q8_S:-420}" python3 benchmarks/probe_small_m.py --rounds 3 --cases "${Q8_CASES:-$Q8_DEFAULT}" 2>&1 \
+    timeout "${Q8_S:-420}" python3 benchmarks/probe_small_m.py --rounds 3 --cases "${Q8_CASES:-$(cases q8-)}" 2>&1 \
       | tee -a "$OUT/q8.md" ;;
   f4)
-    Q8_CASES=$(python3 -c "import sys; sys.argv=['x']; sys.path.insert(0, 'benchmarks'); import probe_small_m as P
-print(','.join(k for k in P.CASES if k.startswith('f4-')))") bash "$0" q8 ;;
+    Q8_CASES=$(cases f4-) bash "$0" q8 ;;
   four_tests)
-    gpu_tests four_tests "${TST_S:-300}" tests/quant/test_mixed.py -k "four_tile or short_chunks or wave_balanced or random" ;;
+    gpu_tests four_tests "${TST_S:-300}" tests/quant/test_mixed.py \
+      -k "four_tile or short_chunks or wave_balanced or random" ;;
   dec)
     timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick --ms "${DEC_MS:-1,8,12,16}" 2>&1 \
       | tee -a "$OUT/dec.md" ;;
