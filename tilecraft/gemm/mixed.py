@@ -736,7 +736,8 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
             # Where one wave of two tiles leaves two stages (int4 at M = 5..8, int8 at M = 9..16; 4 CTAs per SM at
             # N = 14336 / 16384), four tiles a CTA in three: twice the bytes of weights per byte of x read from L2,
             # half the CTAs. 1.08-1.26x at K = 4096 / 8192 / 14336 (H200, PDL stream, fifty-sixth session,
-            # probe_small_m.py's t4 cases); where two tiles keep three stages or more (N = 12288 / 28672) four lost
+            # probe_small_m.py's t4 / f4 cases; 0.99x at N = 22016, int8 M = 8, where two tiles ran six CTAs an SM);
+            # where two tiles keep three stages or more (N = 12288 / 28672) four lost
             four = staged(4) if cfg.tiles == 2 and cfg.stages == 2 and N % 64 == 0 else None
             return four if four is not None and four.stages > 2 else cfg
     wide = MixedConfig(warps=8, tiles=4, chunk=chunk, stages=2, async_copy=True)
