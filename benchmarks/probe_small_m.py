@@ -86,6 +86,15 @@ def _two_tiles(K: int, N: int, M: int, bits: int, group: int | None, zp: bool) -
     return [replace(pick, tiles=2, stages=2)] if pick.tiles == 4 and pick.warps == 4 else []
 
 
+def _more_tiles(K: int, N: int, M: int, bits: int) -> list[MixedConfig]:
+    """W4A16 g128 / W8A16 per channel's bf16 pick at (K, N, M) in three and four stages, and in two and four tiles,
+    each in the stages that keep one wave by shared memory."""
+    fmt = Q.PackedFormat(bits, 128 if bits == 4 else None, False, "bfloat16")
+    pick = pick_mixed_config(fmt, M, K, N)
+    cands = [replace(pick, stages=p) for p in (3, 4)] + [_one_wave(replace(pick, tiles=t), fmt, M, N) for t in (2, 4)]
+    return [c for c in dict.fromkeys(cands) if c != pick]
+
+
 def _other_deal(K: int, N: int, M: int) -> MixedConfig:
     """W8A16 per-channel's pick at (K, N, M) with its chunks dealt the other way: runs for round-robin and back."""
     pick = _w8_pick(K, N, M)
@@ -286,6 +295,12 @@ CASES = {
                                    [C(4, 2, 128 if bits == 4 else 64, stages=p, async_copy=True) for p in (2, 3)])
        for K, N in ((4096, 28672), (8192, 28672), (8192, 57344), (14336, 28672)) for bits, M in ((8, 16), (8, 12),
                                                                                                  (4, 8))},
+    # M = 1..4 (one tile) where one wave by shared memory leaves two or three stages (the registers may allow fewer
+    # CTAs an SM than that wave needs): more stages, or two or four tiles a CTA in the stages that keep one wave
+    **{f"o4-{K}x{N}-{M}-w{bits}": (K, N, M, bits, 128 if bits == 4 else None, False, _more_tiles(K, N, M, bits))
+       for K, N, M, bits in ((8192, 28672, 1, 4), (4096, 28672, 1, 4), (8192, 22016, 1, 4), (8192, 16384, 4, 4),
+                             (8192, 14336, 4, 4), (8192, 16384, 1, 8), (8192, 14336, 1, 8), (8192, 16384, 4, 8),
+                             (4096, 14336, 4, 8), (8192, 12288, 4, 8))},
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
