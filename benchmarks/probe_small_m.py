@@ -95,6 +95,15 @@ def _more_tiles(K: int, N: int, M: int, bits: int) -> list[MixedConfig]:
     return [c for c in dict.fromkeys(cands) if c != pick]
 
 
+def _one_wave_int4(K: int, N: int, M: int, group: int | None, zp: bool = False) -> list[MixedConfig]:
+    """int4's bf16 pick at (K, N, M <= 4) as it was before one tile kept four stages (fifty-sixth session): the stages
+    that keep one wave by shared memory, where they are fewer."""
+    fmt = Q.PackedFormat(4, group, zp, "bfloat16")
+    pick = pick_mixed_config(fmt, M, K, N)
+    old = _one_wave(pick, fmt, M, N)
+    return [old] if old != pick else []
+
+
 def _other_deal(K: int, N: int, M: int) -> MixedConfig:
     """W8A16 per-channel's pick at (K, N, M) with its chunks dealt the other way: runs for round-robin and back."""
     pick = _w8_pick(K, N, M)
@@ -301,6 +310,15 @@ CASES = {
        for K, N, M, bits in ((8192, 28672, 1, 4), (4096, 28672, 1, 4), (8192, 22016, 1, 4), (8192, 16384, 4, 4),
                              (8192, 14336, 4, 4), (8192, 16384, 1, 8), (8192, 14336, 1, 8), (8192, 16384, 4, 8),
                              (4096, 14336, 4, 8), (8192, 12288, 4, 8))},
+    # the rule taken (int4 in one tile keeps four stages) against the picks before it
+    **{f"s4-{K}x{N}-{M}-w4{tag}": (K, N, M, 4, group, zp, _one_wave_int4(K, N, M, group, zp))
+       for K, N, M, group, zp, tag in (
+           (8192, 28672, 1, 128, False, "g128"), (4096, 28672, 1, 128, False, "g128"),
+           (8192, 22016, 1, 128, False, "g128"), (8192, 16384, 2, 128, False, "g128"),
+           (8192, 13824, 3, 128, False, "g128"), (8192, 16384, 4, 128, False, "g128"),
+           (8192, 14336, 4, 128, False, "g128"), (8192, 18944, 2, 128, False, "g128"),
+           (8192, 22016, 3, 64, False, "g64"), (8192, 28672, 2, 32, False, "g32"),
+           (8192, 18944, 4, None, False, "pc"), (8192, 14336, 3, 128, True, "g128zp"))},
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
