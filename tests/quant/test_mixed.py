@@ -244,6 +244,18 @@ def test_default_shared_memory_stages_keep_one_wave() -> None:
         assert pick_mixed_config(w8, 16, 8192, 8192).stages == 3
 
 
+def test_int4_in_one_tile_keeps_four_stages() -> None:
+    """int4 at M = 1..4 (one tile) takes four stages at every N (every group size, zero points or not, fp16 and bf16),
+    where one wave would have taken two or three at N = 13824..28672; int8 in one tile still fits its stages to one
+    wave (per channel at M = 1, N = 16384: two)."""
+    for group, zp, dt in itertools.product((None, 32, 64, 128), (False, True), ("float16", "bfloat16")):
+        fmt = Q.PackedFormat(4, group, zp, dt)
+        for M, N in itertools.product((1, 2, 3, 4), (4096, 8192, 13824, 16384, 22016, 28672, 57344)):
+            cfg = pick_mixed_config(fmt, M, 8192, N)
+            assert (cfg.tiles, cfg.stages, cfg.async_copy) == (1, 4, True), (group, zp, dt, M, N, cfg)
+    assert pick_mixed_config(Q.PackedFormat(8, None, False, "bfloat16"), 1, 8192, 16384).stages == 2
+
+
 def test_int8_takes_chunks_of_64_from_m_5() -> None:
     """int8 in the shared-memory stages takes chunks of 64 from M = 5 to 16 (every group size, zero points or not),
     128 (64 for groups of 32) below; int4 keeps its chunks. At Llama-3-8B gate_up (896 row blocks at M = 16) four
