@@ -56,6 +56,16 @@ def _c64(K: int, N: int, M: int) -> list[MixedConfig]:
     return list(dict.fromkeys([replace(pick, chunk=64, stages=p) for p in (pick.stages, 4, 6)]))
 
 
+def _usual(bits: int) -> Q.PackedFormat:
+    """The bf16 format the cases time by default: W4A16 g128, W8A16 per channel."""
+    return Q.PackedFormat(bits, 128 if bits == 4 else None, False, "bfloat16")
+
+
+def _others(pick: MixedConfig, cands: list[MixedConfig]) -> list[MixedConfig]:
+    """cands without repeats and without the pick."""
+    return [c for c in dict.fromkeys(cands) if c != pick]
+
+
 def _one_wave(cfg: MixedConfig, fmt: Q.PackedFormat, M: int, N: int, sms: int = 132) -> MixedConfig:
     """cfg in the most stages, up to four, that keep its row blocks in one wave on `sms` SMs (four where no count does),
     as pick_mixed_config's shared-memory tilings take them."""
@@ -71,12 +81,11 @@ def _tiles4(K: int, N: int, M: int, bits: int) -> list[MixedConfig]:
     """Around four tiles a CTA (x read from L2 once per four tiles of weights) at (K, N, M), bf16, W4A16 g128 or W8A16
     per channel: the pick's two tiles in four stages, four tiles of 4 warps in the stages that keep one wave, four of
     8 warps in two stages."""
-    fmt = Q.PackedFormat(bits, 128 if bits == 4 else None, False, "bfloat16")
+    fmt = _usual(bits)
     pick = pick_mixed_config(fmt, M, K, N)
     chunk = 128 if bits == 4 else 64
-    cands = [replace(pick, stages=4), _one_wave(C(4, 4, chunk, stages=4, async_copy=True), fmt, M, N),
-             C(8, 4, chunk, stages=2, async_copy=True)]
-    return [c for c in dict.fromkeys(cands) if c != pick]
+    return _others(pick, [replace(pick, stages=4), _one_wave(C(4, 4, chunk, stages=4, async_copy=True), fmt, M, N),
+                          C(8, 4, chunk, stages=2, async_copy=True)])
 
 
 def _two_tiles(K: int, N: int, M: int, bits: int, group: int | None, zp: bool) -> list[MixedConfig]:
@@ -89,10 +98,10 @@ def _two_tiles(K: int, N: int, M: int, bits: int, group: int | None, zp: bool) -
 def _more_tiles(K: int, N: int, M: int, bits: int) -> list[MixedConfig]:
     """W4A16 g128 / W8A16 per channel's bf16 pick at (K, N, M) in three and four stages, and in two and four tiles,
     each in the stages that keep one wave by shared memory."""
-    fmt = Q.PackedFormat(bits, 128 if bits == 4 else None, False, "bfloat16")
+    fmt = _usual(bits)
     pick = pick_mixed_config(fmt, M, K, N)
-    cands = [replace(pick, stages=p) for p in (3, 4)] + [_one_wave(replace(pick, tiles=t), fmt, M, N) for t in (2, 4)]
-    return [c for c in dict.fromkeys(cands) if c != pick]
+    return _others(pick, [replace(pick, stages=p) for p in (3, 4)]
+                   + [_one_wave(replace(pick, tiles=t), fmt, M, N) for t in (2, 4)])
 
 
 def _one_wave_int4(K: int, N: int, M: int, group: int | None, zp: bool = False) -> list[MixedConfig]:
@@ -100,8 +109,7 @@ def _one_wave_int4(K: int, N: int, M: int, group: int | None, zp: bool = False) 
     that keep one wave by shared memory, where they are fewer."""
     fmt = Q.PackedFormat(4, group, zp, "bfloat16")
     pick = pick_mixed_config(fmt, M, K, N)
-    old = _one_wave(pick, fmt, M, N)
-    return [old] if old != pick else []
+    return _others(pick, [_one_wave(pick, fmt, M, N)])
 
 
 def _other_deal(K: int, N: int, M: int) -> MixedConfig:
@@ -305,7 +313,8 @@ CASES = {
        for K, N in ((4096, 28672), (8192, 28672), (8192, 57344), (14336, 28672)) for bits, M in ((8, 16), (8, 12),
                                                                                                  (4, 8))},
     # M = 1..4 (one tile) where one wave by shared memory leaves two or three stages (the registers may allow fewer
-    # CTAs an SM than that wave needs): more stages, or two or four tiles a CTA in the stages that keep one wave
+    # CTAs an SM than that wave needs): more stages, or two or four tiles a CTA in the stages that keep one wave (run 9
+    # of the fifty-sixth session, before int4 in one tile kept four stages: its int4 candidates differ now)
     **{f"o4-{K}x{N}-{M}-w{bits}": (K, N, M, bits, 128 if bits == 4 else None, False, _more_tiles(K, N, M, bits))
        for K, N, M, bits in ((8192, 28672, 1, 4), (4096, 28672, 1, 4), (8192, 22016, 1, 4), (8192, 16384, 4, 4),
                              (8192, 14336, 4, 4), (8192, 16384, 1, 8), (8192, 14336, 1, 8), (8192, 16384, 4, 8),
