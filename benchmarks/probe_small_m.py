@@ -328,6 +328,10 @@ CASES = {
            (8192, 14336, 4, 128, False, "g128"), (8192, 18944, 2, 128, False, "g128"),
            (8192, 22016, 4, 128, False, "g128"), (8192, 28672, 2, 32, False, "g32"),
            (8192, 18944, 4, None, False, "pc"), (8192, 14336, 3, 128, True, "g128zp"))},
+    # int4 at M = 2..4 in one tile reads as many bytes of x from L2 as of weights at M = 4: two or four tiles
+    **{f"m4-{shape}-{M}-w4": (K, N, M, 4, 128, False, [C(4, t, 128, stages=4, async_copy=True) for t in (2, 4)])
+       for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-gate_up", 4096, 28672),
+                           ("70b-down", 28672, 8192), ("x", 8192, 16384)) for M in (2, 4)},
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
