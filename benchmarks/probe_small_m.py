@@ -332,6 +332,10 @@ CASES = {
     **{f"m4-{shape}-{M}-w4": (K, N, M, 4, 128, False, [C(4, t, 128, stages=4, async_copy=True) for t in (2, 4)])
        for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-gate_up", 4096, 28672),
                            ("70b-down", 28672, 8192), ("x", 8192, 16384)) for M in (2, 4)},
+    # run 11: two tiles 1.07-1.13x at M = 2 / 4 but where they leave fewer than two CTAs an SM (8B qkv); M = 1 and 3
+    **{f"m4-{shape}-{M}-w4": (K, N, M, 4, 128, False, [C(4, 2, 128, stages=4, async_copy=True)])
+       for shape, K, N in (("square", 8192, 8192), ("8b-gate_up", 4096, 28672), ("70b-down", 28672, 8192),
+                           ("70b-qkv", 8192, 10240)) for M in (1, 3)},
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
