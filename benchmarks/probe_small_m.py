@@ -336,6 +336,15 @@ CASES = {
     **{f"m4-{shape}-{M}-w4": (K, N, M, 4, 128, False, [C(4, 2, 128, stages=4, async_copy=True)])
        for shape, K, N in (("square", 8192, 8192), ("8b-gate_up", 4096, 28672), ("70b-down", 28672, 8192),
                            ("70b-qkv", 8192, 10240)) for M in (1, 3)},
+    # the rule taken (int4 at M = 1..4 in two tiles where they fill the SMs) against the picks before it (one tile)
+    **{f"t2-{K}x{N}-{M}-w4{tag}": (K, N, M, 4, group, zp, [replace(pick_mixed_config(
+        Q.PackedFormat(4, group, zp, "bfloat16"), M, K, N), tiles=1)])
+       for K, N, M, group, zp, tag in (
+           (8192, 8192, 1, 128, False, "g128"), (4096, 4096, 1, 128, False, "g128"),
+           (4096, 4096, 4, 128, False, "g128"), (14336, 4096, 1, 128, False, "g128"),
+           (8192, 57344, 1, 128, False, "g128"), (8192, 8192, 1, 32, False, "g32"),
+           (8192, 8192, 2, 128, True, "g128zp"), (8192, 8192, 4, None, False, "pc"),
+           (4096, 28672, 1, 128, False, "g128"), (8192, 16384, 4, 128, False, "g128"))},
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),

@@ -728,7 +728,10 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     # two tiles of 4 warps with x in registers and four stages of weights (M = 9..32, where it applies)
     deep = MixedConfig(warps=4, tiles=2, chunk=chunk, stages=4, async_copy=True, x_regs=True)
     if mb == 1 or (mb == 2 and fmt.bits == 8):
-        tiles = 2 if M > 4 and N % 32 == 0 else 1
+        # int4 in two tiles at M = 1..4 too, unless they leave the SMs lopsided (fill under 0.9): 1.04-1.11x at N =
+        # K = 8192, 8B gate_up and 70B down, M = 1..4; 0.95x at 70B qkv (fill 0.81), 0.93-0.95x at 8B qkv (0.73)
+        # (H200, PDL stream, fifty-sixth session, probe_small_m.py's m4 cases)
+        tiles = 2 if (M > 4 or fmt.bits == 4) and N % 32 == 0 else 1
         cfg = staged(tiles)
         if cfg is not None:
             # int8 at Llama-3-8B qkv (N = 6144), M = 8: 192 row blocks of two tiles, one split at two CTAs per
@@ -738,7 +741,7 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
             # stream, in turn; thirty-sixth session, benchmarks/probe_small_m.py)
             if tiles == 1:
                 return cfg
-            cfg = balanced(cfg, staged(1), 0.8)
+            cfg = balanced(cfg, staged(1), 0.8 if M > 4 else 0.9)
             # Where one wave of two tiles leaves two stages (int4 at M = 5..8, int8 at M = 9..16; 4 CTAs per SM at
             # N = 14336 / 16384), four tiles a CTA in three: twice the bytes of weights per byte of x read from L2,
             # half the CTAs. 1.08-1.26x at K = 4096 / 8192 / 14336 (H200, PDL stream, fifty-sixth session,
