@@ -244,16 +244,21 @@ def test_default_shared_memory_stages_keep_one_wave() -> None:
         assert pick_mixed_config(w8, 16, 8192, 8192).stages == 3
 
 
-def test_int4_in_one_tile_keeps_four_stages() -> None:
-    """int4 at M = 1..4 (one tile) takes four stages at every N (every group size, zero points or not, fp16 and bf16),
-    where one wave would have taken two or three at N = 13824..28672; int8 in one tile still fits its stages to one
-    wave (per channel at M = 1, N = 16384: two)."""
+def test_int4_at_m_1_to_4_takes_four_stages_and_two_tiles_where_they_fill_the_sms() -> None:
+    """int4 at M = 1..4 takes four stages at every N (every group size, zero points or not, fp16 and bf16), where one
+    wave would have taken two or three at N = 13824..28672; two tiles where they make 1.5 row blocks an SM or more and
+    fill the SMs evenly (N = K = 8192, Llama-3-8B gate_up, 70B down / gate_up), one elsewhere (8B qkv / o / down, 70B
+    qkv). int8 still fits its stages to one wave (per channel at M = 1, N = 16384: two) in one tile."""
+    two = {(8192, 8192), (4096, 28672), (28672, 8192), (8192, 57344), (8192, 16384)}
+    one = {(4096, 6144), (4096, 4096), (14336, 4096), (8192, 10240)}
     for group, zp, dt in itertools.product((None, 32, 64, 128), (False, True), ("float16", "bfloat16")):
         fmt = Q.PackedFormat(4, group, zp, dt)
-        for M, N in itertools.product((1, 2, 3, 4), (4096, 8192, 13824, 16384, 22016, 28672, 57344)):
-            cfg = pick_mixed_config(fmt, M, 8192, N)
-            assert (cfg.tiles, cfg.stages, cfg.async_copy) == (1, 4, True), (group, zp, dt, M, N, cfg)
-    assert pick_mixed_config(Q.PackedFormat(8, None, False, "bfloat16"), 1, 8192, 16384).stages == 2
+        for M, (K, N) in itertools.product((1, 2, 3, 4), sorted(two | one)):
+            cfg = pick_mixed_config(fmt, M, K, N)
+            want = 2 if (K, N) in two else 1
+            assert (cfg.warps, cfg.tiles, cfg.stages, cfg.async_copy) == (4, want, 4, True), (group, zp, dt, M, K, N, cfg)
+    w8 = pick_mixed_config(Q.PackedFormat(8, None, False, "bfloat16"), 1, 8192, 16384)
+    assert (w8.tiles, w8.stages) == (1, 2)
 
 
 def test_int8_takes_chunks_of_64_from_m_5() -> None:
@@ -460,6 +465,24 @@ def test_every_format_compiles_at_larger_m(arch: str, M: int) -> None:
         x_regs = _compile_args(*fmt, M)[9].x_regs
         none = M <= 16 or (arch == "sm_90a" and (M <= 24 or x_regs))
         assert r.stack_frame_bytes <= (0 if none else 8), (arch, fmt, M, r)
+
+
+@pytest.mark.parametrize("bits,M,N", [(4, 1, 8192), (4, 8, 16384), (8, 16, 16384)])
+def test_wide_weight_picks_compile_without_spills(bits: int, M: int, N: int) -> None:
+    """The picks of wide weights, which take more tiles than narrow ones (int4 at M = 1..4: two at N = K = 8192; int4
+    at M = 5..8 and int8 at M = 9..16: four at N = 16384 where two would keep two stages), compile for sm_90a without
+    spills, every format."""
+    tiles = set()
+    for group, zp, dtype in itertools.product((None, 32, 64, 128), (False, True), DTYPES):
+        pw = Q.pack(Q.quantize(torch.randn(1024, 1024), bits, group, zp), dtype)
+        cfg = pick_mixed_config(pw.format, M, 8192, N)
+        tiles.add(cfg.tiles)
+        args = (torch.empty(M, 1024, dtype=dtype), pw.qweight, pw.scales, pw.zeros, torch.empty(1024, dtype=dtype),
+                torch.empty(M, 1024, dtype=dtype), torch.empty(M, 1024), torch.empty(64, dtype=torch.int32), pw.format,
+                cfg, -(-M // 8), mixed.stage_x_rows(cfg, M))
+        r = mixed_gemm_kernel.compile(*args, arch="sm_90a").resources
+        assert not r.spills and r.stack_frame_bytes == 0 and r.registers <= 255, (group, zp, dtype, cfg, r)
+    assert max(tiles) == (2 if M <= 4 else 4), tiles
 
 
 def _bench() -> Any:

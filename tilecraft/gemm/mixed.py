@@ -728,10 +728,12 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     # two tiles of 4 warps with x in registers and four stages of weights (M = 9..32, where it applies)
     deep = MixedConfig(warps=4, tiles=2, chunk=chunk, stages=4, async_copy=True, x_regs=True)
     if mb == 1 or (mb == 2 and fmt.bits == 8):
-        # int4 in two tiles at M = 1..4 too, unless they leave the SMs lopsided (fill under 0.9): 1.04-1.11x at N =
-        # K = 8192, 8B gate_up and 70B down, M = 1..4; 0.95x at 70B qkv (fill 0.81), 0.93-0.95x at 8B qkv (0.73)
-        # (H200, PDL stream, fifty-sixth session, probe_small_m.py's m4 cases)
-        tiles = 2 if (M > 4 or fmt.bits == 4) and N % 32 == 0 else 1
+        # int4 in two tiles at M = 1..4 too where they make 1.5 row blocks an SM or more and leave the SMs even (fill
+        # 0.9 or more): 1.04-1.13x at N = K = 8192, 8B gate_up and 70B down, M = 1..4 (one loss: 0.93x at 8192 x
+        # 16384, M = 4); 0.95x at 70B qkv (fill 0.81), 0.93-0.95x at 8B qkv (1.45 blocks an SM, fill 0.73); N = 4096
+        # (0.97 an SM) not measured (H200, PDL stream, fifty-sixth session, probe_small_m.py's m4 cases)
+        two = M > 4 or (fmt.bits == 4 and N // 32 >= 1.5 * sms)
+        tiles = 2 if two and N % 32 == 0 else 1
         cfg = staged(tiles)
         if cfg is not None:
             # int8 at Llama-3-8B qkv (N = 6144), M = 8: 192 row blocks of two tiles, one split at two CTAs per
