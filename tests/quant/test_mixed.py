@@ -256,7 +256,8 @@ def test_int4_at_m_1_to_4_takes_four_stages_and_two_tiles_where_they_fill_the_sm
         for M, (K, N) in itertools.product((1, 2, 3, 4), sorted(two | one)):
             cfg = pick_mixed_config(fmt, M, K, N)
             want = 2 if (K, N) in two else 1
-            assert (cfg.warps, cfg.tiles, cfg.stages, cfg.async_copy) == (4, want, 4, True), (group, zp, dt, M, K, N, cfg)
+            got = (cfg.warps, cfg.tiles, cfg.stages, cfg.async_copy)
+            assert got == (4, want, 4, True), (group, zp, dt, M, K, N, cfg)
     w8 = pick_mixed_config(Q.PackedFormat(8, None, False, "bfloat16"), 1, 8192, 16384)
     assert (w8.tiles, w8.stages) == (1, 2)
 
