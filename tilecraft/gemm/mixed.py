@@ -709,9 +709,10 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         cfgs = [c for c in (MixedConfig(warps=4, tiles=tiles, chunk=staged_chunk, stages=p, async_copy=True,
                                         runs=runs, min_ctas=cap)
                             for p in (4, 3, 2)) if fits(c)]
-        # int4 in one tile (M <= 4) keeps four stages: its 1 KB a warp per stage left too few bytes in flight where
-        # one wave took two or three (and at N = 28672, M = 1, the registers held ten CTAs an SM, not the wave's
-        # 14): 1.03-1.26x at N = 14336..28672 (H200, PDL stream, fifty-sixth session, probe_small_m.py's o4 cases)
+        # int4 at M <= 4 keeps four stages: one tile's 1 KB a warp per stage left too few bytes in flight where one
+        # wave took two or three (and at N = 28672, M = 1, the registers held ten CTAs an SM, not the wave's 14):
+        # 1.03-1.26x at N = 14336..28672 (H200, PDL stream, fifty-sixth session, probe_small_m.py's o4 / s4 cases).
+        # Two tiles (2 KB) in four stages were timed only against one tile in four (m4 cases)
         if fmt.bits == 4 and M <= 4:
             per_sm = 1
         return next((c for c in cfgs if per_sm * (cta_smem_bytes(c, fmt, M) + CTA_RESERVED_SMEM) <= SM_SMEM),
