@@ -656,17 +656,16 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     """The tiling for a problem (splits left to the launch, which knows the kernel's occupancy), as the
     H100 sweeps (``benchmarks/bench_mixed.py --sweep``, N = K = 8192) ranked them: 4 warps; 128-value
     chunks where K allows (64 for groups of 32, whose per-group scales and zero points then stay in
-    registers). Up to M = 8 (int8: 16), four shared-memory stages filled by cp.async and one 16-row
-    tile per CTA, two past M = 4 (int4: two from M = 1 where they make 1.5 row blocks an SM or more and fill
-    the SMs evenly; fifty-sixth session, H200, 1.04-1.13x at N = K = 8192). W4 g128, M = 1: 17.0 us against
-    19.0 for three register buffers, two tiles and L2 prefetch (more stages were slower: 18.3 with six, 22.5
-    with twelve); M = 8: 18.3 with two tiles, 19.5 with one. W8 per-channel M = 1: 26.9 against 27.2; M = 8:
-    27.7 with two tiles, 31.1 with one; M = 16: three stages. The stages are the most, up to four, that keep the grid in one wave on
-    `sms` SMs (an H100's shared memory): four 34 KB int8 stages at M = 16 left one CTA per SM and two waves
-    (a stream of PDL launches, eleventh session: 30.7 us, against 26.2 with three and 26.0 with two). int8
-    from M = 5 takes chunks of 64 there (``INT8_CHUNK64_FROM_M``), so four 17 KB stages fit at M = 16. Where one
-    wave of two tiles leaves two stages (N = 13824..16384), four tiles a CTA in three; int4 at M <= 4 keeps four
-    stages.
+    registers). Up to M = 8 (int8: 16), four shared-memory stages filled by cp.async and one 16-row tile per CTA,
+    two past M = 4 (int4: two from M = 1 where they make 1.5 row blocks an SM or more and fill the SMs evenly;
+    fifty-sixth session, H200, 1.04-1.13x at N = K = 8192). W4 g128, M = 1: 17.0 us against 19.0 for three register
+    buffers, two tiles and L2 prefetch (more stages were slower: 18.3 with six, 22.5 with twelve); M = 8: 18.3 with
+    two tiles, 19.5 with one. W8 per-channel M = 1: 26.9 against 27.2; M = 8: 27.7 with two tiles, 31.1 with one;
+    M = 16: three stages. The stages are the most, up to four, that keep the grid in one wave on `sms` SMs (an
+    H100's shared memory): four 34 KB int8 stages at M = 16 left one CTA per SM and two waves (a stream of PDL
+    launches, eleventh session: 30.7 us, against 26.2 with three and 26.0 with two). int8 from M = 5 takes chunks of
+    64 there (``INT8_CHUNK64_FROM_M``), so four 17 KB stages fit at M = 16. Where one wave of two tiles leaves two
+    stages (N = 13824..16384), four tiles a CTA in three; int4 at M <= 4 keeps four stages.
     int4 at M = 9..16: 8 warps, four tiles, two shared-memory stages (where N allows four tiles), or two
     tiles of 4 warps with x in registers (``x_regs``) and four stages where they make 0.8-1.0 of three CTAs
     per SM (Llama-3-70B qkv, N = 12288); M = 17..32: two tiles with x in registers, four stages of 4 warps
