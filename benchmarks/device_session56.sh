@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Fifty-sixth session (issue 9): four tiles a CTA in the small-M mixed kernel (x read from L2 once per four tiles of
-# weights instead of two), where one wave of two tiles leaves two stages.
+# Fifty-sixth session (issue 9): the small-M mixed kernel's tiles and stages on wide weights (four tiles a CTA where
+# one wave of two leaves two stages; int4 at M <= 4 in four stages and two tiles).
 # Usage: bash benchmarks/device_session56.sh [q8|f4|four_tests|dec|small_tests ...]
 # - q8: probe_small_m.py's q8-* cases (Q8_CASES to choose: runs 1-4 took q8-, q8k-, q8m- and q8w-, t4-; 7 and 8
-#   w16- and mw-; Q8_S limits the seconds), the pick against other tilings, as a stream of calls;
+#   w16- and mw-; 9-12 o4-, s4-, m4-; Q8_S limits the seconds), the pick against other tilings, as a stream of calls;
 # - f4: probe_small_m.py's f4-* cases, the pick (four tiles where one wave of two leaves two stages) against the pick
 #   before it;
 # - four_tests: the small-M kernel's GPU tests of the four-tile picks, the wave balance, short chunks and random
