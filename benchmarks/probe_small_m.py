@@ -28,8 +28,7 @@ import tilecraft.quant as Q  # noqa: E402
 from bench_decode import _err, _us  # noqa: E402
 from tilecraft.bench.report import markdown_table  # noqa: E402
 from tilecraft.bench.timing import in_turn  # noqa: E402
-from tilecraft.gemm.limits import CTA_RESERVED_SMEM, SM_SMEM  # noqa: E402
-from tilecraft.gemm.mixed import MixedConfig, MixedGemm, cta_smem_bytes, launch_grid, pick_mixed_config  # noqa: E402
+from tilecraft.gemm.mixed import MixedConfig, MixedGemm, launch_grid, most_stages, pick_mixed_config  # noqa: E402
 
 C = MixedConfig
 
@@ -66,15 +65,10 @@ def _others(pick: MixedConfig, cands: list[MixedConfig]) -> list[MixedConfig]:
     return [c for c in dict.fromkeys(cands) if c != pick]
 
 
-def _one_wave(cfg: MixedConfig, fmt: Q.PackedFormat, M: int, N: int, sms: int = 132) -> MixedConfig:
+def _one_wave(cfg: MixedConfig, fmt: Q.PackedFormat, M: int, N: int, sms: int = 132) -> MixedConfig | None:
     """cfg in the most stages, up to four, that keep its row blocks in one wave on `sms` SMs (four where no count does),
-    as pick_mixed_config's shared-memory tilings take them."""
-    per_sm = -(-(N // (16 * cfg.tiles)) // sms)
-    for p in (4, 3, 2):
-        c = replace(cfg, stages=p)
-        if per_sm * (cta_smem_bytes(c, fmt, M) + CTA_RESERVED_SMEM) <= SM_SMEM:
-            return c
-    return replace(cfg, stages=4)
+    as pick_mixed_config's shared-memory tilings take them (``most_stages``)."""
+    return most_stages(cfg, fmt, M, -(-(N // (16 * cfg.tiles)) // sms))
 
 
 def _tiles4(K: int, N: int, M: int, bits: int) -> list[MixedConfig]:

@@ -698,24 +698,19 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
 
     def staged(tiles: int) -> MixedConfig | None:
         # the most stages, up to four, that let the row blocks run in one wave on `sms` SMs (four where no
-        # count does): at M = 9..16 the chunk's 16 rows of x make an int8 stage 17 KB (34 KB in chunks of 128)
-        per_sm = -(-(N // (16 * tiles)) // sms)
+        # count does): at M = 9..16 the chunk's 16 rows of x make an int8 stage 17 KB (34 KB in chunks of 128).
+        # int4 at M <= 4 keeps four stages: one tile's 1 KB a warp per stage left too few bytes in flight where one
+        # wave took two or three (and at N = 28672, M = 1, the registers held ten CTAs an SM, not the wave's 14):
+        # 1.03-1.26x at N = 14336..28672 (H200, PDL stream, fifty-sixth session, probe_small_m.py's o4 / s4 cases).
+        # Two tiles (2 KB) in four stages were timed only against one tile in four (m4 cases)
+        per_sm = 1 if fmt.bits == 4 and M <= 4 else -(-(N // (16 * tiles)) // sms)
         # int8 at M = 9..16: each warp a run of chunks (see the module docstring), but in chunks of 64 two tiles deal
         # them round-robin: 1.01-1.04x runs at six of eight layers, M = 12 / 16 (H200, fifty-fifth session; N = K =
         # 8192 18.8 against 19.2 us), 0.98-1.0x at 8B gate_up and 70B qkv; one tile keeps its runs (8B qkv: 0.96x
         # round-robin)
         runs = mb == 2 and (tiles == 1 or staged_chunk != 64)
-        cfgs = [c for c in (MixedConfig(warps=4, tiles=tiles, chunk=staged_chunk, stages=p, async_copy=True,
-                                        runs=runs, min_ctas=cap)
-                            for p in (4, 3, 2)) if fits(c)]
-        # int4 at M <= 4 keeps four stages: one tile's 1 KB a warp per stage left too few bytes in flight where one
-        # wave took two or three (and at N = 28672, M = 1, the registers held ten CTAs an SM, not the wave's 14):
-        # 1.03-1.26x at N = 14336..28672 (H200, PDL stream, fifty-sixth session, probe_small_m.py's o4 / s4 cases).
-        # Two tiles (2 KB) in four stages were timed only against one tile in four (m4 cases)
-        if fmt.bits == 4 and M <= 4:
-            per_sm = 1
-        return next((c for c in cfgs if per_sm * (cta_smem_bytes(c, fmt, M) + CTA_RESERVED_SMEM) <= SM_SMEM),
-                    cfgs[0]) if cfgs else None
+        return most_stages(MixedConfig(warps=4, tiles=tiles, chunk=staged_chunk, stages=4, async_copy=True, runs=runs,
+                                       min_ctas=cap), fmt, M, per_sm, smem)
 
     def balanced(cfg: MixedConfig, alt: MixedConfig | None, below: float) -> MixedConfig:
         # cfg, unless its CTAs leave the SMs lopsided (``wave_fill`` under `below`: the busiest SM runs
@@ -822,6 +817,14 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     if fmt.bits == 4:
         return MixedConfig(warps=4, tiles=tiles, chunk=chunk, stages=3 if mb <= 2 else 2)
     return MixedConfig(warps=4, tiles=tiles, chunk=chunk)
+
+
+def most_stages(cfg: MixedConfig, fmt: PackedFormat, M: int, per_sm: int, smem: int = CTA_SMEM) -> MixedConfig | None:
+    """cfg in the most stages, up to four, that fit `smem` and let `per_sm` of its CTAs share an SM (an H100's shared
+    memory, CTA_RESERVED_SMEM each); the most that fit where no count does; None where none fits."""
+    fit = [c for c in (replace(cfg, stages=p) for p in (4, 3, 2)) if cta_smem_bytes(c, fmt, M) <= smem]
+    return next((c for c in fit if per_sm * (cta_smem_bytes(c, fmt, M) + CTA_RESERVED_SMEM) <= SM_SMEM),
+                fit[0]) if fit else None
 
 
 def grid_splits(cfg: MixedConfig, fmt: PackedFormat, M: int, K: int, N: int, sms: int, smem: int = CTA_SMEM) -> int:
