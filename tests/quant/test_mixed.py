@@ -419,9 +419,11 @@ A100_SMEM = 166912
 
 
 def _compile_args(bits: int, group: int | None, zp: bool, dtype: Any, M: int, K: int = 1024, N: int = 1024,
-                  smem: int | None = None) -> tuple:
+                  smem: int | None = None, pick_at: tuple[int, int] | None = None) -> tuple:
+    """The kernel's arguments for a (K, N) weight and M rows, tiled as tc.gemm picks them for that weight, or as it
+    picks them for a weight of `pick_at` = (K, N) (the tensors stay small: quick to quantize on the CPU)."""
     pw = Q.pack(Q.quantize(torch.randn(K, N), bits, group, zp), dtype)
-    cfg = pick_mixed_config(pw.format, M, K, N, **({"smem": smem} if smem else {}))
+    cfg = pick_mixed_config(pw.format, M, *(pick_at or (K, N)), **({"smem": smem} if smem else {}))
     return (torch.empty(M, K, dtype=dtype), pw.qweight, pw.scales, pw.zeros, torch.empty(N, dtype=dtype),
             torch.empty(M, N, dtype=dtype), torch.empty(M, N), torch.empty(N // 16, dtype=torch.int32), pw.format,
             cfg, -(-M // 8), mixed.stage_x_rows(cfg, M))
@@ -475,12 +477,9 @@ def test_wide_weight_picks_compile_without_spills(bits: int, M: int, N: int) -> 
     spills, every format."""
     tiles = set()
     for group, zp, dtype in itertools.product((None, 32, 64, 128), (False, True), DTYPES):
-        pw = Q.pack(Q.quantize(torch.randn(1024, 1024), bits, group, zp), dtype)
-        cfg = pick_mixed_config(pw.format, M, 8192, N)
+        args = _compile_args(bits, group, zp, dtype, M, pick_at=(8192, N))
+        cfg = args[9]
         tiles.add(cfg.tiles)
-        args = (torch.empty(M, 1024, dtype=dtype), pw.qweight, pw.scales, pw.zeros, torch.empty(1024, dtype=dtype),
-                torch.empty(M, 1024, dtype=dtype), torch.empty(M, 1024), torch.empty(64, dtype=torch.int32), pw.format,
-                cfg, -(-M // 8), mixed.stage_x_rows(cfg, M))
         r = mixed_gemm_kernel.compile(*args, arch="sm_90a").resources
         assert not r.spills and r.stack_frame_bytes == 0 and r.registers <= 255, (group, zp, dtype, cfg, r)
     assert max(tiles) == (2 if M <= 4 else 4), tiles
