@@ -44,14 +44,14 @@ def _layers(*left_out: str) -> tuple[tuple[str, int, int], ...]:
     return tuple(layer for layer in LAYERS if layer[0] not in left_out)
 
 
-def _w8_pick(K: int, N: int, M: int, group: int | None = None, zp: bool = False) -> MixedConfig:
-    """tc.gemm's pick for an int8 bf16 weight (per channel unless `group`) at (K, N, M)."""
-    return pick_mixed_config(Q.PackedFormat(8, group, zp, "bfloat16"), M, K, N)
+def _pick(K: int, N: int, M: int, bits: int = 8, group: int | None = None, zp: bool = False) -> MixedConfig:
+    """tc.gemm's pick for a bf16 weight of `bits` (per channel unless `group`) at (K, N, M)."""
+    return pick_mixed_config(Q.PackedFormat(bits, group, zp, "bfloat16"), M, K, N)
 
 
 def _c64(K: int, N: int, M: int) -> list[MixedConfig]:
     """W8A16 per-channel's pick at (K, N, M) with chunks of 64, in its stages, four and six."""
-    pick = _w8_pick(K, N, M)
+    pick = _pick(K, N, M)
     return list(dict.fromkeys([replace(pick, chunk=64, stages=p) for p in (pick.stages, 4, 6)]))
 
 
@@ -85,7 +85,7 @@ def _tiles4(K: int, N: int, M: int, bits: int) -> list[MixedConfig]:
 def _two_tiles(K: int, N: int, M: int, bits: int, group: int | None, zp: bool) -> list[MixedConfig]:
     """The bf16 pick at (K, N, M) as it was before four tiles replaced two in two stages (fifty-sixth session), where
     it changed."""
-    pick = pick_mixed_config(Q.PackedFormat(bits, group, zp, "bfloat16"), M, K, N)
+    pick = _pick(K, N, M, bits, group, zp)
     return [replace(pick, tiles=2, stages=2)] if pick.tiles == 4 and pick.warps == 4 else []
 
 
@@ -108,7 +108,7 @@ def _one_wave_int4(K: int, N: int, M: int, group: int | None, zp: bool = False) 
 
 def _other_deal(K: int, N: int, M: int) -> MixedConfig:
     """W8A16 per-channel's pick at (K, N, M) with its chunks dealt the other way: runs for round-robin and back."""
-    pick = _w8_pick(K, N, M)
+    pick = _pick(K, N, M)
     return replace(pick, runs=not pick.runs)
 
 
@@ -116,10 +116,10 @@ def _before_c64(K: int, N: int, M: int, group: int | None = None, zp: bool = Fal
     """int8's pick at (K, N, M) as it was before chunks of 64 (``INT8_CHUNK64_FROM_M``), and the pick in four stages
     where it has fewer."""
     import tilecraft.gemm.mixed as MX
-    pick, saved = _w8_pick(K, N, M, group, zp), MX.INT8_CHUNK64_FROM_M
+    pick, saved = _pick(K, N, M, 8, group, zp), MX.INT8_CHUNK64_FROM_M
     MX.INT8_CHUNK64_FROM_M = 1 << 30
     try:
-        old = _w8_pick(K, N, M, group, zp)
+        old = _pick(K, N, M, 8, group, zp)
     finally:
         MX.INT8_CHUNK64_FROM_M = saved
     return [old] + ([replace(pick, stages=4)] if pick.stages < 4 else [])
@@ -331,8 +331,7 @@ CASES = {
        for shape, K, N in (("square", 8192, 8192), ("8b-gate_up", 4096, 28672), ("70b-down", 28672, 8192),
                            ("70b-qkv", 8192, 10240)) for M in (1, 3)},
     # the rule taken (int4 at M = 1..4 in two tiles where they fill the SMs) against the picks before it (one tile)
-    **{f"t2-{K}x{N}-{M}-w4{tag}": (K, N, M, 4, group, zp, [replace(pick_mixed_config(
-        Q.PackedFormat(4, group, zp, "bfloat16"), M, K, N), tiles=1)])
+    **{f"t2-{K}x{N}-{M}-w4{tag}": (K, N, M, 4, group, zp, [replace(_pick(K, N, M, 4, group, zp), tiles=1)])
        for K, N, M, group, zp, tag in (
            (8192, 8192, 1, 128, False, "g128"), (4096, 4096, 1, 128, False, "g128"),
            (4096, 4096, 4, 128, False, "g128"), (14336, 4096, 1, 128, False, "g128"),
