@@ -15,7 +15,7 @@ from tilecraft.dsl.expr import BoolExpr, Expr, IntExpr, TraceError, Value, eq, n
 from tilecraft.dsl.kernel import Constexpr, Kernel, Specialization, kernel
 from tilecraft.dsl.memory import (
     DType, as_dtype, bfloat16, bool_, convert, elem_less, float16, float32, float64, int8, int32, int64, make_gmem_ptr, make_rmem_tensor,
-    make_smem_ptr, smem_tensor, uint8, uint32,
+    make_smem_ptr, recast_smem, smem_tensor, uint8, uint32,
 )
 from tilecraft.dsl.partition import permute_modes, vector_permutation
 from tilecraft.dsl.trace import (
@@ -31,7 +31,7 @@ __all__ = [
     "BoolExpr", "Expr", "IntExpr", "TraceError", "Value", "eq", "ne", "where",
     "Constexpr", "Kernel", "Specialization", "kernel",
     "DType", "as_dtype", "bfloat16", "bool_", "convert", "elem_less", "float16", "float32", "float64", "int8", "int32", "int64", "make_gmem_ptr",
-    "make_rmem_tensor", "make_smem_ptr", "smem_tensor", "uint8", "uint32",
+    "make_rmem_tensor", "make_smem_ptr", "recast_smem", "smem_tensor", "uint8", "uint32",
     "assign", "assume", "blockDim", "blockIdx", "break_", "declare", "else_", "globaltimer", "gridDim", "if_", "inline", "launch_bounds", "ptxas_options", "range",
     "shfl_xor", "smid", "syncthreads", "syncwarp", "compiler_barrier", "threadIdx", "permute_modes", "vector_permutation",
 ]

@@ -23,7 +23,7 @@ from tilecraft.tensor.engine import CoordEngine, Engine
 __all__ = ["DType", "float32", "float64", "float16", "bfloat16", "int32", "int64", "int8", "uint8", "uint32", "uint64", "bool_",
            "as_dtype", "convert",
            "PointerEngine", "RegisterEngine", "MapEngine", "Param", "smem_tensor", "make_gmem_ptr",
-           "make_smem_ptr", "elem_less", "make_rmem_tensor"]
+           "make_smem_ptr", "recast_smem", "elem_less", "make_rmem_tensor"]
 
 
 @dataclass(frozen=True)
@@ -329,6 +329,23 @@ def make_smem_ptr(x: Any) -> PointerEngine:
     if not isinstance(eng, PointerEngine) or eng.space != "smem":
         raise TraceError(f"make_smem_ptr needs a shared-memory tensor, got {x!r}")
     return eng
+
+
+def recast_smem(x: Tensor, offset: int, dtype: Any, layout: Any) -> Tensor:
+    """The shared memory of x from its element `offset` on, as elements of dtype in `layout` (CuTe's
+    make_tensor(recast_ptr<T>(x.data() + offset), layout)): a new pointer into the same buffer, for a buffer whose
+    use has ended (the caller orders the two uses with a barrier)."""
+    eng, dt = make_smem_ptr(x), as_dtype(dtype)
+    if (offset * eng.dtype.bits) % 128:
+        raise TraceError(f"recast_smem: element {offset} of {eng.dtype} is not 16-byte aligned")
+    if not _L.is_layout(layout):
+        layout = _L.make_layout(layout)
+    t = current()
+    v = t.new_var("smem")
+    t.emit(f"{dt.ctype}* {v.ph} = reinterpret_cast<{dt.ctype}*>({eng.address(x.offset + offset)});")
+    nbytes = offset * eng.dtype.bits // 8
+    align = min(eng.align, nbytes & -nbytes) if nbytes else eng.align
+    return Tensor(PointerEngine(v, dt, "smem", align, None), layout)
 
 
 def elem_less(a: Any, b: Any) -> Any:

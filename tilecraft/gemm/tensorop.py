@@ -50,8 +50,6 @@ from tilecraft.atoms import (
 )
 from tilecraft.dsl import Constexpr, blockIdx, hopper, threadIdx
 from tilecraft.dsl.expr import make
-from tilecraft.dsl.memory import PointerEngine
-from tilecraft.dsl.trace import current
 from tilecraft.gemm.limits import CTA_SMEM
 from tilecraft.layout.inttuple import imax, imin
 from tilecraft.tensor import Tensor
@@ -443,7 +441,7 @@ def tensorop_gemm_kernel(A, B, C, D, bias, alpha, beta, W, flags, cfg: Constexpr
     if sliced:
         k_slice = thr_mma.thr_vmnk[3]                                     # this warp's k-slice
         thr = threadIdx.x % (cfg.threads // cfg.warps_k)                  # its thread: the same C coordinates
-        sR = _smem_view(pipe, sD_size, dsl.float32, sR_layout)            # (FRG,THR,SLICE) fp32
+        sR = dsl.recast_smem(pipe, sD_size, dsl.float32, sR_layout)            # (FRG,THR,SLICE) fp32
         dsl.cp_async_wait(0)                                              # no prefetch may still land in smem,
         dsl.syncthreads()                                                 # and every warp is done reading it
         with dsl.if_(k_slice > 0):
@@ -545,20 +543,6 @@ def _reduction_layout(cfg: TensorOpConfig) -> Any:
     thr = cfg.threads // cfg.warps_k                                      # threads per k-slice
     frg = cfg.blk_m * cfg.blk_n // thr                                    # accumulators per thread
     return tc.make_layout(((4, frg // 4), thr, cfg.warps_k - 1), ((1, 4 * thr), 4, thr * frg))
-
-
-def _smem_view(x: Tensor, offset: int, dtype: Any, layout: Any) -> Tensor:
-    """The shared memory of x from its element `offset` on, as elements of dtype in `layout` (CuTe's
-    make_tensor(recast_ptr<T>(x.data() + offset), layout)): a new pointer variable into the same buffer."""
-    eng, dt = dsl.make_smem_ptr(x), dsl.as_dtype(dtype)
-    if (offset * eng.dtype.bits) % 128:
-        raise dsl.TraceError(f"_smem_view: element {offset} of {eng.dtype} is not 16-byte aligned")
-    t = current()
-    v = t.new_var("smem")
-    t.emit(f"{dt.ctype}* {v.ph} = reinterpret_cast<{dt.ctype}*>({eng.address(x.offset + offset)});")
-    nbytes = offset * eng.dtype.bits // 8
-    align = min(eng.align, nbytes & -nbytes) if nbytes else eng.align
-    return Tensor(PointerEngine(v, dt, "smem", align, None), layout)
 
 
 def _pred(tCcD: Any, i: int, M: Any, N: Any, full: bool) -> Any:
