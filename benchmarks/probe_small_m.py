@@ -338,6 +338,37 @@ CASES = {
            (8192, 57344, 1, 128, False, "g128"), (8192, 8192, 1, 32, False, "g32"),
            (8192, 8192, 2, 128, True, "g128zp"), (8192, 8192, 4, None, False, "pc"),
            (4096, 28672, 1, 128, False, "g128"), (8192, 16384, 4, 128, False, "g128"))},
+    # the warps' reduction in the weights' stages (``reuse``, fifty-seventh session): int4 at M = 12 / 16 where 8 warps
+    # take four tiles (three stages, from two), int8 at M = 12 / 16 in two tiles (four stages where three keep the
+    # wave, three where four tiles were taken), int4 at M = 1..4 in two tiles at N = 16384 (four stages in one wave)
+    **{f"u16-{shape}-{M}-w4": (K, N, M, 4, 128, False, [replace(_pick(K, N, M, 4, 128), stages=3, reuse=True),
+                                                       replace(_pick(K, N, M, 4, 128), reuse=True)])
+       for shape, K, N in (("square", 8192, 8192), ("8b-qkv", 4096, 6144), ("8b-gate_up", 4096, 28672),
+                           ("70b-down", 28672, 8192), ("x", 8192, 16384)) for M in (12, 16)},
+    **{f"u8-{K}x{N}-{M}-w8": (K, N, M, 8, None, False, [C(4, 2, 64, stages=4 if N < 14336 else 3, async_copy=True,
+                                                         reuse=True)])
+       for K, N in ((8192, 10240), (8192, 12288), (8192, 14336), (8192, 16384)) for M in (12, 16)},
+    **{f"u4-8192x16384-{M}-w4": (8192, 16384, M, 4, 128, False, [C(4, 2, 128, stages=4, async_copy=True, reuse=True),
+                                                                C(4, 2, 128, stages=3, async_copy=True),
+                                                                C(4, 1, 128, stages=4, async_copy=True)])
+       for M in (1, 2, 4)},
+    # run 2: four stages with reuse won at 8192 x 16384, M = 4 (one wave where three CTAs an SM took 1.3): more formats
+    # and weights where four CTAs an SM make one wave
+    **{f"r4-{K}x{N}-{M}-w4{tag}": (K, N, M, 4, group, zp, [replace(_pick(K, N, M, 4, group, zp), reuse=True)])
+       for K, N, M, group, zp, tag in (
+           (8192, 16384, 3, 128, False, "g128"), (8192, 16384, 4, 128, True, "g128zp"),
+           (8192, 16384, 4, 32, False, "g32"), (8192, 16384, 4, None, False, "pc"), (4096, 16384, 4, 128, False, "g128"),
+           (14336, 16384, 4, 128, False, "g128"), (8192, 16896, 4, 128, False, "g128"))},
+    # the rule taken (int4 at M <= 4: reuse where only that lets the wave's CTAs share the SMs) at the wider weights
+    # it changes, against the pick without it
+    **{f"r5-{K}x{N}-{M}-w4{tag}": (K, N, M, 4, group, zp, [replace(_pick(K, N, M, 4, group, zp), reuse=False)])
+       for K, N, M, group, zp, tag in (
+           (8192, 18944, 2, 128, False, "g128"), (8192, 18944, 1, 128, True, "g128zp"), (8192, 22016, 1, None, False, "pc"),
+           (8192, 18944, 4, 32, True, "g32zp"), (8192, 16384, 3, 128, False, "g128"))},
+    # int4 at M = 16: more warps a CTA in chunks of 64 (the reduction in the stages)
+    "w16-square-16-w4": (8192, 8192, 16, 4, 128, False, [C(16, 4, 64, stages=2, async_copy=True, reuse=True),
+                                                         C(8, 4, 64, stages=4, async_copy=True, reuse=True),
+                                                         C(8, 4, 64, stages=2, async_copy=True)]),
     "70b-qkv-8-p3": (8192, 10240, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "8b-gate_up-8-p3": (4096, 28672, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),
     "70b-down-8-p3": (28672, 8192, 8, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True)]),

@@ -262,6 +262,55 @@ def test_int4_at_m_1_to_4_takes_four_stages_and_two_tiles_where_they_fill_the_sm
     assert (w8.tiles, w8.stages) == (1, 2)
 
 
+def test_int4_at_m_3_to_4_moves_the_reduction_into_the_stages_where_that_makes_one_wave() -> None:
+    """int4 at M <= 4 in two tiles keeps four stages; the warps' reduction moves into them (``reuse``) exactly where
+    only that lets the wave's CTAs share the SMs: g128 at M = 3..4, N = 16384, whose four 13.3 KB stages and 4 KB
+    reduction let three CTAs an SM run 1.3 waves of 512 (four with the reduction in the stages); not where the CTAs fit
+    either way (M = 1 / 2, groups of 32, per channel, N = K = 8192) or neither (g128 with zero points), nor for int8."""
+    def smem(cfg: MixedConfig, fmt: Q.PackedFormat, M: int, per_sm: int) -> bool:
+        return per_sm * (mixed.cta_smem_bytes(cfg, fmt, M) + 1024) <= 233472
+
+    for group, zp, dt in itertools.product((None, 32, 64, 128), (False, True), ("float16", "bfloat16")):
+        fmt = Q.PackedFormat(4, group, zp, dt)
+        for M, (K, N) in itertools.product((1, 2, 3, 4), ((8192, 8192), (4096, 16384), (8192, 16384))):
+            cfg = pick_mixed_config(fmt, M, K, N)
+            per_sm = -(-N // (32 * 132))
+            only_so = not smem(replace(cfg, reuse=False), fmt, M, per_sm) and smem(replace(cfg, reuse=True), fmt, M,
+                                                                                    per_sm)
+            assert (cfg.tiles, cfg.stages, cfg.reuse) == (2, 4, only_so), (group, zp, dt, M, K, N, cfg)
+    picks = {(M, group, zp): pick_mixed_config(Q.PackedFormat(4, group, zp, "bfloat16"), M, 8192, 16384).reuse
+             for M, group, zp in ((1, 128, False), (2, 128, False), (3, 128, False), (4, 128, False), (4, 128, True),
+                                  (4, 32, False), (4, None, False))}
+    assert [k for k, v in picks.items() if v] == [(3, 128, False), (4, 128, False)]
+    for M in (1, 8, 16):
+        assert not pick_mixed_config(Q.PackedFormat(8, None, False, "bfloat16"), M, 8192, 16384).reuse
+
+
+def test_reduction_in_the_stages() -> None:
+    """MixedConfig.reuse: the warps' reduction takes over the weights' stages after one more barrier (every copy
+    landed, every warp done with them), so the CTA needs no shared memory of its own for it; validate refuses it
+    without shared-memory stages, and where the stages are smaller than the reduction."""
+    fmt = Q.PackedFormat(4, 128, False, "bfloat16")
+    cfg = MixedConfig(4, 2, 128, stages=4, async_copy=True)
+    u = replace(cfg, reuse=True)
+    assert u.name == cfg.name + "_u"
+    assert mixed.cta_smem_bytes(cfg, fmt, 4) - mixed.cta_smem_bytes(u, fmt, 4) == 32 * 8 * 4 * 4   # BN x 8 x warps
+    with pytest.raises(ValueError, match="reuse needs"):
+        replace(u, async_copy=False).validate(fmt, 1024, 1024, 4)
+    short = MixedConfig(4, 2, 64, stages=2, async_copy=True, reuse=True)   # one 64-k block a tile: 2 slots a warp
+    short.validate(fmt, 1024, 1024, 16)
+    with pytest.raises(ValueError, match="reuse needs"):
+        short.validate(fmt, 1024, 1024, 24)                                # 3 m-blocks of sums a warp and tile
+    plain = _compile_args(4, 128, False, torch.bfloat16, 4)
+    args = (*plain[:9], replace(plain[9], reuse=True), *plain[10:])
+    src = mixed_gemm_kernel.source(*args)
+    assert "float sRed[" in mixed_gemm_kernel.source(*plain) and "float sRed[" not in src
+    assert src.count("__syncthreads();") == mixed_gemm_kernel.source(*plain).count("__syncthreads();") + 1
+    assert "tc::cp_async_wait<0>();\n    __syncthreads();\n    float* sRed = reinterpret_cast<float*>(sW);" in src
+    r_plain, r_reuse = (mixed_gemm_kernel.compile(*a, arch="sm_90a").resources for a in (plain, args))
+    assert r_plain.smem_bytes - r_reuse.smem_bytes >= 16 * 8 * 4 * 4 and r_reuse.spill_store_bytes == 0
+
+
 def test_int8_takes_chunks_of_64_from_m_5() -> None:
     """int8 in the shared-memory stages takes chunks of 64 from M = 5 to 16 (every group size, zero points or not),
     128 (64 for groups of 32) below; int4 keeps its chunks. At Llama-3-8B gate_up (896 row blocks at M = 16) four
@@ -832,6 +881,25 @@ def test_gpu_four_tile_picks(bits: int, group: int | None, zp: bool, dtype: Any,
     y = Q.gemm(x, pw, b)
     torch.cuda.synchronize()
     _check(y, x, pw, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bits,group,zp,dtype", FORMATS)
+def test_gpu_reduction_in_the_stages(bits: int, group: int | None, zp: bool, dtype: Any) -> None:
+    """reuse (the warps' reduction in the weights' stages): every format, one to four m-blocks, 4 and 8 warps, split-K
+    by the heuristic and fixed, x in the stages and in registers, against float64; and the picks that take it."""
+    chunk = 64 if group == 32 else 128
+    _gpu_configs((bits, group, zp, dtype), "reuse", lambda rng: (
+        (rng.randint(1, 4), MixedConfig(4, 2, chunk, stages=4, async_copy=True, reuse=True)),
+        (rng.randint(5, 16), MixedConfig(8, 4 if bits == 4 else 2, chunk, stages=2, async_copy=True, reuse=True)),
+        (rng.randint(9, 16), MixedConfig(4, 2, chunk, stages=3, async_copy=True, x_regs=True, reuse=True)),
+        (rng.randint(17, 32), MixedConfig(4, 1, 128, splits=3, stages=2, async_copy=True, reuse=True))),
+        (3, 40), 64, (1, 48))
+    for M, K in ((3, 1024), (4, 4096)):
+        x, pw, b = _problem(bits, group, zp, dtype, M, K, 16384, seed=M, device="cuda", bias=True)
+        y = Q.gemm(x, pw, b)
+        torch.cuda.synchronize()
+        _check(y, x, pw, b)
 
 
 @pytest.mark.gpu

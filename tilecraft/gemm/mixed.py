@@ -68,7 +68,8 @@ __all__ = ["MixedConfig", "MixedGemm", "mixed_gemm", "mixed_gemm_kernel", "pick_
 #: rows of x one launch handles (8 m-columns per mma, up to 4 of them: the B fragments of a chunk take
 #: 2 registers per k-block and m-block); larger M runs in slices, each streaming W again
 MAX_M = 32
-#: shared memory a CTA may hold for its async_copy stages: an H100's 227 KB less the split-K reduction's
+#: shared memory a CTA may hold for its async_copy stages: an H100's 227 KB less the split-K reduction's (up to
+#: the 227 KB with ``MixedConfig.reuse``, the reduction in the stages)
 SMEM_MAX = 200 * 1024
 #: programmatic dependent launches (sm_90): the sixteenths of its k-range whose weights a CTA asks L2 for
 #: while the previous kernel of the stream finishes (0: none; the launch overlap alone); MixedGemm's default
@@ -130,7 +131,9 @@ class MixedConfig:
     one register buffer just before the chunk is converted. ``runs``: each warp of a CTA takes a contiguous
     run of its chunks instead of every ``warps``-th one (warp w: w, w + warps, ...). ``x_regs`` (with
     async_copy): the stages hold the weights only; each lane loads its B fragments of x from global memory
-    (L2) into registers one chunk ahead, so x takes no shared memory and the warp never meets."""
+    (L2) into registers one chunk ahead, so x takes no shared memory and the warp never meets. ``reuse`` (with
+    async_copy): the warps' reduction at the end takes over the weights' stages (after one more barrier) instead of
+    shared memory of its own."""
 
     warps: int = 4
     tiles: int = 4
@@ -142,6 +145,7 @@ class MixedConfig:
     async_copy: bool = False
     runs: bool = False
     x_regs: bool = False
+    reuse: bool = False
 
     @property
     def threads(self) -> int:
@@ -156,6 +160,7 @@ class MixedConfig:
         s += "_a" if self.async_copy else ""
         s += "_r" if self.runs else ""
         s += "_x" if self.x_regs else ""
+        s += "_u" if self.reuse else ""
         return s + (f"_s{self.splits}" if self.splits else "")
 
     def validate(self, fmt: PackedFormat, K: int, N: int, M: int = MAX_M) -> None:
@@ -170,6 +175,9 @@ class MixedConfig:
                              f"{'' if self.async_copy else ' (register buffers; up to 12 with async_copy)'}")
         if self.x_regs and not self.async_copy:
             raise ValueError(f"{self.name}: x_regs needs async_copy (register buffers carry x with the weights)")
+        if self.reuse and not _stages_hold_reduction(self, fmt, -(-min(M, MAX_M) // 8)):
+            raise ValueError(f"{self.name}: reuse needs shared-memory stages (async_copy) that hold the warps' "
+                             f"reduction (chunk / {kb} k-blocks x stages >= {-(-min(M, MAX_M) // 8)} m-blocks)")
         if not 0 <= self.prefetch <= 8:
             raise ValueError(f"{self.name}: prefetch must be in 0..8 chunks")
         if self.min_ctas is not None and not 1 <= self.min_ctas <= 2048 // self.threads:
@@ -190,7 +198,7 @@ class MixedConfig:
             raise ValueError(f"{self.name}: K = {K} is not a multiple of chunk = {self.chunk}")
         if N % (16 * self.tiles):
             raise ValueError(f"{self.name}: N = {N} is not a multiple of 16 x tiles = {16 * self.tiles}")
-        if stage_smem_bytes(self, fmt, M) > SMEM_MAX:
+        if stage_smem_bytes(self, fmt, M) > SMEM_MAX and not self.reuse:
             raise ValueError(f"{self.name}: its shared-memory stages take {stage_smem_bytes(self, fmt, M)} bytes for "
                              f"int{fmt.bits} and M = {M}, more than the stages may take beside the split-K "
                              f"reduction ({SMEM_MAX}); use fewer stages or tiles")
@@ -581,7 +589,14 @@ def mixed_gemm_kernel(x, qw, scales, zeros, bias, y, ws, counters, fmt: Constexp
     #
     # The warps' partial sums meet in shared memory; each thread then owns elements (n, m) of the CTA tile
     #
-    sRed = dsl.smem_tensor(dsl.float32, tc.make_layout((BN, 8 * mb, W)))  # (BN,M8*8,WARPS)
+    red = tc.make_layout((BN, 8 * mb, W))                                 # (BN,M8*8,WARPS)
+    if cfg.reuse:
+        # in the weights' stages, once every warp is done with them (no copy may still land in them either)
+        dsl.cp_async_wait(0)
+        dsl.syncthreads()
+        sRed = dsl.recast_smem(sW, 0, dsl.float32, red)
+    else:
+        sRed = dsl.smem_tensor(dsl.float32, red)
     for t in range(NT):
         sTile = tc.local_tile(sRed(_, _, warp), (16, 8 * mb), (t, 0))     # (16,M8*8) this warp's tile t
         if dense and fmt.n_major:                                         # rows g, g + 8: columns 8 g + 2 i, + 1
@@ -702,15 +717,20 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         # int4 at M <= 4 keeps four stages: one tile's 1 KB a warp per stage left too few bytes in flight where one
         # wave took two or three (and at N = 28672, M = 1, the registers held ten CTAs an SM, not the wave's 14):
         # 1.03-1.26x at N = 14336..28672 (H200, PDL stream, fifty-sixth session, probe_small_m.py's o4 / s4 cases).
-        # Two tiles (2 KB) in four stages were timed only against one tile in four (m4 cases)
-        per_sm = 1 if fmt.bits == 4 and M <= 4 else -(-(N // (16 * tiles)) // sms)
+        # Two tiles (2 KB) in four stages were timed only against one tile in four (m4 cases). There the warps'
+        # reduction moves into the stages where only that lets the wave's CTAs share the SMs (``reuse``): at M = 3..4
+        # (four rows of x, 13.3 KB a stage) four CTAs an SM at N = 16384 / 16896, where three took 1.3 waves:
+        # 1.04-1.15x at K = 4096 / 8192 / 14336 (H200, fifty-seventh session, probe_small_m.py's u4 / r4 cases); where
+        # the CTAs fit either way it ran even (0.99-1.0x: M = 1 / 2, zero points, g32, per channel)
+        per_sm = -(-(N // (16 * tiles)) // sms)
         # int8 at M = 9..16: each warp a run of chunks (see the module docstring), but in chunks of 64 two tiles deal
         # them round-robin: 1.01-1.04x runs at six of eight layers, M = 12 / 16 (H200, fifty-fifth session; N = K =
         # 8192 18.8 against 19.2 us), 0.98-1.0x at 8B gate_up and 70B qkv; one tile keeps its runs (8B qkv: 0.96x
         # round-robin)
         runs = mb == 2 and (tiles == 1 or staged_chunk != 64)
         return most_stages(MixedConfig(warps=4, tiles=tiles, chunk=staged_chunk, stages=4, async_copy=True, runs=runs,
-                                       min_ctas=cap), fmt, M, per_sm, smem)
+                                       min_ctas=cap), fmt, M, per_sm, smem,
+                           counts=(4,) if fmt.bits == 4 and M <= 4 else (4, 3, 2), reuse=fmt.bits == 4 and M <= 4)
 
     def balanced(cfg: MixedConfig, alt: MixedConfig | None, below: float) -> MixedConfig:
         # cfg, unless its CTAs leave the SMs lopsided (``wave_fill`` under `below`: the busiest SM runs
@@ -819,10 +839,15 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     return MixedConfig(warps=4, tiles=tiles, chunk=chunk)
 
 
-def most_stages(cfg: MixedConfig, fmt: PackedFormat, M: int, per_sm: int, smem: int = CTA_SMEM) -> MixedConfig | None:
-    """cfg in the most stages, up to four, that fit `smem` and let `per_sm` of its CTAs share an SM (an H100's shared
-    memory, CTA_RESERVED_SMEM each); the most that fit where no count does; None where none fits."""
-    fit = [c for c in (replace(cfg, stages=p) for p in (4, 3, 2)) if cta_smem_bytes(c, fmt, M) <= smem]
+def most_stages(cfg: MixedConfig, fmt: PackedFormat, M: int, per_sm: int, smem: int = CTA_SMEM,
+                counts: tuple[int, ...] = (4, 3, 2), reuse: bool = False) -> MixedConfig | None:
+    """cfg in the most stages of `counts` that fit `smem` and let `per_sm` of its CTAs share an SM (an H100's shared
+    memory, CTA_RESERVED_SMEM each); with `reuse`, in as many stages with the warps' reduction in them where only that
+    lets them share it. The most that fit where no count does; None where none fits."""
+    mb = -(-min(M, MAX_M) // 8)
+    cands = [c for p in counts for c in (replace(cfg, stages=p), replace(cfg, stages=p, reuse=True))
+             if not c.reuse or (reuse and _stages_hold_reduction(c, fmt, mb))]
+    fit = [c for c in cands if cta_smem_bytes(c, fmt, M) <= smem]
     return next((c for c in fit if per_sm * (cta_smem_bytes(c, fmt, M) + CTA_RESERVED_SMEM) <= SM_SMEM),
                 fit[0]) if fit else None
 
@@ -1023,9 +1048,16 @@ def stage_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int
     return (32 * per_lane + 2 * stage_x_rows(cfg, M) * (cfg.chunk + _X_PAD)) * cfg.warps * cfg.stages
 
 
+def _stages_hold_reduction(cfg: MixedConfig, fmt: Any, mb: int) -> bool:
+    """Whether the weights' shared-memory stages (async_copy) can hold the warps' reduction: their 16-byte slots
+    (512 bytes a warp per tile, k-block and stage) at least its BN x 8 mb fp32 sums a warp (512 bytes per tile and
+    m-block)."""
+    return cfg.async_copy and cfg.chunk // _k_block(fmt) * cfg.stages >= mb
+
+
 def cta_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int:
-    """A CTA's shared memory for M rows of x: cfg's stages and the warps' reduction."""
-    return stage_smem_bytes(cfg, fmt, M) + _reduction_bytes(cfg, M)
+    """A CTA's shared memory for M rows of x: cfg's stages and the warps' reduction (in the stages with ``reuse``)."""
+    return stage_smem_bytes(cfg, fmt, M) + (0 if cfg.reuse else _reduction_bytes(cfg, M))
 
 
 def pdl_ctas_per_sm(ctas: int, sms: int) -> int:

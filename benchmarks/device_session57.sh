@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Fifty-seventh session (issue 9): the small-M mixed kernel's picks and int8 conversion.
+# Usage: bash benchmarks/device_session57.sh [t2|u8dec|probe|small_tests ...]
+# - t2: probe_small_m.py's t2-* cases (int4 at M = 1..4 in two tiles, the fifty-sixth session's pick, against one);
+# - u8dec: W4A16 g128 / W8A16 per-channel decoding (bench_decode.py --quick, bf16, N = K = 8192, M = DEC_MS) with
+#   symmetric int8 into bf16 without fp32 (benchmarks/patches/u8_small_m_sym.diff) and as on main, twice in turn;
+# - probe: probe_small_m.py's cases whose names start with PROBE (comma-separated prefixes);
+# - small_tests: every GPU test of the small-M kernel (tests/quant/test_mixed.py; SUITE_K filters them), in 8 shards.
+source "$(dirname "$0")/device_env.sh"
+# cases PREFIX,...: probe_small_m.py's cases whose names start with one of the prefixes, comma-separated
+cases() {
+  python3 -c "import sys; sys.argv = ['x']; sys.path.insert(0, 'benchmarks'); import probe_small_m as P
+print(','.join(k for k in P.CASES if k.startswith(tuple('$1'.split(',')))))"
+}
+probe() {
+  timeout "${PROBE_S:-420}" python3 benchmarks/probe_small_m.py --rounds "${ROUNDS:-3}" --cases "$(cases "$1")" 2>&1 \
+    | tee -a "$OUT/probe.md"
+}
+for part in ${*:-t2}; do
+  case $part in
+  t2) probe t2- ;;
+  probe) probe "$PROBE" ;;
+  u8dec)
+    for _ in 1 2; do
+      patched u8_small_m_sym timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick \
+        --ms "${DEC_MS:-8,12,16}" 2>&1 | tee -a "$OUT/dec_sym.md"
+      timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick --ms "${DEC_MS:-8,12,16}" 2>&1 \
+        | tee -a "$OUT/dec_main.md"
+    done ;;
+  small_tests)
+    SHARDS=8 SUITE_S="${TST_S:-300}" bash benchmarks/gpu_suite.sh tests/quant/test_mixed.py
+    tail -12 "$OUT/suite.md" ;;
+  esac
+done
