@@ -364,7 +364,16 @@ CASES = {
     **{f"r5-{K}x{N}-{M}-w4{tag}": (K, N, M, 4, group, zp, [replace(_pick(K, N, M, 4, group, zp), reuse=False)])
        for K, N, M, group, zp, tag in (
            (8192, 18944, 2, 128, False, "g128"), (8192, 18944, 1, 128, True, "g128zp"), (8192, 22016, 1, None, False, "pc"),
-           (8192, 18944, 4, 32, True, "g32zp"), (8192, 16384, 3, 128, False, "g128"))},
+           (8192, 18944, 4, 32, True, "g32zp"), (8192, 16384, 3, 128, False, "g128"),
+           (4096, 28672, 2, 32, False, "g32"), (8192, 32768, 1, 32, False, "g32"))},
+    # int4 at M = 5..8 (8 rows of x: 17.9 KB a stage of two tiles): where four tiles in three stages are taken (one
+    # wave of two tiles left them two), two tiles in three with the reduction in them (four CTAs an SM)
+    **{f"u58-{K}x{N}-{M}-w4": (K, N, M, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True, reuse=True)])
+       for K, N in ((8192, 14336), (8192, 16384), (4096, 14336)) for M in (6, 8)},
+    # int4 at M = 1..8 in two tiles (N = K = 8192): 8 warps a CTA (16 an SM), and other stage counts
+    **{f"w8t2-square-{M}-w4": (8192, 8192, M, 4, 128, False, [C(8, 2, 128, stages=p, async_copy=True) for p in (4, 3)]
+                               + [C(4, 2, 128, stages=p, async_copy=True) for p in (6, 3)])
+       for M in (1, 4, 8)},
     # int4 at M = 16: more warps a CTA in chunks of 64 (the reduction in the stages)
     "w16-square-16-w4": (8192, 8192, 16, 4, 128, False, [C(16, 4, 64, stages=2, async_copy=True, reuse=True),
                                                          C(8, 4, 64, stages=4, async_copy=True, reuse=True),

@@ -266,7 +266,8 @@ def test_int4_at_m_3_to_4_moves_the_reduction_into_the_stages_where_that_makes_o
     """int4 at M <= 4 in two tiles keeps four stages; the warps' reduction moves into them (``reuse``) exactly where
     only that lets the wave's CTAs share the SMs: g128 at M = 3..4, N = 16384, whose four 13.3 KB stages and 4 KB
     reduction let three CTAs an SM run 1.3 waves of 512 (four with the reduction in the stages); not where the CTAs fit
-    either way (M = 1 / 2, groups of 32, per channel, N = K = 8192) or neither (g128 with zero points), nor for int8."""
+    either way (M = 1 / 2, groups of 32, per channel, N = K = 8192) or neither (g128 with zero points), nor where the
+    wave needs more than four CTAs an SM (the registers decide there), nor for int8."""
     def smem(cfg: MixedConfig, fmt: Q.PackedFormat, M: int, per_sm: int) -> bool:
         return per_sm * (mixed.cta_smem_bytes(cfg, fmt, M) + 1024) <= 233472
 
@@ -282,6 +283,8 @@ def test_int4_at_m_3_to_4_moves_the_reduction_into_the_stages_where_that_makes_o
              for M, group, zp in ((1, 128, False), (2, 128, False), (3, 128, False), (4, 128, False), (4, 128, True),
                                   (4, 32, False), (4, None, False))}
     assert [k for k, v in picks.items() if v] == [(3, 128, False), (4, 128, False)]
+    for M, group, N in ((1, None, 22016), (2, 128, 18944), (1, 32, 32768), (2, 32, 28672)):   # five to eight an SM
+        assert not pick_mixed_config(Q.PackedFormat(4, group, False, "bfloat16"), M, 8192, N).reuse
     for M in (1, 8, 16):
         assert not pick_mixed_config(Q.PackedFormat(8, None, False, "bfloat16"), M, 8192, 16384).reuse
 

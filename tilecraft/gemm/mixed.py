@@ -721,7 +721,9 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         # reduction moves into the stages where only that lets the wave's CTAs share the SMs (``reuse``): at M = 3..4
         # (four rows of x, 13.3 KB a stage) four CTAs an SM at N = 16384 / 16896, where three took 1.3 waves:
         # 1.04-1.15x at K = 4096 / 8192 / 14336 (H200, fifty-seventh session, probe_small_m.py's u4 / r4 cases); where
-        # the CTAs fit either way it ran even (0.99-1.0x: M = 1 / 2, zero points, g32, per channel)
+        # the CTAs fit either way it ran even (0.99-1.0x: M = 1 / 2, zero points, g32, per channel). Only up to four
+        # CTAs an SM, which the registers always hold (128 threads, at most 128 registers at M <= 4): from five the
+        # registers decide, and at N = 18944..32768 it ran 0.98-1.02x (r5 cases)
         per_sm = -(-(N // (16 * tiles)) // sms)
         # int8 at M = 9..16: each warp a run of chunks (see the module docstring), but in chunks of 64 two tiles deal
         # them round-robin: 1.01-1.04x runs at six of eight layers, M = 12 / 16 (H200, fifty-fifth session; N = K =
@@ -730,7 +732,8 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
         runs = mb == 2 and (tiles == 1 or staged_chunk != 64)
         return most_stages(MixedConfig(warps=4, tiles=tiles, chunk=staged_chunk, stages=4, async_copy=True, runs=runs,
                                        min_ctas=cap), fmt, M, per_sm, smem,
-                           counts=(4,) if fmt.bits == 4 and M <= 4 else (4, 3, 2), reuse=fmt.bits == 4 and M <= 4)
+                           counts=(4,) if fmt.bits == 4 and M <= 4 else (4, 3, 2),
+                           reuse=fmt.bits == 4 and M <= 4 and per_sm <= 4)
 
     def balanced(cfg: MixedConfig, alt: MixedConfig | None, below: float) -> MixedConfig:
         # cfg, unless its CTAs leave the SMs lopsided (``wave_fill`` under `below`: the busiest SM runs
