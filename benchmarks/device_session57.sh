@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
-# Fifty-seventh session (issue 9): the small-M mixed kernel's picks and int8 conversion.
+# Fifty-seventh session (issue 9): the small-M mixed kernel's picks and int8 conversion; the warps' reduction in the
+# weights' stages (MixedConfig.reuse).
 # Usage: bash benchmarks/device_session57.sh [t2|u8dec|probe|small_tests ...]
+# The session's runs: 1 `DEC_MS=1,8,12,16 ... t2 u8dec`; 2 `PROBE=u16-,u8-,u4- ... probe`; 3 `PROBE=r4-,w16-square`;
+# 4 the GPU tests (gpu_suite.sh, SUITE_K="reduction or four_tile or wave_balanced or async_copy_stages") and
+# `PROBE=r5-`; 5 `PROBE=u58-,u8-8192x10240-1,u8-8192x12288-1`; 6 `PROBE=w8t2-`; 7 `small_tests`; 8-9 the g32 / per
+# channel r5 cases (9 with ROUNDS=5); 10 the GPU tests again (SUITE_K="reduction or four_tile or wave_balanced or
+# int4") and `PROBE=r5-8192x16384-3,r4-4096x16384-4,u4-8192x16384-4` at the final rule.
 # - t2: probe_small_m.py's t2-* cases (int4 at M = 1..4 in two tiles, the fifty-sixth session's pick, against one);
 # - u8dec: W4A16 g128 / W8A16 per-channel decoding (bench_decode.py --quick, bf16, N = K = 8192, M = DEC_MS) with
 #   symmetric int8 into bf16 without fp32 (benchmarks/patches/u8_small_m_sym.diff) and as on main, twice in turn;

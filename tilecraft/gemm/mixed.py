@@ -680,7 +680,8 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     H100's shared memory): four 34 KB int8 stages at M = 16 left one CTA per SM and two waves (a stream of PDL
     launches, eleventh session: 30.7 us, against 26.2 with three and 26.0 with two). int8 from M = 5 takes chunks of
     64 there (``INT8_CHUNK64_FROM_M``), so four 17 KB stages fit at M = 16. Where one wave of two tiles leaves two
-    stages (N = 13824..16384), four tiles a CTA in three; int4 at M <= 4 keeps four stages.
+    stages (N = 13824..16384), four tiles a CTA in three; int4 at M <= 4 keeps four stages, with the warps' reduction
+    in them (``reuse``) where only that lets up to four CTAs an SM make one wave (N = 16384, M = 3..4).
     int4 at M = 9..16: 8 warps, four tiles, two shared-memory stages (where N allows four tiles), or two
     tiles of 4 warps with x in registers (``x_regs``) and four stages where they make 0.8-1.0 of three CTAs
     per SM (Llama-3-70B qkv, N = 12288); M = 17..32: two tiles with x in registers, four stages of 4 warps
