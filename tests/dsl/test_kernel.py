@@ -215,6 +215,31 @@ def test_shared_memory_static_and_dynamic():
     assert big.smem_bytes == 65536
 
 
+@dsl.kernel
+def recast_kernel(x, n_floats: Constexpr, offset: Constexpr):
+    dsl.launch_bounds(128)
+    s = dsl.smem_tensor(dsl.float16, tc.make_layout(256))                  # (N)
+    s[threadIdx.x] = x[threadIdx.x]
+    dsl.syncthreads()
+    r = dsl.recast_smem(s, offset, dsl.float32, tc.make_layout(n_floats))   # the same buffer, as floats
+    r[threadIdx.x % n_floats] = 1.0
+
+
+def test_recast_smem_views_a_buffer_as_another_type():
+    """dsl.recast_smem: a new pointer into a shared-memory buffer from an element on, as another element type in a
+    layout of its own; refused past the buffer's end or off a 16-byte boundary."""
+    src = recast_kernel.source(torch.zeros(4), 64, 128)                     # floats 64..127 of the 512 bytes
+    assert "float* r = reinterpret_cast<float*>(s + 128);" in src
+    assert src.count("__shared__") == 1
+    recast_kernel.source(torch.zeros(4), 128, 0)                            # the whole buffer
+    with pytest.raises(TraceError, match="takes 516 bytes.*holds 512"):
+        recast_kernel.source(torch.zeros(4), 129, 0)
+    with pytest.raises(TraceError, match="takes 260 bytes.*holds 256"):
+        recast_kernel.source(torch.zeros(4), 65, 128)
+    with pytest.raises(TraceError, match="not 16-byte aligned"):
+        recast_kernel.source(torch.zeros(4), 8, 4)
+
+
 def test_specializations_are_cached_and_keyed():
     x = torch.zeros(4)
     s1 = smem_kernel.specialize(x, 1024)

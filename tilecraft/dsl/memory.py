@@ -334,12 +334,16 @@ def make_smem_ptr(x: Any) -> PointerEngine:
 def recast_smem(x: Tensor, offset: int, dtype: Any, layout: Any) -> Tensor:
     """The shared memory of x from its element `offset` on, as elements of dtype in `layout` (CuTe's
     make_tensor(recast_ptr<T>(x.data() + offset), layout)): a new pointer into the same buffer, for a buffer whose
-    use has ended (the caller orders the two uses with a barrier)."""
+    use has ended (the caller orders the two uses with a barrier). The view must lie inside x."""
     eng, dt = make_smem_ptr(x), as_dtype(dtype)
     if (offset * eng.dtype.bits) % 128:
         raise TraceError(f"recast_smem: element {offset} of {eng.dtype} is not 16-byte aligned")
     if not _L.is_layout(layout):
         layout = _L.make_layout(layout)
+    have, need = _L.cosize(x.layout) * eng.dtype.bits - offset * eng.dtype.bits, _L.cosize(layout) * dt.bits
+    if need > have:
+        raise TraceError(f"recast_smem: {layout} of {dt} takes {need // 8} bytes, {x.layout} of {eng.dtype} from "
+                         f"element {offset} on holds {max(have, 0) // 8}")
     t = current()
     v = t.new_var("smem")
     t.emit(f"{dt.ctype}* {v.ph} = reinterpret_cast<{dt.ctype}*>({eng.address(x.offset + offset)});")

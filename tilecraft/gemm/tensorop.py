@@ -441,7 +441,7 @@ def tensorop_gemm_kernel(A, B, C, D, bias, alpha, beta, W, flags, cfg: Constexpr
     if sliced:
         k_slice = thr_mma.thr_vmnk[3]                                     # this warp's k-slice
         thr = threadIdx.x % (cfg.threads // cfg.warps_k)                  # its thread: the same C coordinates
-        sR = dsl.recast_smem(pipe, sD_size, dsl.float32, sR_layout)            # (FRG,THR,SLICE) fp32
+        sR = dsl.recast_smem(pipe, sD_size, dsl.float32, sR_layout)       # (FRG,THR,SLICE) fp32
         dsl.cp_async_wait(0)                                              # no prefetch may still land in smem,
         dsl.syncthreads()                                                 # and every warp is done reading it
         with dsl.if_(k_slice > 0):
