@@ -357,13 +357,15 @@ CASES = {
     **{f"r4-{K}x{N}-{M}-w4{tag}": (K, N, M, 4, group, zp, [replace(_pick(K, N, M, 4, group, zp), reuse=True)])
        for K, N, M, group, zp, tag in (
            (8192, 16384, 3, 128, False, "g128"), (8192, 16384, 4, 128, True, "g128zp"),
-           (8192, 16384, 4, 32, False, "g32"), (8192, 16384, 4, None, False, "pc"), (4096, 16384, 4, 128, False, "g128"),
+           (8192, 16384, 4, 32, False, "g32"), (8192, 16384, 4, None, False, "pc"),
+           (4096, 16384, 4, 128, False, "g128"),
            (14336, 16384, 4, 128, False, "g128"), (8192, 16896, 4, 128, False, "g128"))},
     # the rule taken (int4 at M <= 4: reuse where only that lets the wave's CTAs share the SMs) at the wider weights
     # it changes, against the pick without it
     **{f"r5-{K}x{N}-{M}-w4{tag}": (K, N, M, 4, group, zp, [replace(_pick(K, N, M, 4, group, zp), reuse=False)])
        for K, N, M, group, zp, tag in (
-           (8192, 18944, 2, 128, False, "g128"), (8192, 18944, 1, 128, True, "g128zp"), (8192, 22016, 1, None, False, "pc"),
+           (8192, 18944, 2, 128, False, "g128"), (8192, 18944, 1, 128, True, "g128zp"),
+           (8192, 22016, 1, None, False, "pc"),
            (8192, 18944, 4, 32, True, "g32zp"), (8192, 16384, 3, 128, False, "g128"),
            (4096, 28672, 2, 32, False, "g32"), (8192, 32768, 1, 32, False, "g32"))},
     # int4 at M = 5..8 (8 rows of x: 17.9 KB a stage of two tiles): where four tiles in three stages are taken (one

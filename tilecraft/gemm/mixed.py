@@ -35,11 +35,12 @@ At M <= 16 the time is the time to stream W from HBM once; everything here serve
   K = 8192, PDL stream, runs against round-robin: W8A16 per-channel at M = 16 25.5 against 26.3 us on an
   H100 (even on an H200) in chunks of 128, so its pick takes runs (in chunks of 64 only with one tile); W4A16
   g128 at M = 8 12.6 against 11.7 on an H200 (even on an H100), at M = 1 13.05 against 13.30 on an H100 but
-  11.8 against 11.7 on an H200. The warps meet in shared memory at the end. With S > 1, each CTA adds its
-  partial (already scaled) to an fp32 workspace with ``red.add`` and counts itself in (one gpu-scope acq_rel
-  atomic per CTA after a barrier, not a fence per thread); the last CTA of a row block writes y (+ bias) and
-  zeroes the workspace and counter for the next launch: one kernel, no memset. The order of the fp32 additions
-  varies from run to run (results differ in the last bits).
+  11.8 against 11.7 on an H200. The warps meet in shared memory at the end (``MixedConfig.reuse``: in the
+  weights' stages, which frees the CTA's own room for it where that lets one more CTA share an SM). With S > 1,
+  each CTA adds its partial (already scaled) to an fp32 workspace with ``red.add`` and counts itself in (one
+  gpu-scope acq_rel atomic per CTA after a barrier, not a fence per thread); the last CTA of a row block writes y
+  (+ bias) and zeroes the workspace and counter for the next launch: one kernel, no memset. The order of the fp32
+  additions varies from run to run (results differ in the last bits).
 
 The same kernel reads a dense 16-bit weight in place (``DenseFormat``; tilecraft/gemm/skinny.py, decoding with
 unquantized weights): no conversion or scales, lanes' 16-byte loads of W^T's rows (K-contiguous) or of W's rows paired
