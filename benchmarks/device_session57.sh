@@ -6,7 +6,7 @@
 # 4 the GPU tests (gpu_suite.sh, SUITE_K="reduction or four_tile or wave_balanced or async_copy_stages") and
 # `PROBE=r5-`; 5 `PROBE=u58-,u8-8192x10240-1,u8-8192x12288-1`; 6 `PROBE=w8t2-`; 7 `small_tests`; 8-9 the g32 / per
 # channel r5 cases (9 with ROUNDS=5); 10 the GPU tests again (SUITE_K="reduction or four_tile or wave_balanced or
-# int4") and `PROBE=r5-8192x16384-3,r4-4096x16384-4,u4-8192x16384-4` at the final rule.
+# int4") and `PROBE=r5-8192x16384-3,r4-4096x16384-4,u4-8192x16384-4` at the final rule; 11 `ROUNDS=5 PROBE=r6-`.
 # - t2: probe_small_m.py's t2-* cases (int4 at M = 1..4 in two tiles, the fifty-sixth session's pick, against one);
 # - u8dec: W4A16 g128 / W8A16 per-channel decoding (bench_decode.py --quick, bf16, N = K = 8192, M = DEC_MS) with
 #   symmetric int8 into bf16 without fp32 (benchmarks/patches/u8_small_m_sym.diff) and as on main, twice in turn;

@@ -368,6 +368,8 @@ CASES = {
            (8192, 22016, 1, None, False, "pc"),
            (8192, 18944, 4, 32, True, "g32zp"), (8192, 16384, 3, 128, False, "g128"),
            (4096, 28672, 2, 32, False, "g32"), (8192, 32768, 1, 32, False, "g32"))},
+    # the one format the rule changes that runs 2-4 did not time (g64 with zero points, M = 1, N = 16384)
+    "r6-8192x16384-1-w4g64zp": (8192, 16384, 1, 4, 64, True, [replace(_pick(8192, 16384, 1, 4, 64, True), reuse=False)]),
     # int4 at M = 5..8 (8 rows of x: 17.9 KB a stage of two tiles): where four tiles in three stages are taken (one
     # wave of two tiles left them two), two tiles in three with the reduction in them (four CTAs an SM)
     **{f"u58-{K}x{N}-{M}-w4": (K, N, M, 4, 128, False, [C(4, 2, 128, stages=3, async_copy=True, reuse=True)])
