@@ -522,19 +522,21 @@ def test_every_format_compiles_at_larger_m(arch: str, M: int) -> None:
         assert r.stack_frame_bytes <= (0 if none else 8), (arch, fmt, M, r)
 
 
-@pytest.mark.parametrize("bits,M,N", [(4, 1, 8192), (4, 8, 16384), (8, 16, 16384)])
+@pytest.mark.parametrize("bits,M,N", [(4, 1, 8192), (4, 4, 16384), (4, 8, 16384), (8, 16, 16384)])
 def test_wide_weight_picks_compile_without_spills(bits: int, M: int, N: int) -> None:
-    """The picks of wide weights, which take more tiles than narrow ones (int4 at M = 1..4: two at N = K = 8192; int4
-    at M = 5..8 and int8 at M = 9..16: four at N = 16384 where two would keep two stages), compile for sm_90a without
-    spills, every format."""
-    tiles = set()
+    """The picks of wide weights, which take more tiles than narrow ones (int4 at M = 1..4: two at N = K = 8192, and at
+    N = 16384 with the reduction in the stages for g128; int4 at M = 5..8 and int8 at M = 9..16: four at N = 16384
+    where two would keep two stages), compile for sm_90a without spills, every format."""
+    tiles, reuse = set(), set()
     for group, zp, dtype in itertools.product((None, 32, 64, 128), (False, True), DTYPES):
         args = _compile_args(bits, group, zp, dtype, M, pick_at=(8192, N))
         cfg = args[9]
         tiles.add(cfg.tiles)
+        reuse.add(cfg.reuse)
         r = mixed_gemm_kernel.compile(*args, arch="sm_90a").resources
         assert not r.spills and r.stack_frame_bytes == 0 and r.registers <= 255, (group, zp, dtype, cfg, r)
     assert max(tiles) == (2 if M <= 4 else 4), tiles
+    assert reuse == ({False, True} if (M, N) == (4, 16384) else {False}), reuse
 
 
 def _bench() -> Any:
