@@ -176,9 +176,9 @@ class MixedConfig:
                              f"{'' if self.async_copy else ' (register buffers; up to 12 with async_copy)'}")
         if self.x_regs and not self.async_copy:
             raise ValueError(f"{self.name}: x_regs needs async_copy (register buffers carry x with the weights)")
-        if self.reuse and not _stages_hold_reduction(self, fmt, -(-min(M, MAX_M) // 8)):
+        if self.reuse and not _stages_hold_reduction(self, fmt, M):
             raise ValueError(f"{self.name}: reuse needs shared-memory stages (async_copy) that hold the warps' "
-                             f"reduction (chunk / {kb} k-blocks x stages >= {-(-min(M, MAX_M) // 8)} m-blocks)")
+                             f"reduction (chunk / {kb} k-blocks x stages >= {_m_blocks(M)} m-blocks)")
         if not 0 <= self.prefetch <= 8:
             raise ValueError(f"{self.name}: prefetch must be in 0..8 chunks")
         if self.min_ctas is not None and not 1 <= self.min_ctas <= 2048 // self.threads:
@@ -697,7 +697,7 @@ def pick_mixed_config(fmt: PackedFormat, M: int, K: int, N: int, sms: int = 132,
     M = 9..16).
     Shared-memory tilings are taken only where their stages and reduction fit `smem`, the most a CTA may have
     on the GPU (default an H100's 227 KB; an A100 has 163 KB, sm_86 / sm_89 99 KB)."""
-    mb = -(-min(M, MAX_M) // 8)
+    mb = _m_blocks(M)
 
     def fits(c: MixedConfig) -> bool:
         return cta_smem_bytes(c, fmt, M) <= smem
@@ -849,9 +849,8 @@ def most_stages(cfg: MixedConfig, fmt: PackedFormat, M: int, per_sm: int, smem: 
     """cfg in the most stages of `counts` that fit `smem` and let `per_sm` of its CTAs share an SM (an H100's shared
     memory, CTA_RESERVED_SMEM each); with `reuse`, in as many stages with the warps' reduction in them where only that
     lets them share it. The most that fit where no count does; None where none fits."""
-    mb = -(-min(M, MAX_M) // 8)
     cands = [c for p in counts for c in (replace(cfg, stages=p), replace(cfg, stages=p, reuse=True))
-             if not c.reuse or (reuse and _stages_hold_reduction(c, fmt, mb))]
+             if not c.reuse or (reuse and _stages_hold_reduction(c, fmt, M))]
     fit = [c for c in cands if cta_smem_bytes(c, fmt, M) <= smem]
     return next((c for c in fit if per_sm * (cta_smem_bytes(c, fmt, M) + CTA_RESERVED_SMEM) <= SM_SMEM),
                 fit[0]) if fit else None
@@ -1039,7 +1038,7 @@ def stage_x_rows(cfg: MixedConfig, M: int) -> int:
 
 def _reduction_bytes(cfg: MixedConfig, M: int) -> int:
     """The shared memory where a CTA's warps meet at the end (fp32, BN x 8 m-blocks x warps)."""
-    return 16 * cfg.tiles * 8 * (-(-min(M, MAX_M) // 8)) * cfg.warps * 4
+    return 16 * cfg.tiles * 8 * _m_blocks(M) * cfg.warps * 4
 
 
 def stage_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int:
@@ -1053,11 +1052,16 @@ def stage_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int
     return (32 * per_lane + 2 * stage_x_rows(cfg, M) * (cfg.chunk + _X_PAD)) * cfg.warps * cfg.stages
 
 
-def _stages_hold_reduction(cfg: MixedConfig, fmt: Any, mb: int) -> bool:
-    """Whether the weights' shared-memory stages (async_copy) can hold the warps' reduction: their 16-byte slots
-    (512 bytes a warp per tile, k-block and stage) at least its BN x 8 mb fp32 sums a warp (512 bytes per tile and
-    m-block)."""
-    return cfg.async_copy and cfg.chunk // _k_block(fmt) * cfg.stages >= mb
+def _m_blocks(M: int) -> int:
+    """The 8-row m-blocks of one launch for M rows of x (at most MAX_M rows a launch)."""
+    return -(-min(M, MAX_M) // 8)
+
+
+def _stages_hold_reduction(cfg: MixedConfig, fmt: Any, M: int) -> bool:
+    """Whether the weights' shared-memory stages (async_copy) can hold the warps' reduction for M rows of x: their
+    16-byte slots (512 bytes a warp per tile, k-block and stage) at least its BN x 8 m-blocks fp32 sums a warp (512
+    bytes per tile and m-block)."""
+    return cfg.async_copy and cfg.chunk // _k_block(fmt) * cfg.stages >= _m_blocks(M)
 
 
 def cta_smem_bytes(cfg: MixedConfig, fmt: PackedFormat, M: int = MAX_M) -> int:
