@@ -93,3 +93,24 @@ patched() {
   "$@"
   git apply -R "$patch"
 }
+
+# cases PREFIX,...: benchmarks/probe_small_m.py's cases whose names start with one of the comma-separated prefixes,
+# comma-separated.
+cases() {
+  python3 -c "import sys; sys.argv = ['x']; sys.path.insert(0, 'benchmarks'); import probe_small_m as P
+print(','.join(k for k in P.CASES if k.startswith(tuple('$1'.split(',')))))"
+}
+
+# small_tests: every GPU test of the small-M mixed kernel (tests/quant/test_mixed.py; SUITE_K filters them) in 8
+# shards of TST_S seconds (300 unless set); prints the shards' summary.
+small_tests() {
+  SHARDS=8 SUITE_S="${TST_S:-300}" bash benchmarks/gpu_suite.sh tests/quant/test_mixed.py
+  tail -12 "$OUT/suite.md"
+}
+
+# decode NAME MS: the small-M kernel (W4A16 g128 and W8A16 per channel, bf16) at N = K = 8192 as a stream of calls
+# (bench_decode.py --quick), cuBLAS bf16 beside it, at M = DEC_MS or else MS (comma-separated), DEC_S seconds at most
+# (150 unless set); appended to $OUT/NAME.md.
+decode() {
+  timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick --ms "${DEC_MS:-$2}" 2>&1 | tee -a "$OUT/$1.md"
+}

@@ -35,10 +35,8 @@ for part in ${*:-u8}; do
     done ;;
   dec)
     for _ in 1 2; do
-      patched u8_small_m_sym timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick \
-        --ms "${DEC_MS:-1,8,16}" 2>&1 | tee -a "$OUT/dec.md"
-      old timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick --ms "${DEC_MS:-1,8,16}" 2>&1 \
-        | tee -a "$OUT/dec_old.md"
+      patched u8_small_m_sym decode dec 1,8,16
+      old decode dec_old 1,8,16
     done ;;
   ge1024)
     for case in ${GE_CASES:-6144x4096:1024,1100,1152,1300 4096x4096:1050,1100,1280 8192x8192:1024,4096}; do

@@ -23,9 +23,7 @@ for part in ${*:-zp}; do
     SHARDS=8 SUITE_S="${TST_S:-240}" SUITE_K="int8 and zp and bfloat16 or tc_gemm_runs or ragged_k" \
       bash benchmarks/gpu_suite.sh tests/quant/test_sm90_mixed_rs.py
     tail -5 "$OUT/suite.md" ;;
-  small_tests)
-    SHARDS=8 SUITE_S="${TST_S:-300}" bash benchmarks/gpu_suite.sh tests/quant/test_mixed.py
-    tail -12 "$OUT/suite.md" ;;
+  small_tests) small_tests ;;
   zp)
     for case in ${ZP_CASES:-$ZP_CASES_DEFAULT}; do
       spread mixed_large zp_new --nk "${case%%:*}" --ms "${case#*:}" --formats "$ZP_FORMATS" ${ZP_ARGS:-}
@@ -41,8 +39,6 @@ for part in ${*:-zp}; do
   m16)
     timeout "${M16_S:-240}" python3 benchmarks/probe_small_m.py --rounds 3 \
       --cases "${M16_CASES:-xr-square-16-w8,s16-square-w8}" 2>&1 | tee -a "$OUT/m16.md" ;;
-  dec)
-    timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick --ms "${DEC_MS:-1,8,12,16}" 2>&1 \
-      | tee -a "$OUT/dec.md" ;;
+  dec) decode dec 1,8,12,16 ;;
   esac
 done

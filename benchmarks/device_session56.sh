@@ -13,11 +13,6 @@
 #   stream of calls (bench_decode.py --quick), cuBLAS bf16 beside it;
 # - small_tests: every GPU test of the small-M kernel (tests/quant/test_mixed.py; SUITE_K filters them), in 8 shards.
 source "$(dirname "$0")/device_env.sh"
-# cases PREFIX: probe_small_m.py's cases whose names start with PREFIX, comma-separated
-cases() {
-  python3 -c "import sys; sys.argv = ['x']; sys.path.insert(0, 'benchmarks'); import probe_small_m as P
-print(','.join(k for k in P.CASES if k.startswith('$1')))"
-}
 for part in ${*:-q8}; do
   case $part in
   q8)
@@ -30,11 +25,7 @@ for part in ${*:-q8}; do
   four_tests)
     gpu_tests four_tests "${TST_S:-300}" tests/quant/test_mixed.py \
       -k "four_tile or short_chunks or wave_balanced or random" ;;
-  dec)
-    timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick --ms "${DEC_MS:-1,8,12,16}" 2>&1 \
-      | tee -a "$OUT/dec.md" ;;
-  small_tests)
-    SHARDS=8 SUITE_S="${TST_S:-300}" bash benchmarks/gpu_suite.sh tests/quant/test_mixed.py
-    tail -12 "$OUT/suite.md" ;;
+  dec) decode dec 1,8,12,16 ;;
+  small_tests) small_tests ;;
   esac
 done

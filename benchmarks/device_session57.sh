@@ -13,11 +13,6 @@
 # - probe: probe_small_m.py's cases whose names start with PROBE (comma-separated prefixes);
 # - small_tests: every GPU test of the small-M kernel (tests/quant/test_mixed.py; SUITE_K filters them), in 8 shards.
 source "$(dirname "$0")/device_env.sh"
-# cases PREFIX,...: probe_small_m.py's cases whose names start with one of the prefixes, comma-separated
-cases() {
-  python3 -c "import sys; sys.argv = ['x']; sys.path.insert(0, 'benchmarks'); import probe_small_m as P
-print(','.join(k for k in P.CASES if k.startswith(tuple('$1'.split(',')))))"
-}
 probe() {
   timeout "${PROBE_S:-420}" python3 benchmarks/probe_small_m.py --rounds "${ROUNDS:-3}" --cases "$(cases "$1")" 2>&1 \
     | tee -a "$OUT/probe.md"
@@ -28,13 +23,9 @@ for part in ${*:-t2}; do
   probe) probe "$PROBE" ;;
   u8dec)
     for _ in 1 2; do
-      patched u8_small_m_sym timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick \
-        --ms "${DEC_MS:-8,12,16}" 2>&1 | tee -a "$OUT/dec_sym.md"
-      timeout "${DEC_S:-150}" python3 benchmarks/bench_decode.py --quick --ms "${DEC_MS:-8,12,16}" 2>&1 \
-        | tee -a "$OUT/dec_main.md"
+      patched u8_small_m_sym decode dec_sym 8,12,16
+      decode dec_main 8,12,16
     done ;;
-  small_tests)
-    SHARDS=8 SUITE_S="${TST_S:-300}" bash benchmarks/gpu_suite.sh tests/quant/test_mixed.py
-    tail -12 "$OUT/suite.md" ;;
+  small_tests) small_tests ;;
   esac
 done
