@@ -73,7 +73,8 @@ def report(name: str, tl: np.ndarray, ctas: int) -> None:
         rows.append((cta, int(r[0]), (r[1] - t0) / 1e3, items, end))
     print(f"\n### {name}: span {max(ends):.1f} µs, CTA ends median {np.median(ends):.1f} / min {min(ends):.1f}; "
           f"main loops median {np.median(loops):.1f} µs; epilogue or hand-off median {np.median(hand):.2f}, "
-          f"max {max(hand):.2f} µs\n")
+          f"max {max(hand):.2f} µs; CTA ends by decile "
+          + " ".join(f"{v:.1f}" for v in np.percentile(ends, range(0, 101, 10))) + "\n")
     print("| CTA | SM | start µs | items: (begin µs, main loop µs, epilogue or hand-off µs) | end µs |\n|---:|---:|---:|---|---:|")
     slowest = sorted(rows, key=lambda x: -x[4])[:3]
     for cta, sm, start, items, end in rows[:ctas] + slowest:
