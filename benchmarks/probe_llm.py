@@ -81,6 +81,10 @@ def main() -> int:
     p.add_argument("--with-c", action="store_true", help="D = A @ B + C for every contender (cuBLAS: torch.addmm)")
     p.add_argument("--sustain", type=float, default=0.0, help="then each contender back to back for this many "
                    "seconds: the SM clock and power it sustains, joules per TFLOP (probe_sgemm.sustained)")
+    p.add_argument("--no-pdl", action="store_true", help="beside every contender that launches as a programmatic "
+                   "dependent launch (Sm90Config.pdl), the same configuration without")
+    p.add_argument("--variants", help="';'-separated Sm90Config field settings, e.g. 'pdl_prefetch=4;pdl=False': "
+                   "beside the pick, the pick with each (instead of CANDIDATES)")
     a = p.parse_args()
     if a.baseline and not a.picks:
         p.error("--baseline gives the picks to time beside tc.gemm's at the 40 shapes: it needs --picks")
@@ -102,7 +106,7 @@ def main() -> int:
 
         flop = 2 * M * N * K
         auto = pick_sm90_config(M, N, K, 1, sms)
-        contenders = [("auto " + auto.name, None)] + [(c.name, c) for c in CANDIDATES]
+        contenders = [("auto " + auto.name, None)] + ([] if a.variants else [(c.name, c) for c in CANDIDATES])
         if a.streamk:
             tiles = [_unclustered_if_few_m_tiles(c, M) for c in SM90_TABLE.values()]
             variants = [v for c in tiles for v in (c, replace(c, stream_k=1), replace(c, stream_k=2))]
@@ -119,6 +123,13 @@ def main() -> int:
         elif a.picks:
             rule = _pick_sm90_by_tiles(M, N, K, 1, sms)
             contenders = [("auto " + auto.name, auto)] + ([("tiles " + rule.name, rule)] if rule != auto else [])
+        if a.no_pdl:                                                      # (the pick's twin needs its config)
+            contenders = [(n, c if c is not None else auto) for n, c in contenders]
+            contenders += [(n.removesuffix(c.name) + replace(c, pdl=False).name, replace(c, pdl=False))
+                           for n, c in list(contenders) if c.pdl]
+        if a.variants:
+            variants = (eval(f"replace(auto, {e})", {"replace": replace, "auto": auto}) for e in a.variants.split(";"))
+            contenders += [("auto " + v.name, v) for v in variants if v != auto]
         out_dt = getattr(torch, a.out_dtype) if a.out_dtype else None
         if a.with_c:
             cublas = lambda x, w, c: torch.addmm(c, x, w)                 # noqa: E731

@@ -24,7 +24,8 @@ inline-PTX wrapper of ``tilecraft/sm90.cuh`` and makes the kernel include that h
   memory), which ``copy`` reads and writes like any other.
 * **Programmatic dependent launch.** ``griddep_launch_dependents()`` lets the stream's next kernel (launched
   with ``pdl=True``) start early; ``griddep_wait()`` waits for the previous kernel's completion and memory.
-  ``prefetch_l2_bulk(tensor, nbytes)`` asks L2 for a contiguous range (safe before the wait: a hint).
+  ``prefetch_l2_bulk(tensor, nbytes)`` asks L2 for a contiguous range, ``tma_prefetch_tile(map, origin)`` for a
+  map's box (both safe before the wait: hints).
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ from tilecraft.layout.inttuple import _add
 from tilecraft.tensor import Tensor, local_tile
 
 __all__ = [
-    "TmaMapArg", "tma_load", "tma_store", "tma_store_commit", "tma_store_wait", "tma_prefetch",
+    "TmaMapArg", "tma_load", "tma_prefetch_tile", "tma_store", "tma_store_commit", "tma_store_wait", "tma_prefetch",
     "Barriers", "mbarriers", "fence_barrier_init", "fence_proxy_async",
     "gmma_desc", "wgmma_gemm", "wgmma_fence", "fence_operands", "wgmma_commit", "wgmma_wait",
     "warpgroup_index", "setmaxnreg", "elect_one", "cluster_rank", "cluster_sync", "cluster_arrive", "cluster_wait",
@@ -159,6 +160,19 @@ def tma_load(m: TmaMapArg, dst: Tensor, bar: Any, origin: Any, *, multicast: Any
     cs = ", ".join(render(c, "int") for c in coords)
     t.emit(f"tc::tma_load_multicast_{rank}d({_tile_address(sliced)}, {m.ref}, {_u32(bar)}, "
            f"(tc::u16)({render(multicast, 'unsigned')}), {cs});")
+
+
+def tma_prefetch_tile(m: TmaMapArg, origin: Any, cta_rank: Any = 0) -> None:
+    """One thread: ask L2 for the box ``tma_load`` would copy from tensor element `origin` (with a map made for
+    multicast, this CTA's slice `cta_rank` of it). Nothing lands in shared memory and nothing completes: a hint,
+    safe before ``griddep_wait``."""
+    t = _use_sm90()
+    coords = list(m.coords(origin))
+    if m.args.multicast > 1:
+        md = m.args.multicast_dim
+        coords[md] = coords[md] + cta_rank * m.args.box_dims[md]
+    cs = ", ".join(render(c, "int") for c in coords)
+    t.emit(f"tc::tma_prefetch_{m.args.rank}d({m.ref}, {cs});")
 
 
 def tma_store(m: TmaMapArg, src: Tensor, origin: Any) -> None:

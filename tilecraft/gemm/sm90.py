@@ -113,7 +113,12 @@ class Sm90Config:
     then read it from DRAM at different times (``_Schedule.claimed_units``).
     ``store_mn`` is for an M-contiguous 16-bit D (tc.gemm's swapped problem: D^T of a row-major D): each consumer
     writes its (64, BLK_N) part into an M-major swizzled buffer, which one TMA store writes out (``d_map``);
-    otherwise such a D leaves the registers one value at a time."""
+    otherwise such a D leaves the registers one value at a time.
+    ``pdl`` launches the kernel as a programmatic dependent launch (not the cooperative ones: stream-K and split-K
+    summed in the kernel): its CTAs take the SMs as the stream's previous kernel leaves them and set up their
+    shared memory there, and wait (``griddep_wait``) for that kernel's end before they touch global memory. The
+    kernel's code is the same either way. Before it waits, its producer thread asks L2 for the first
+    ``pdl_prefetch`` k-tiles of the CTA's first unit (hints: the previous kernel's tail leaves DRAM time)."""
 
     blk_m: int = 128
     blk_n: int = 256
@@ -132,6 +137,8 @@ class Sm90Config:
     promote: bool = False
     dynamic: bool = False
     store_mn: bool = False
+    pdl: bool = True
+    pdl_prefetch: int = 0
 
     @property
     def threads(self) -> int:
@@ -173,7 +180,8 @@ class Sm90Config:
                 + (f"_sk{self.splits}" if self.splits > 1 else "") + (f"_streamk{self.stream_k}" if self.stream_k else "")
                 + ("_pp" if self.pingpong else "") + ("_promote" if self.promote else "") + ("_lag" if self.lagged else "")
                 + ("_dyn" if self.dynamic else "")
-                + ("" if self.tma_store else "_direct") + ("_mn" if self.store_mn else ""))
+                + ("" if self.tma_store else "_direct") + ("_mn" if self.store_mn else "")
+                + ("" if self.pdl else "_nopdl") + (f"_pf{self.pdl_prefetch}" if self.pdl_prefetch else ""))
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
         """Shared memory of the stages, the epilogue's D buffers (two 128-byte-wide column chunks of each
@@ -217,6 +225,8 @@ class Sm90Config:
                 raise ValueError(f"{self.name}: register counts must be multiples of 8 in [24, 256]")
         if self.splits < 1:
             raise ValueError(f"{self.name}: splits must be >= 1")
+        if self.pdl_prefetch < 0:
+            raise ValueError(f"{self.name}: pdl_prefetch counts k-tiles asked of L2 before the wait (>= 0)")
         if self.stream_k not in (0, 1, 2):
             raise ValueError(f"{self.name}: stream_k is 0 (off), 1 (the partial round) or 2 (it and one whole round)")
         if self.stream_k and self.splits > 1:
@@ -1245,10 +1255,15 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
     stage_bytes = (tmA.box_bytes * blocks_a * (sch.CLN if tmA.args.multicast > 1 else 1)
                    + tmB.box_bytes * blocks_b * (sch.CLM if tmB.args.multicast > 1 else 1))
 
-    if cfg.splits > 1:
-        # the reduction kernel (SplitReduce, a programmatic dependent launch) may be scheduled now: its CTAs
-        # take SMs as this kernel's leave, and wait (griddep_wait) for all of its partials before reading them
-        hopper.griddep_launch_dependents()
+    # Launched with pdl (Sm90Config.pdl), the CTAs got here while the stream's previous kernel may still run:
+    # nothing so far touched global memory. Both calls are no-ops in a plain launch.
+    if cfg.pdl_prefetch and not cfg.stream_k:
+        with dsl.if_(dsl.eq(threadIdx.x, 0)):                             # the producer thread
+            _prefetch_first_unit(cfg, sch, tmA, tmB, (blocks_a, blocks_b), (split_a, split_b))
+    hopper.griddep_wait()
+    # The stream's next kernel, if a programmatic dependent launch (this GEMM's next call, split-K's reduction),
+    # may be scheduled now: its CTAs take SMs as this kernel's leave, and wait for all of it before they read.
+    hopper.griddep_launch_dependents()
     wg = hopper.warpgroup_index()
     with dsl.if_(dsl.eq(wg, 0)):
         #
@@ -1293,6 +1308,31 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
                  flags, timeline, tmC, c_bar)
     if CL > 1:
         hopper.cluster_sync()           # no CTA leaves while a peer may still multicast into it or arrive on it
+
+
+def _prefetch_first_unit(cfg: Sm90Config, sch: _Schedule, tmA: Any, tmB: Any, blocks: tuple[int, int],
+                         split: tuple[bool, bool]) -> None:
+    """Ask L2 for what the producer's first ``pdl_prefetch`` k-tiles of this CTA's first unit will load: the
+    same boxes, slices and column blocks as its ``load`` (hints: no shared memory, no barrier)."""
+    m_tile, n_tile, l_idx, k_begin, k_count = sch.coords(sch.unit0)
+    mcs = sch.multicast()
+    first = sch.unit0 < sch.num_units                                     # (a CTA may have no unit)
+    for j in range(cfg.pdl_prefetch):
+        if isinstance(k_count, int) and j >= k_count:
+            break
+        with dsl.if_(first if isinstance(k_count, int) else first & (k_count > j)):
+            k = (k_begin + j) * cfg.blk_k
+            for tm, origin, count, mc, ctas, cut in ((tmA, (m_tile * cfg.blk_m, k, l_idx), blocks[0], mcs[0], sch.CLN,
+                                                      split[0]),
+                                                     (tmB, (n_tile * cfg.blk_n, k, l_idx), blocks[1], mcs[1], sch.CLM,
+                                                      split[1])):
+                if mc is not None and not cut:                            # this CTA's slice of a multicast box
+                    hopper.tma_prefetch_tile(tm, origin, cta_rank=mc[1])
+                    continue
+                for b in range(count):                                    # (column blocks: a ragged MN-major map)
+                    at = (origin[0] + 64 * b, origin[1], origin[2])
+                    with _when(None if mc is None else dsl.eq(mc[1], b % ctas)):
+                        hopper.tma_prefetch_tile(tm, at)
 
 
 def epilogue_layout(cfg: Sm90Config, d_dtype: Any) -> Any:
@@ -1543,9 +1583,10 @@ class Launch:
         # CTAs that wait on each other's partials (stream-K, the fused split-K) launch cooperatively: the driver
         # starts them all together, so another stream's kernel holding SMs cannot leave some of them waiting
         # on CTAs that have no SM (and refuses a grid the GPU cannot hold rather than hang)
+        cooperative = self.fused or bool(cfg.stream_k)
         self.main = sm90_gemm_kernel.bind(*args, grid=(self.grid,), block=(cfg.threads,),
-                                          cluster=(CL, 1, 1) if CL > 1 else None,
-                                          cooperative=self.fused or bool(cfg.stream_k))
+                                          cluster=(CL, 1, 1) if CL > 1 else None, cooperative=cooperative,
+                                          pdl=cfg.pdl and not cooperative)
         # the reduction is a programmatic dependent launch: it starts as the splits' CTAs leave the SMs
         self.reduce = SplitReduce(W, C3, D3, bias, alpha, beta, ep, pdl=True) if S > 1 and not self.fused else None
 

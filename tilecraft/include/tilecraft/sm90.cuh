@@ -141,6 +141,28 @@ TC_DEVICE void tma_load_5d(u32 dst, const CUtensorMap* map, u32 bar, i32 c0, i32
                  : "memory");
 }
 
+// Ask L2 for a box (no shared memory, no barrier: a hint, which may run before griddepcontrol.wait).
+TC_DEVICE void tma_prefetch_1d(const CUtensorMap* map, i32 c0) {
+    asm volatile("cp.async.bulk.prefetch.tensor.1d.L2.global.tile [%0, {%1}];" ::"l"(tmap_u64(map)), "r"(c0)
+                 : "memory");
+}
+TC_DEVICE void tma_prefetch_2d(const CUtensorMap* map, i32 c0, i32 c1) {
+    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(tmap_u64(map)), "r"(c0),
+                 "r"(c1) : "memory");
+}
+TC_DEVICE void tma_prefetch_3d(const CUtensorMap* map, i32 c0, i32 c1, i32 c2) {
+    asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];" ::"l"(tmap_u64(map)), "r"(c0),
+                 "r"(c1), "r"(c2) : "memory");
+}
+TC_DEVICE void tma_prefetch_4d(const CUtensorMap* map, i32 c0, i32 c1, i32 c2, i32 c3) {
+    asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];" ::"l"(tmap_u64(map)),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
+}
+TC_DEVICE void tma_prefetch_5d(const CUtensorMap* map, i32 c0, i32 c1, i32 c2, i32 c3, i32 c4) {
+    asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.tile [%0, {%1, %2, %3, %4, %5}];" ::"l"(tmap_u64(map)),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4) : "memory");
+}
+
 // Multicast: the box lands at the same offset `dst` in every CTA whose bit is set in `cta_mask`
 // (bit i = cluster CTA rank i), and completes bytes on the barrier at offset `bar` in each of them.
 // Each destination CTA must have announced the bytes it will receive on its own barrier.
