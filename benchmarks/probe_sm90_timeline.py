@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -54,6 +55,43 @@ def timeline(cfg: Sm90Config, M: int, N: int, K: int, calls: int, dt: torch.dtyp
     return tl.cpu().numpy(), D, (A, Bt)
 
 
+def stream(cfg: Sm90Config, M: int, N: int, K: int, launches: int, dt: torch.dtype) -> None:
+    """`launches` calls back to back (no kernel between them: each has its own zeroed timeline), as tc.gemm
+    launches them (with pdl unless cfg.pdl is off or the launch is cooperative); per launch: its CTAs' first and
+    median start (before the set-up and griddep_wait) and first main-loop begin (after the wait), and its last
+    end, in µs from the previous launch's last end; and the period (last ends' spacing)."""
+    copies = max(2, -(-200 * 2**20 // (2 * (M * K + K * N))))
+    As = [torch.randn(1, M, K, device="cuda").to(dt) for _ in range(copies)]
+    Bts = [(torch.randn(1, N, K, device="cuda") * 0.05).to(dt) for _ in range(copies)]
+    D = torch.empty(1, M, N, device="cuda", dtype=dt)
+    elem = str(dt).removeprefix("torch.")
+    one, zero = np.float32(1), np.float32(0)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    launch = sm90.Launch(As[0], Bts[0], None, D, None, one, zero, cfg, elem, EpilogueSpec(), sms)
+    tls = [torch.zeros(launch.grid, 2 + 3 * TIMELINE_ITEMS, dtype=torch.int64, device="cuda") for _ in range(launches)]
+    work = [launch.workspace(D) for _ in range(launches)]
+    main = launch.main
+    for rep in range(2):                                                  # the first pass compiles and warms
+        torch.cuda.synchronize()
+        for i, tl in enumerate(tls):
+            A, Bt = As[i % copies], Bts[i % copies]
+            args = launch._args(A, Bt, None, D, None, one, zero, *work[i])
+            sm90.sm90_gemm_kernel.launch(*args, timeline=tl, grid=main.grid, block=main.block, cluster=main.cluster,
+                                         pdl=main.pdl, cooperative=main.cooperative)
+        torch.cuda.synchronize()
+    rows = [tl.cpu().numpy() for tl in tls]
+    ends = [r[:, 2:].max() for r in rows]
+    print(f"\n### {launch.cfg.name}, {launches} launches back to back (pdl {main.pdl}); µs from the previous "
+          f"launch's last end\n\n| launch | first start | median start | first begin | median begin | last end |\n"
+          "|---:|---:|---:|---:|---:|---:|")
+    for i in range(1, launches):
+        r, t0 = rows[i], ends[i - 1]
+        begin = r[:, 2]
+        print(f"| {i} | {(r[:, 1].min() - t0) / 1e3:.2f} | {(np.median(r[:, 1]) - t0) / 1e3:.2f} | "
+              f"{(begin.min() - t0) / 1e3:.2f} | {(np.median(begin) - t0) / 1e3:.2f} | {(ends[i] - t0) / 1e3:.2f} |")
+    print(f"\nperiod {(ends[-1] - ends[0]) / (launches - 1) / 1e3:.2f} µs")
+
+
 def report(name: str, tl: np.ndarray, ctas: int) -> None:
     t0 = tl[:, 1].min()
     ends = []
@@ -89,12 +127,18 @@ def main() -> int:
     p.add_argument("--dtype", default="bfloat16")
     p.add_argument("--calls", type=int, default=5)
     p.add_argument("--ctas", type=int, default=6, help="CTAs listed (then the three that end last)")
+    p.add_argument("--stream", type=int, default=0, help="instead: this many launches back to back per "
+                   "configuration (with and without pdl), their seams (see stream())")
     a = p.parse_args()
     M, N, K = (int(x) for x in a.shape.split("x"))
     dt = getattr(torch, a.dtype)
     print(f"# sm90 timelines, {torch.cuda.get_device_name(0)}, {a.shape}, {a.dtype}")
     for e in a.configs.split(";"):
         cfg = eval(e, {"S": Sm90Config})
+        if a.stream:
+            for c in (cfg, replace(cfg, pdl=not cfg.pdl)):
+                stream(c, M, N, K, a.stream, dt)
+            continue
         tl, D, (A, Bt) = timeline(cfg, M, N, K, a.calls, dt)
         ref = A[0].double() @ Bt[0].double().T
         err = float((D[0].double() - ref).norm() / ref.norm())

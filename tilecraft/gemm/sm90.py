@@ -605,7 +605,7 @@ def tma_producer(sch: _Schedule, full_bar: Any, empty_bar: Any, stage_bytes: Any
 def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full: Any, sch: _Schedule, sA: Any, sB: Any,
              full_bar: Any, empty_bar: Any, C: Any, D: Any, W: Any, bias: Any, alpha: Any, beta: Any,
              tmD: Any = None, sD: Any = None, flags: Any = None, timeline: Any = None, tmC: Any = None,
-             c_bar: Any = None) -> None:
+             c_bar: Any = None, entry: Any = None) -> None:
     """A consumer warpgroup's whole life: wgmma from the stages into fp32 accumulators, tile after tile,
     each followed by the epilogue of its (ROWS, BLK_N) part (or, with split-K, the fp32 partial). With a
     TMA map of D (tmD) and the epilogue buffers sD (ROWS, CHUNK, 2 * consumers) the tile leaves through
@@ -643,7 +643,7 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
     phase = dsl.declare(0, "phase", const=False)
     if pp:
         slot = dsl.declare(cw * sch.k_tiles, "slot", const=False)         # ring slot of this unit's first k-tile
-    stamp = _timeline(timeline)
+    stamp = _timeline(timeline, entry)
     c_tiles = dsl.declare(0, "c_tiles", const=False) if tmC is not None else None   # epilogues that loaded C
     for unit in sch.units(cw):
         m_tile, n_tile, l_idx, k_begin, k_count = sch.coords(unit)
@@ -904,17 +904,18 @@ def _reduce_rows_by_4(cfg: Sm90Config, W: Any, C: Any, D: Any, bias: Any, alpha:
 TIMELINE_ITEMS = 6
 
 
-def _timeline(timeline: Any) -> Any:
+def _timeline(timeline: Any, entry: Any) -> Any:
     """stamp(f): thread 128 (the first consumer warpgroup's first thread) writes the global timer to field
     2 + 3 i + f of its CTA's row of `timeline` for the i-th work unit it walks (i < TIMELINE_ITEMS), and moves
-    to the next unit after field 2. Before the walk it records its SM (field 0) and the timer (field 1).
+    to the next unit after field 2. Before the walk it records its SM (field 0) and `entry` (field 1: the timer
+    as the CTA started, before it set up and waited for the previous kernel).
     Without a timeline, stamp does nothing and the kernel is unchanged."""
     if timeline is None:
         return lambda _f: None
     first = dsl.eq(threadIdx.x, 128)
     with dsl.if_(first):
         timeline[blockIdx.x, 0] = dsl.smid()
-        timeline[blockIdx.x, 1] = dsl.globaltimer()
+        timeline[blockIdx.x, 1] = entry
     walked = dsl.declare(0, "walked", const=False)
 
     def stamp(f: int) -> None:
@@ -1215,9 +1216,10 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
     the flat fp32 workspace of one partial tile per CTA (``streamk_workspace``) and flags its int32 flags, one
     per CTA and consumer warpgroup, 0 before the launch and after it. timeline: None, or an int64
     (grid, 2 + 3 * TIMELINE_ITEMS) tensor in which the first consumer warpgroup of each CTA records its SM, the
-    global timer (ns) when it starts, and for each of its first TIMELINE_ITEMS work units (or stream-K items)
+    global timer (ns) as the CTA started (before its set-up and griddep_wait), and for each of its first TIMELINE_ITEMS work units (or stream-K items)
     the timer before the main loop, after it, and after the epilogue or hand-off (benchmarks/probe_sm90_timeline.py)."""
     dsl.launch_bounds(cfg.threads, 1)
+    entry = dsl.globaltimer() if timeline is not None else None           # (before the set-up and the wait)
     dtype, _wg_type = ELEMENTS[elem]
     bM, bN, bK = cfg.blk_m, cfg.blk_n, cfg.blk_k
     dsl.assume(bK * dtype.bits == 1024, f"blk_k={bK} is not 128 bytes of {elem}")
@@ -1305,7 +1307,7 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
             tma_producer(sch, full_bar, empty_bar, stage_bytes, load)
     with dsl.else_():
         consumer(cfg, elem, majors, ep, full, sch, sA, sB, full_bar, empty_bar, C, D, W, bias, alpha, beta, tmD, sD,
-                 flags, timeline, tmC, c_bar)
+                 flags, timeline, tmC, c_bar, entry)
     if CL > 1:
         hopper.cluster_sync()           # no CTA leaves while a peer may still multicast into it or arrive on it
 
