@@ -12,8 +12,9 @@
 # - pdl: issue 8's 40-shape sweep, every pick with and without pdl (probe_llm.py --picks --no-pdl, 3 rounds in turn);
 # - pf: the pick with its first 2 / 4 / 8 k-tiles asked of L2 before griddep_wait (Sm90Config.pdl_prefetch), and
 #   without pdl, at the M = 128 / 256 shapes and four large ones (probe_llm.py --variants, 3 rounds in turn);
-# - seams: 6 launches back to back with and without pdl, their CTAs' starts, waits and ends (probe_sm90_timeline.py
-#   --stream 6) at 128x8192x8192, 256x4096x4096 and 4096x4096x4096 (the picks);
+# - seams: 8 launches back to back with and without pdl, their CTAs' starts, waits and ends (probe_sm90_timeline.py
+#   --stream 8, behind a GPU spin; also with an event between launches) at 128x8192x8192, 256x4096x4096 and
+#   4096x4096x4096 (the picks);
 # - floor: the read floor of 136 MB (128x8192x8192's B and A) as a PDL stream (probe_read_floor.py).
 source "$(dirname "$0")/device_env.sh"
 M128=128x4096x14336,128x8192x8192,128x10240x8192,256x4096x4096,256x10240x8192
@@ -42,9 +43,9 @@ S(64,64,64,8,consumers=1,cluster_m=2);S(64,256,64,5,consumers=1,cluster_m=2);S(6
 128x6144x4096,256x4096x14336,256x8192x8192,1024x8192x8192,4096x4096x4096,4096x6144x4096,8192x8192x8192" \
     --variants "pdl_prefetch=2;pdl_prefetch=4;pdl_prefetch=8;pdl=False" 2>&1 | tee "$OUT/pf.md" ;;
   seams)
-    TL_ARGS="--stream 6" timelines 128x8192x8192 "S(64,128,64,8,consumers=1)"
-    TL_ARGS="--stream 6" timelines 256x4096x4096 "S(64,128,64,8,consumers=1)"
-    TL_ARGS="--stream 6" timelines 4096x4096x4096 "S(128,256,64,4)" ;;
+    TL_ARGS="--stream 8" timelines 128x8192x8192 "S(64,128,64,8,consumers=1)"
+    TL_ARGS="--stream 8" timelines 256x4096x4096 "S(64,128,64,8,consumers=1)"
+    TL_ARGS="--stream 8" timelines 4096x4096x4096 "S(128,256,64,4)" ;;
   floor) timeout 200 python3 benchmarks/probe_read_floor.py --mb 136 --ldg "528,256,4;264,256,8" \
     --bulk "264,4,16;132,8,16" --ring "" 2>&1 | tee "$OUT/floor.md" ;;
   esac

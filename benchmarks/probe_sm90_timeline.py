@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from tilecraft.bench.timing import _calibrate_sleep  # noqa: E402
 from tilecraft.gemm import Sm90Config, sm90  # noqa: E402
 from tilecraft.gemm.sm90 import TIMELINE_ITEMS  # noqa: E402
 from tilecraft.gemm.tensorop import EpilogueSpec  # noqa: E402
@@ -55,11 +56,13 @@ def timeline(cfg: Sm90Config, M: int, N: int, K: int, calls: int, dt: torch.dtyp
     return tl.cpu().numpy(), D, (A, Bt)
 
 
-def stream(cfg: Sm90Config, M: int, N: int, K: int, launches: int, dt: torch.dtype) -> None:
-    """`launches` calls back to back (no kernel between them: each has its own zeroed timeline), as tc.gemm
+def stream(cfg: Sm90Config, M: int, N: int, K: int, launches: int, dt: torch.dtype, events: bool = False) -> None:
+    """`launches` calls back to back behind a GPU spin (no kernel or event between them: each has its own zeroed
+    timeline), as tc.gemm
     launches them (with pdl unless cfg.pdl is off or the launch is cooperative); per launch: its CTAs' first and
     median start (before the set-up and griddep_wait) and first main-loop begin (after the wait), and its last
-    end, in µs from the previous launch's last end; and the period (last ends' spacing)."""
+    end, in µs from the previous launch's last end; and the period (last ends' spacing). With `events`, a CUDA
+    event is recorded between the launches (as a timer that times each call does)."""
     copies = max(2, -(-200 * 2**20 // (2 * (M * K + K * N))))
     As = [torch.randn(1, M, K, device="cuda").to(dt) for _ in range(copies)]
     Bts = [(torch.randn(1, N, K, device="cuda") * 0.05).to(dt) for _ in range(copies)]
@@ -73,15 +76,19 @@ def stream(cfg: Sm90Config, M: int, N: int, K: int, launches: int, dt: torch.dty
     main = launch.main
     for rep in range(2):                                                  # the first pass compiles and warms
         torch.cuda.synchronize()
+        torch.cuda._sleep(int(5 * _calibrate_sleep()))                   # 5 ms: every launch queues behind it
         for i, tl in enumerate(tls):
             A, Bt = As[i % copies], Bts[i % copies]
             args = launch._args(A, Bt, None, D, None, one, zero, *work[i])
             sm90.sm90_gemm_kernel.launch(*args, timeline=tl, grid=main.grid, block=main.block, cluster=main.cluster,
                                          pdl=main.pdl, cooperative=main.cooperative)
+            if events:
+                torch.cuda.Event(enable_timing=True).record()
         torch.cuda.synchronize()
     rows = [tl.cpu().numpy() for tl in tls]
     ends = [r[:, 2:].max() for r in rows]
-    print(f"\n### {launch.cfg.name}, {launches} launches back to back (pdl {main.pdl}); µs from the previous "
+    print(f"\n### {launch.cfg.name}, {launches} launches back to back (pdl {main.pdl}"
+          f"{', an event between them' if events else ''}); µs from the previous "
           f"launch's last end\n\n| launch | first start | median start | first begin | median begin | last end |\n"
           "|---:|---:|---:|---:|---:|---:|")
     for i in range(1, launches):
@@ -128,7 +135,7 @@ def main() -> int:
     p.add_argument("--calls", type=int, default=5)
     p.add_argument("--ctas", type=int, default=6, help="CTAs listed (then the three that end last)")
     p.add_argument("--stream", type=int, default=0, help="instead: this many launches back to back per "
-                   "configuration (with and without pdl), their seams (see stream())")
+                   "configuration (with and without pdl, and with events between them), their seams (see stream())")
     a = p.parse_args()
     M, N, K = (int(x) for x in a.shape.split("x"))
     dt = getattr(torch, a.dtype)
@@ -136,8 +143,8 @@ def main() -> int:
     for e in a.configs.split(";"):
         cfg = eval(e, {"S": Sm90Config})
         if a.stream:
-            for c in (cfg, replace(cfg, pdl=not cfg.pdl)):
-                stream(c, M, N, K, a.stream, dt)
+            for c, ev in ((cfg, False), (replace(cfg, pdl=not cfg.pdl), False), (cfg, True)):
+                stream(c, M, N, K, a.stream, dt, ev)
             continue
         tl, D, (A, Bt) = timeline(cfg, M, N, K, a.calls, dt)
         ref = A[0].double() @ Bt[0].double().T
