@@ -45,7 +45,8 @@ S(64,64,64,8,consumers=1,cluster_m=2);S(64,256,64,5,consumers=1,cluster_m=2);S(6
   seams)
     TL_ARGS="--stream 8" timelines 128x8192x8192 "S(64,128,64,8,consumers=1)"
     TL_ARGS="--stream 8" timelines 256x4096x4096 "S(64,128,64,8,consumers=1)"
-    TL_ARGS="--stream 8" timelines 4096x4096x4096 "S(128,256,64,4)" ;;
+    TL_ARGS="--stream 8" timelines 4096x4096x4096 "S(128,256,64,4)"
+    TL_ARGS="--stream 8" timelines 128x10240x8192 "S(64,192,64,6,consumers=1)" ;;
   floor) timeout 200 python3 benchmarks/probe_read_floor.py --mb 136 --ldg "528,256,4;264,256,8" \
     --bulk "264,4,16;132,8,16" --ring "" 2>&1 | tee "$OUT/floor.md" ;;
   esac

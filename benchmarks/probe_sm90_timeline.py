@@ -143,7 +143,7 @@ def main() -> int:
     for e in a.configs.split(";"):
         cfg = eval(e, {"S": Sm90Config})
         if a.stream:
-            for c, ev in ((cfg, False), (replace(cfg, pdl=not cfg.pdl), False), (cfg, True)):
+            for c, ev in ((cfg, False), (replace(cfg, pdl=not cfg.pdl), False), (replace(cfg, pdl_early=True), False)):
                 stream(c, M, N, K, a.stream, dt, ev)
             continue
         tl, D, (A, Bt) = timeline(cfg, M, N, K, a.calls, dt)

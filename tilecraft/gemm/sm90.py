@@ -139,6 +139,7 @@ class Sm90Config:
     store_mn: bool = False
     pdl: bool = True
     pdl_prefetch: int = 0
+    pdl_early: bool = False
 
     @property
     def threads(self) -> int:
@@ -181,7 +182,8 @@ class Sm90Config:
                 + ("_pp" if self.pingpong else "") + ("_promote" if self.promote else "") + ("_lag" if self.lagged else "")
                 + ("_dyn" if self.dynamic else "")
                 + ("" if self.tma_store else "_direct") + ("_mn" if self.store_mn else "")
-                + ("" if self.pdl else "_nopdl") + (f"_pf{self.pdl_prefetch}" if self.pdl_prefetch else ""))
+                + ("" if self.pdl else "_nopdl") + (f"_pf{self.pdl_prefetch}" if self.pdl_prefetch else "")
+                + ("_early" if self.pdl_early else ""))
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
         """Shared memory of the stages, the epilogue's D buffers (two 128-byte-wide column chunks of each
@@ -1263,9 +1265,8 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
         with dsl.if_(dsl.eq(threadIdx.x, 0)):                             # the producer thread
             _prefetch_first_unit(cfg, sch, tmA, tmB, (blocks_a, blocks_b), (split_a, split_b))
     hopper.griddep_wait()
-    # The stream's next kernel, if a programmatic dependent launch (this GEMM's next call, split-K's reduction),
-    # may be scheduled now: its CTAs take SMs as this kernel's leave, and wait for all of it before they read.
-    hopper.griddep_launch_dependents()
+    if cfg.pdl_early:
+        hopper.griddep_launch_dependents()
     wg = hopper.warpgroup_index()
     with dsl.if_(dsl.eq(wg, 0)):
         #
@@ -1305,6 +1306,10 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
                            mc_b, sch.CLM)
 
             tma_producer(sch, full_bar, empty_bar, stage_bytes, load)
+            # The stream's next kernel, if a programmatic dependent launch (this GEMM's next call, split-K's
+            # reduction), may be scheduled once every CTA's producer issued its last load: its CTAs take SMs as this
+            # kernel's leave, and wait for all of it before they read.
+            hopper.griddep_launch_dependents()
     with dsl.else_():
         consumer(cfg, elem, majors, ep, full, sch, sA, sB, full_bar, empty_bar, C, D, W, bias, alpha, beta, tmD, sD,
                  flags, timeline, tmC, c_bar, entry)
