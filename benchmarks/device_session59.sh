@@ -7,14 +7,17 @@
 #   lie a power of two apart;
 # - sk: stream-K and split-K forms at the M = 128 / 256 losses (probe_llm.py, 3 rounds in turn);
 # - c21: one-consumer tiles in 2x1 clusters (B multicast to both m-tiles of M = 128) at the M = 128 / 256 losses;
-# - pdl_tests: tests/sm90's GPU tests (the Hopper GEMM launched as programmatic dependent launches);
-# - chain: only tests/sm90's dependent chains of tc.gemm calls;
+# The PDL parts ran the Hopper GEMM as programmatic dependent launches, an experiment that was measured and reverted:
+# check out its last commit (f7aa9b8; d28cd30 for the runs before the late trigger) to run them again.
+# - pdl_tests: tests/sm90's GPU tests (with the kernel launched as programmatic dependent launches);
+# - chain: only the dependent chains of tc.gemm calls in tests/sm90 (test_gpu_dependent_chain_...);
 # - pdl: issue 8's 40-shape sweep, every pick with and without pdl (probe_llm.py --picks --no-pdl, 3 rounds in turn);
 # - pf: the pick with its first 2 / 4 / 8 k-tiles asked of L2 before griddep_wait (Sm90Config.pdl_prefetch), and
-#   without pdl, at the M = 128 / 256 shapes and four large ones (probe_llm.py --variants, 3 rounds in turn);
-# - seams: 8 launches back to back with and without pdl, their CTAs' starts, waits and ends (probe_sm90_timeline.py
-#   --stream 8, behind a GPU spin; also with an event between launches) at 128x8192x8192, 256x4096x4096 and
-#   4096x4096x4096 (the picks);
+#   without pdl, at the M = 128 / 256 shapes and six others (probe_llm.py --variants, 3 rounds in turn);
+# - seams: 8 launches back to back behind a GPU spin, their CTAs' starts, main-loop begins and ends
+#   (probe_sm90_timeline.py --stream 8) at 128x8192x8192, 256x4096x4096, 4096x4096x4096 and 128x10240x8192 (the
+#   picks). At f7aa9b8: with pdl (the trigger after the producer's last load), without, and with the trigger at the
+#   start; at main: plain launches, without and with an event between them.
 # - floor: the read floor of 136 MB (128x8192x8192's B and A) as a PDL stream (probe_read_floor.py).
 source "$(dirname "$0")/device_env.sh"
 M128=128x4096x14336,128x8192x8192,128x10240x8192,256x4096x4096,256x10240x8192

@@ -81,9 +81,7 @@ def main() -> int:
     p.add_argument("--with-c", action="store_true", help="D = A @ B + C for every contender (cuBLAS: torch.addmm)")
     p.add_argument("--sustain", type=float, default=0.0, help="then each contender back to back for this many "
                    "seconds: the SM clock and power it sustains, joules per TFLOP (probe_sgemm.sustained)")
-    p.add_argument("--no-pdl", action="store_true", help="beside every contender that launches as a programmatic "
-                   "dependent launch (Sm90Config.pdl), the same configuration without")
-    p.add_argument("--variants", help="';'-separated Sm90Config field settings, e.g. 'pdl_prefetch=4;pdl=False': "
+    p.add_argument("--variants", help="';'-separated Sm90Config field settings, e.g. 'stages=6;raster=16': "
                    "beside the pick, the pick with each (instead of CANDIDATES)")
     a = p.parse_args()
     if a.baseline and not a.picks:
@@ -123,10 +121,6 @@ def main() -> int:
         elif a.picks:
             rule = _pick_sm90_by_tiles(M, N, K, 1, sms)
             contenders = [("auto " + auto.name, auto)] + ([("tiles " + rule.name, rule)] if rule != auto else [])
-        if a.no_pdl:                                                      # (the pick's twin needs its config)
-            contenders = [(n, c if c is not None else auto) for n, c in contenders]
-            contenders += [(n.removesuffix(c.name) + replace(c, pdl=False).name, replace(c, pdl=False))
-                           for n, c in list(contenders) if c.pdl]
         if a.variants:
             variants = (eval(f"replace(auto, {e})", {"replace": replace, "auto": auto}) for e in a.variants.split(";"))
             contenders += [("auto " + v.name, v) for v in variants if v != auto]

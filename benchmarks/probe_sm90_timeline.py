@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -57,12 +56,10 @@ def timeline(cfg: Sm90Config, M: int, N: int, K: int, calls: int, dt: torch.dtyp
 
 
 def stream(cfg: Sm90Config, M: int, N: int, K: int, launches: int, dt: torch.dtype, events: bool = False) -> None:
-    """`launches` calls back to back behind a GPU spin (no kernel or event between them: each has its own zeroed
-    timeline), as tc.gemm
-    launches them (with pdl unless cfg.pdl is off or the launch is cooperative); per launch: its CTAs' first and
-    median start (before the set-up and griddep_wait) and first main-loop begin (after the wait), and its last
-    end, in µs from the previous launch's last end; and the period (last ends' spacing). With `events`, a CUDA
-    event is recorded between the launches (as a timer that times each call does)."""
+    """`launches` calls back to back behind a GPU spin (no kernel between them: each has its own zeroed timeline),
+    launched as tc.gemm launches them; per launch: its CTAs' first and median start and first and median
+    main-loop begin, and its last end, in µs from the previous launch's last end; and the period (last ends'
+    spacing). With `events`, a CUDA event is recorded between the launches (as a timer that times each call does)."""
     copies = max(2, -(-200 * 2**20 // (2 * (M * K + K * N))))
     As = [torch.randn(1, M, K, device="cuda").to(dt) for _ in range(copies)]
     Bts = [(torch.randn(1, N, K, device="cuda") * 0.05).to(dt) for _ in range(copies)]
@@ -87,10 +84,9 @@ def stream(cfg: Sm90Config, M: int, N: int, K: int, launches: int, dt: torch.dty
         torch.cuda.synchronize()
     rows = [tl.cpu().numpy() for tl in tls]
     ends = [r[:, 2:].max() for r in rows]
-    print(f"\n### {launch.cfg.name}, {launches} launches back to back (pdl {main.pdl}"
-          f"{', an event between them' if events else ''}); µs from the previous "
-          f"launch's last end\n\n| launch | first start | median start | first begin | median begin | last end |\n"
-          "|---:|---:|---:|---:|---:|---:|")
+    print(f"\n### {launch.cfg.name}, {launches} launches back to back{', an event between them' if events else ''}; "
+          "µs from the previous launch's last end\n\n| launch | first start | median start | first begin | "
+          "median begin | last end |\n|---:|---:|---:|---:|---:|---:|")
     for i in range(1, launches):
         r, t0 = rows[i], ends[i - 1]
         begin = r[:, 2]
@@ -135,7 +131,7 @@ def main() -> int:
     p.add_argument("--calls", type=int, default=5)
     p.add_argument("--ctas", type=int, default=6, help="CTAs listed (then the three that end last)")
     p.add_argument("--stream", type=int, default=0, help="instead: this many launches back to back per "
-                   "configuration (with and without pdl, and with events between them), their seams (see stream())")
+                   "configuration (and with events between them), their seams (see stream())")
     a = p.parse_args()
     M, N, K = (int(x) for x in a.shape.split("x"))
     dt = getattr(torch, a.dtype)
@@ -143,8 +139,8 @@ def main() -> int:
     for e in a.configs.split(";"):
         cfg = eval(e, {"S": Sm90Config})
         if a.stream:
-            for c, ev in ((cfg, False), (replace(cfg, pdl=not cfg.pdl), False), (replace(cfg, pdl_early=True), False)):
-                stream(c, M, N, K, a.stream, dt, ev)
+            for ev in (False, True):
+                stream(cfg, M, N, K, a.stream, dt, ev)
             continue
         tl, D, (A, Bt) = timeline(cfg, M, N, K, a.calls, dt)
         ref = A[0].double() @ Bt[0].double().T

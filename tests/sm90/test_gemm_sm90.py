@@ -129,6 +129,29 @@ def test_maps_and_descriptors_share_the_smem_layout():
         wrong_tile.source(tmA)
 
 
+def test_tma_prefetch_asks_l2_for_the_maps_box():
+    """hopper.tma_prefetch_tile: a cp.async.bulk.prefetch.tensor of the box tma_load would copy (its slice of a
+    multicast map's box offset by cta_rank along the split dimension), with no shared memory or barrier; ptxas
+    takes it (UTMAPF in the SASS where a disassembler is present)."""
+    A, Bt = _operands(1, 256, 256, 256, ("K", "K"), torch.bfloat16)
+    tmA, _ = sm90.make_maps(A, Bt, Sm90Config(128, 128, 64, stages=3), "bfloat16")
+    tmM, _ = sm90.make_maps(A, Bt, Sm90Config(128, 64, 64, stages=3, cluster_n=2), "bfloat16")   # A's halves
+
+    @dsl.kernel
+    def prefetch(tm, k):
+        dsl.hopper.tma_prefetch_tile(tm, (128, 64 * k, 0), cta_rank=1)
+
+    src = prefetch.source(tmA, 3)
+    assert "tc::tma_prefetch_3d(&tm, k * 64, 128, 0);" in src                 # (K innermost: the map's order)
+    assert tmM.args.multicast == 2 and tmM.args.box_dims[1] == 64            # 64 of the tile's 128 rows each
+    assert "tc::tma_prefetch_3d(&tm, k * 64, 192, 0);" in prefetch.source(tmM, 3)   # rank 1's half
+    k = prefetch.compile(tmA, 3, arch="sm_90a")
+    if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm"):
+        assert "UTMAPF" in rt.sass(k.module.cubin)
+    else:
+        assert "cp.async.bulk.prefetch.tensor.3d.L2.global.tile" in rt.compile_ptx(src, arch="sm_90a")
+
+
 @pytest.mark.parametrize("M,N,K,pick", [(4000, 1000, 4000, "sm90_128x256x64_s4_c2_cl2x1"),
                                         (3000, 2000, 1000, "sm90_128x256x64_s4_c2_cl2x1"),
                                         (2048, 1000, 4096, "sm90_128x128x64_s6_c2_cl2x1"),   # 64 tiles of 128x256
@@ -1163,58 +1186,19 @@ def test_tc_gemm_tf32_takes_the_hopper_path(monkeypatch):
     assert float((D.double() - ref).norm() / ref.norm()) < 5e-3
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("cfg", [Sm90Config(64, 128, 64, 8, consumers=1), Sm90Config(128, 64, 64, 8, cluster_n=2),
-                                 Sm90Config(128, 64, 64, 8, cluster_n=2, splits=2),
-                                 Sm90Config(128, 128, 64, 6, dynamic=True), Sm90Config(128, 128, 64, 6, splits=2),
-                                 Sm90Config(128, 128, 64, 6, stream_k=1), Sm90Config(64, 128, 64, 8, consumers=1,
-                                                                                     pdl=False),
-                                 Sm90Config(64, 128, 64, 8, consumers=1, pdl_prefetch=4),
-                                 Sm90Config(128, 64, 64, 8, cluster_n=2, splits=2, pdl_prefetch=8)],
-                         ids=lambda c: c.name)
-def test_gpu_dependent_chain_of_programmatic_launches(cfg):
-    """x of call i+1 = D of call i, 16 tc.gemm calls back to back with no synchronization: each kernel launched
-    with pdl (every form but the cooperative ones: stream-K, split-K summed in the kernel) starts during its
-    predecessor and must wait for it before it reads x (or the tile queue's tickets, or the split-K workspace
-    the reduction kernel of the previous call still reads). Every step equals float64 of its own input."""
-    if not _hopper():
-        pytest.skip("needs sm_90")
-    from tilecraft.gemm import gemm
-    torch.manual_seed(0)
-    M, K = 384, 1024
-    ws = [(torch.randn(K, K, device="cuda") / K ** 0.5).to(torch.bfloat16) for _ in range(3)]   # norm-keeping
-    xs = [torch.randn(M, K, device="cuda").to(torch.bfloat16)]
-    for i in range(16):
-        xs.append(gemm(xs[-1], ws[i % 3], config=cfg))
-    torch.cuda.synchronize()
-    for i in range(16):
-        ref = xs[i].double() @ ws[i % 3].double()
-        assert float((xs[i + 1].double() - ref).norm() / ref.norm()) < 1e-2, i
-    A3, Bt, D3 = xs[0][None], ws[0].t()[None], torch.empty(1, M, K, device="cuda", dtype=torch.bfloat16)
-    launch = sm90.Launch(A3, Bt, None, D3, None, np.float32(1), np.float32(0), cfg, "bfloat16", EpilogueSpec(),
-                         torch.cuda.get_device_properties(0).multi_processor_count)
-    assert launch.main.pdl == (cfg.pdl and not launch.main.cooperative)
-    assert launch.main.cooperative == (launch.fused or bool(launch.cfg.stream_k))
-
-
 def test_split_k_reduction_is_a_programmatic_dependent_launch():
     """Parallel split-K on sm90: the splits' kernel lets the stream's next kernel launch early
     (griddepcontrol.launch_dependents) and the reduction, launched with pdl=True, waits for every partial
     (griddepcontrol.wait) before it reads them; without dependent=True (sm80, the mixed-input kernels) it
-    does not wait. Every form of the GEMM kernel waits (for its own launch with pdl) before its first TMA
-    load, and then lets the next kernel launch."""
+    does not wait, and a kernel without splits does not trigger."""
     from tilecraft.gemm.tensorop import SplitReduce, splitk_reduce_kernel
     cfg = Sm90Config(128, 128, 64, 6, splits=4)
     W = torch.empty(4, 1, 256, 256)
     args = _compile(cfg, "bfloat16")[1]
     args = args[:8] + (W,) + args[9:]
-    for src in (sm90.sm90_gemm_kernel.source(*args),
-                sm90.sm90_gemm_kernel.source(*_compile(Sm90Config(128, 128, 64, 6), "bfloat16")[1]),
-                sm90.sm90_gemm_kernel.source(*_compile(Sm90Config(128, 64, 64, 8, cluster_n=2), "bfloat16")[1])):
-        assert src.count("tc::griddep_launch_dependents();") == 1 and src.count("tc::griddep_wait();") == 1
-        wait = src.index("tc::griddep_wait();")
-        assert wait < src.index("tc::griddep_launch_dependents();") < src.index("tc::tma_load")
-        assert wait > src.rindex("fence_mbarrier_init")                # the set-up before it overlaps
+    src = sm90.sm90_gemm_kernel.source(*args)
+    assert src.count("tc::griddep_launch_dependents();") == 1
+    assert "griddep" not in sm90.sm90_gemm_kernel.source(*_compile(Sm90Config(128, 128, 64, 6), "bfloat16")[1])
     D = torch.empty(1, 256, 256, dtype=torch.bfloat16)
     red = (W, None, D, None, np.float32(1), np.float32(0), EpilogueSpec(), SplitReduce.threads)
     dep = splitk_reduce_kernel.source(*red, True)

@@ -113,12 +113,7 @@ class Sm90Config:
     then read it from DRAM at different times (``_Schedule.claimed_units``).
     ``store_mn`` is for an M-contiguous 16-bit D (tc.gemm's swapped problem: D^T of a row-major D): each consumer
     writes its (64, BLK_N) part into an M-major swizzled buffer, which one TMA store writes out (``d_map``);
-    otherwise such a D leaves the registers one value at a time.
-    ``pdl`` launches the kernel as a programmatic dependent launch (not the cooperative ones: stream-K and split-K
-    summed in the kernel): its CTAs take the SMs as the stream's previous kernel leaves them and set up their
-    shared memory there, and wait (``griddep_wait``) for that kernel's end before they touch global memory. The
-    kernel's code is the same either way. Before it waits, its producer thread asks L2 for the first
-    ``pdl_prefetch`` k-tiles of the CTA's first unit (hints: the previous kernel's tail leaves DRAM time)."""
+    otherwise such a D leaves the registers one value at a time."""
 
     blk_m: int = 128
     blk_n: int = 256
@@ -137,9 +132,6 @@ class Sm90Config:
     promote: bool = False
     dynamic: bool = False
     store_mn: bool = False
-    pdl: bool = True
-    pdl_prefetch: int = 0
-    pdl_early: bool = False
 
     @property
     def threads(self) -> int:
@@ -181,9 +173,7 @@ class Sm90Config:
                 + (f"_sk{self.splits}" if self.splits > 1 else "") + (f"_streamk{self.stream_k}" if self.stream_k else "")
                 + ("_pp" if self.pingpong else "") + ("_promote" if self.promote else "") + ("_lag" if self.lagged else "")
                 + ("_dyn" if self.dynamic else "")
-                + ("" if self.tma_store else "_direct") + ("_mn" if self.store_mn else "")
-                + ("" if self.pdl else "_nopdl") + (f"_pf{self.pdl_prefetch}" if self.pdl_prefetch else "")
-                + ("_early" if self.pdl_early else ""))
+                + ("" if self.tma_store else "_direct") + ("_mn" if self.store_mn else ""))
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
         """Shared memory of the stages, the epilogue's D buffers (two 128-byte-wide column chunks of each
@@ -227,8 +217,6 @@ class Sm90Config:
                 raise ValueError(f"{self.name}: register counts must be multiples of 8 in [24, 256]")
         if self.splits < 1:
             raise ValueError(f"{self.name}: splits must be >= 1")
-        if self.pdl_prefetch < 0:
-            raise ValueError(f"{self.name}: pdl_prefetch counts k-tiles asked of L2 before the wait (>= 0)")
         if self.stream_k not in (0, 1, 2):
             raise ValueError(f"{self.name}: stream_k is 0 (off), 1 (the partial round) or 2 (it and one whole round)")
         if self.stream_k and self.splits > 1:
@@ -607,7 +595,7 @@ def tma_producer(sch: _Schedule, full_bar: Any, empty_bar: Any, stage_bytes: Any
 def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full: Any, sch: _Schedule, sA: Any, sB: Any,
              full_bar: Any, empty_bar: Any, C: Any, D: Any, W: Any, bias: Any, alpha: Any, beta: Any,
              tmD: Any = None, sD: Any = None, flags: Any = None, timeline: Any = None, tmC: Any = None,
-             c_bar: Any = None, entry: Any = None) -> None:
+             c_bar: Any = None) -> None:
     """A consumer warpgroup's whole life: wgmma from the stages into fp32 accumulators, tile after tile,
     each followed by the epilogue of its (ROWS, BLK_N) part (or, with split-K, the fp32 partial). With a
     TMA map of D (tmD) and the epilogue buffers sD (ROWS, CHUNK, 2 * consumers) the tile leaves through
@@ -645,7 +633,7 @@ def consumer(cfg: Sm90Config, elem: str, majors: tuple[str, str], ep: Any, full:
     phase = dsl.declare(0, "phase", const=False)
     if pp:
         slot = dsl.declare(cw * sch.k_tiles, "slot", const=False)         # ring slot of this unit's first k-tile
-    stamp = _timeline(timeline, entry)
+    stamp = _timeline(timeline)
     c_tiles = dsl.declare(0, "c_tiles", const=False) if tmC is not None else None   # epilogues that loaded C
     for unit in sch.units(cw):
         m_tile, n_tile, l_idx, k_begin, k_count = sch.coords(unit)
@@ -906,18 +894,17 @@ def _reduce_rows_by_4(cfg: Sm90Config, W: Any, C: Any, D: Any, bias: Any, alpha:
 TIMELINE_ITEMS = 6
 
 
-def _timeline(timeline: Any, entry: Any) -> Any:
+def _timeline(timeline: Any) -> Any:
     """stamp(f): thread 128 (the first consumer warpgroup's first thread) writes the global timer to field
     2 + 3 i + f of its CTA's row of `timeline` for the i-th work unit it walks (i < TIMELINE_ITEMS), and moves
-    to the next unit after field 2. Before the walk it records its SM (field 0) and `entry` (field 1: the timer
-    as the CTA started, before it set up and waited for the previous kernel).
+    to the next unit after field 2. Before the walk it records its SM (field 0) and the timer (field 1).
     Without a timeline, stamp does nothing and the kernel is unchanged."""
     if timeline is None:
         return lambda _f: None
     first = dsl.eq(threadIdx.x, 128)
     with dsl.if_(first):
         timeline[blockIdx.x, 0] = dsl.smid()
-        timeline[blockIdx.x, 1] = entry
+        timeline[blockIdx.x, 1] = dsl.globaltimer()
     walked = dsl.declare(0, "walked", const=False)
 
     def stamp(f: int) -> None:
@@ -1218,10 +1205,9 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
     the flat fp32 workspace of one partial tile per CTA (``streamk_workspace``) and flags its int32 flags, one
     per CTA and consumer warpgroup, 0 before the launch and after it. timeline: None, or an int64
     (grid, 2 + 3 * TIMELINE_ITEMS) tensor in which the first consumer warpgroup of each CTA records its SM, the
-    global timer (ns) as the CTA started (before its set-up and griddep_wait), and for each of its first TIMELINE_ITEMS work units (or stream-K items)
+    global timer (ns) when it starts, and for each of its first TIMELINE_ITEMS work units (or stream-K items)
     the timer before the main loop, after it, and after the epilogue or hand-off (benchmarks/probe_sm90_timeline.py)."""
     dsl.launch_bounds(cfg.threads, 1)
-    entry = dsl.globaltimer() if timeline is not None else None           # (before the set-up and the wait)
     dtype, _wg_type = ELEMENTS[elem]
     bM, bN, bK = cfg.blk_m, cfg.blk_n, cfg.blk_k
     dsl.assume(bK * dtype.bits == 1024, f"blk_k={bK} is not 128 bytes of {elem}")
@@ -1259,13 +1245,9 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
     stage_bytes = (tmA.box_bytes * blocks_a * (sch.CLN if tmA.args.multicast > 1 else 1)
                    + tmB.box_bytes * blocks_b * (sch.CLM if tmB.args.multicast > 1 else 1))
 
-    # Launched with pdl (Sm90Config.pdl), the CTAs got here while the stream's previous kernel may still run:
-    # nothing so far touched global memory. Both calls are no-ops in a plain launch.
-    if cfg.pdl_prefetch and not cfg.stream_k:
-        with dsl.if_(dsl.eq(threadIdx.x, 0)):                             # the producer thread
-            _prefetch_first_unit(cfg, sch, tmA, tmB, (blocks_a, blocks_b), (split_a, split_b))
-    hopper.griddep_wait()
-    if cfg.pdl_early:
+    if cfg.splits > 1:
+        # the reduction kernel (SplitReduce, a programmatic dependent launch) may be scheduled now: its CTAs
+        # take SMs as this kernel's leave, and wait (griddep_wait) for all of its partials before reading them
         hopper.griddep_launch_dependents()
     wg = hopper.warpgroup_index()
     with dsl.if_(dsl.eq(wg, 0)):
@@ -1306,40 +1288,11 @@ def sm90_gemm_kernel(tmA, tmB, C, D, bias, alpha, beta, K, W, cfg: Constexpr, el
                            mc_b, sch.CLM)
 
             tma_producer(sch, full_bar, empty_bar, stage_bytes, load)
-            # The stream's next kernel, if a programmatic dependent launch (this GEMM's next call, split-K's
-            # reduction), may be scheduled once every CTA's producer issued its last load: its CTAs take SMs as this
-            # kernel's leave, and wait for all of it before they read.
-            hopper.griddep_launch_dependents()
     with dsl.else_():
         consumer(cfg, elem, majors, ep, full, sch, sA, sB, full_bar, empty_bar, C, D, W, bias, alpha, beta, tmD, sD,
-                 flags, timeline, tmC, c_bar, entry)
+                 flags, timeline, tmC, c_bar)
     if CL > 1:
         hopper.cluster_sync()           # no CTA leaves while a peer may still multicast into it or arrive on it
-
-
-def _prefetch_first_unit(cfg: Sm90Config, sch: _Schedule, tmA: Any, tmB: Any, blocks: tuple[int, int],
-                         split: tuple[bool, bool]) -> None:
-    """Ask L2 for what the producer's first ``pdl_prefetch`` k-tiles of this CTA's first unit will load: the
-    same boxes, slices and column blocks as its ``load`` (hints: no shared memory, no barrier)."""
-    m_tile, n_tile, l_idx, k_begin, k_count = sch.coords(sch.unit0)
-    mcs = sch.multicast()
-    first = sch.unit0 < sch.num_units                                     # (a CTA may have no unit)
-    for j in range(cfg.pdl_prefetch):
-        if isinstance(k_count, int) and j >= k_count:
-            break
-        with dsl.if_(first if isinstance(k_count, int) else first & (k_count > j)):
-            k = (k_begin + j) * cfg.blk_k
-            for tm, origin, count, mc, ctas, cut in ((tmA, (m_tile * cfg.blk_m, k, l_idx), blocks[0], mcs[0], sch.CLN,
-                                                      split[0]),
-                                                     (tmB, (n_tile * cfg.blk_n, k, l_idx), blocks[1], mcs[1], sch.CLM,
-                                                      split[1])):
-                if mc is not None and not cut:                            # this CTA's slice of a multicast box
-                    hopper.tma_prefetch_tile(tm, origin, cta_rank=mc[1])
-                    continue
-                for b in range(count):                                    # (column blocks: a ragged MN-major map)
-                    at = (origin[0] + 64 * b, origin[1], origin[2])
-                    with _when(None if mc is None else dsl.eq(mc[1], b % ctas)):
-                        hopper.tma_prefetch_tile(tm, at)
 
 
 def epilogue_layout(cfg: Sm90Config, d_dtype: Any) -> Any:
@@ -1590,10 +1543,9 @@ class Launch:
         # CTAs that wait on each other's partials (stream-K, the fused split-K) launch cooperatively: the driver
         # starts them all together, so another stream's kernel holding SMs cannot leave some of them waiting
         # on CTAs that have no SM (and refuses a grid the GPU cannot hold rather than hang)
-        cooperative = self.fused or bool(cfg.stream_k)
         self.main = sm90_gemm_kernel.bind(*args, grid=(self.grid,), block=(cfg.threads,),
-                                          cluster=(CL, 1, 1) if CL > 1 else None, cooperative=cooperative,
-                                          pdl=cfg.pdl and not cooperative)
+                                          cluster=(CL, 1, 1) if CL > 1 else None,
+                                          cooperative=self.fused or bool(cfg.stream_k))
         # the reduction is a programmatic dependent launch: it starts as the splits' CTAs leave the SMs
         self.reduce = SplitReduce(W, C3, D3, bias, alpha, beta, ep, pdl=True) if S > 1 and not self.fused else None
 
