@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fifty-ninth session (issue 8 on an H200): where the M = 128 shapes lose time against cuBLAS.
-# Usage: bash benchmarks/device_session59.sh [tl|stride|sk|c21|pdl_tests|chain|pdl|pf|seams|power|floor ...]
+# Usage: bash benchmarks/device_session59.sh [tl|stride|sk|c21|pdl_tests|chain|pdl|pf|seams|power|two_m|floor ...]
 # - tl: per-CTA timelines (probe_sm90_timeline.py) at 128x8192x8192 and 128x4096x14336: the picks, 128x64 with and
 #   without a 1x2 cluster, 64x128 in 2 splits;
 # - stride: the pick's timelines at 128x8192x8192 (every CTA listed) and at K = 8256 / 8320, whose rows of B do not
@@ -21,6 +21,7 @@
 # - power: the SM clock and power that 3 s of back-to-back calls sustain at 4096³ and 8192³ (bf16; cuBLAS and the
 #   pick, probe_llm.py --sustain 3), and the sm80 kernel's at 4096³ (fp16 / bf16: cuBLAS, the pick and 256x128x64 in
 #   3 stages, probe_tensorop.py --sustain 3);
+# - two_m: two m-tiles of one n-tile in a 2x1 cluster (B multicast) at M = 128 / 256 (probe_llm.py, 3 rounds);
 # - floor: the read floor of 136 MB (128x8192x8192's B and A) as a PDL stream (probe_read_floor.py).
 source "$(dirname "$0")/device_env.sh"
 M128=128x4096x14336,128x8192x8192,128x10240x8192,256x4096x4096,256x10240x8192
@@ -58,6 +59,9 @@ S(64,64,64,8,consumers=1,cluster_m=2);S(64,256,64,5,consumers=1,cluster_m=2);S(6
       --variants "raster=8" --sustain 3 2>&1 | tee "$OUT/power_sm90.md"
     timeout 200 python3 benchmarks/probe_tensorop.py --rounds 3 --sustain 3 \
       --configs "pick;T(256, 128, 64, 4, 2, stages=3, lean_loop=True, smem_epilogue=True)" 2>&1 | tee "$OUT/power_sm80.md" ;;
+  two_m) ROUNDS=3 llm_probe two_m 128x10240x8192,256x10240x8192,256x8192x8192,256x6144x4096,256x28672x4096 \
+    "S(64,192,64,6,consumers=1,cluster_m=2);S(128,192,64,4,cluster_m=2);S(128,128,64,6,cluster_m=2);\
+S(128,256,64,4,cluster_m=2)" ;;
   floor) timeout 200 python3 benchmarks/probe_read_floor.py --mb 136 --ldg "528,256,4;264,256,8" \
     --bulk "264,4,16;132,8,16" --ring "" 2>&1 | tee "$OUT/floor.md" ;;
   esac
