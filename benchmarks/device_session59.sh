@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fifty-ninth session (issue 8 on an H200): where the M = 128 shapes lose time against cuBLAS.
-# Usage: bash benchmarks/device_session59.sh [tl|stride|sk|c21|pdl_tests|chain|pdl|pf|seams|power|two_m|pair|c192|mixed|floor ...]
+# Usage: bash benchmarks/device_session59.sh [tl|stride|sk|c21|pdl_tests|chain|pdl|pf|seams|power|two_m|pair|c192|mixed|sm90_tests|floor ...]
 # - tl: per-CTA timelines (probe_sm90_timeline.py) at 128x8192x8192 and 128x4096x14336: the picks, 128x64 with and
 #   without a 1x2 cluster, 64x128 in 2 splits;
 # - stride: the pick's timelines at 128x8192x8192 (every CTA listed) and at K = 8256 / 8320, whose rows of B do not
@@ -28,6 +28,7 @@
 #   (probe_llm.py --variants cluster_m=2, 5 rounds in turn);
 # - mixed: issue 9 at N = K = 8192 (bench_mixed.py --quick: M = 1..16 and 128 against cuBLAS fp16 / bf16, per
 #   call; bench_decode.py --quick at M = 1, 8, 16: streams of calls);
+# - sm90_tests: tests/sm90/test_gemm_sm90.py's GPU tests (gpu_tests, 260 s);
 # - floor: the read floor of 136 MB (128x8192x8192's B and A) as a PDL stream (probe_read_floor.py).
 source "$(dirname "$0")/device_env.sh"
 M128=128x4096x14336,128x8192x8192,128x10240x8192,256x4096x4096,256x10240x8192
@@ -78,6 +79,7 @@ S(128,256,64,4,cluster_m=2)" ;;
   mixed)
     timeout 240 python3 benchmarks/bench_mixed.py --quick 2>&1 | tee "$OUT/mixed.md" | grep -v "^|---"
     decode decode 1,8,16 ;;
+  sm90_tests) gpu_tests sm90_gemm 260 tests/sm90/test_gemm_sm90.py ;;
   floor) timeout 200 python3 benchmarks/probe_read_floor.py --mb 136 --ldg "528,256,4;264,256,8" \
     --bulk "264,4,16;132,8,16" --ring "" 2>&1 | tee "$OUT/floor.md" ;;
   esac
