@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Fifty-ninth session (issue 8 on an H200): where the M = 128 shapes lose time against cuBLAS.
-# Usage: bash benchmarks/device_session59.sh [tl|stride|sk|c21|pdl_tests|chain|pdl|pf|seams|power|two_m|pair|c192|mixed|sm90_tests|floor ...]
+# Fifty-ninth session (issues 7, 8, 9 on an H200): where the M = 128 shapes lose time against cuBLAS; programmatic
+# dependent launches for the Hopper GEMM (measured, reverted); the clock and power under the issues' numbers.
+# The session's runs: 1 `tl floor`; 2 `stride`; 3 `sk`; 4 `c21`; 5 `pdl_tests pdl` and 6 `chain pf` (at d28cd30);
+# 7 `seams` host-bound (superseded); 8 `seams` (dbe6f27); 9 `seams` (f7aa9b8); 10 `power seams`; 11 `two_m`;
+# 12 `pair`; 13 `c192`; 14 `mixed`; 15 `sm90_tests`.
+# Usage: bash benchmarks/device_session59.sh [tl|stride|sk|c21|pdl_tests|chain|pdl|pf|seams|power|two_m|pair|c192|mixed|
+#   sm90_tests|floor ...]
 # - tl: per-CTA timelines (probe_sm90_timeline.py) at 128x8192x8192 and 128x4096x14336: the picks, 128x64 with and
 #   without a 1x2 cluster, 64x128 in 2 splits;
 # - stride: the pick's timelines at 128x8192x8192 (every CTA listed) and at K = 8256 / 8320, whose rows of B do not
@@ -16,8 +21,9 @@
 #   without pdl, at the M = 128 / 256 shapes and six others (probe_llm.py --variants, 3 rounds in turn);
 # - seams: 8 launches back to back behind a GPU spin, their CTAs' starts, main-loop begins and ends
 #   (probe_sm90_timeline.py --stream 8) at 128x8192x8192, 256x4096x4096, 4096x4096x4096 and 128x10240x8192 (the
-#   picks). At f7aa9b8: with pdl (the trigger after the producer's last load), without, and with the trigger at the
-#   start; at main: plain launches, without and with an event between them.
+#   picks). At dbe6f27: with pdl (the trigger at the start), without, and with pdl and an event between launches; at
+#   f7aa9b8: with pdl (the trigger after the producer's last load), without, and with the trigger at the start; at
+#   main: plain launches, without and with an event between them.
 # - power: the SM clock and power that 3 s of back-to-back calls sustain at 4096³ and 8192³ (bf16; cuBLAS and the
 #   pick, probe_llm.py --sustain 3), and the sm80 kernel's at 4096³ (fp16 / bf16: cuBLAS, the pick and 256x128x64 in
 #   3 stages, probe_tensorop.py --sustain 3);
@@ -47,7 +53,8 @@ S(64,192,64,6,consumers=1,stream_k=1);S(128,128,64,6,stream_k=1);S(128,192,64,4,
 S(64,64,64,8,consumers=1,stream_k=1);S(64,128,64,8,consumers=1,splits=2)" ;;
   c21) ROUNDS=3 llm_probe c21 128x4096x14336,128x8192x8192,128x10240x8192,256x4096x4096 \
     "S(64,128,64,8,consumers=1,cluster_m=2);S(64,192,64,6,consumers=1,cluster_m=2);\
-S(64,64,64,8,consumers=1,cluster_m=2);S(64,256,64,5,consumers=1,cluster_m=2);S(64,128,64,8,consumers=1,cluster_m=2,splits=2)"
+S(64,64,64,8,consumers=1,cluster_m=2);S(64,256,64,5,consumers=1,cluster_m=2);\
+S(64,128,64,8,consumers=1,cluster_m=2,splits=2)"
     timelines 128x8192x8192 "S(64,128,64,8,consumers=1,cluster_m=2)" ;;
   pdl_tests) gpu_tests pdl_tests 420 tests/sm90 ;;
   chain) gpu_tests chain 200 tests/sm90/test_gemm_sm90.py -k chain ;;
@@ -65,7 +72,8 @@ S(64,64,64,8,consumers=1,cluster_m=2);S(64,256,64,5,consumers=1,cluster_m=2);S(6
     timeout 200 python3 benchmarks/probe_llm.py --gpu-only --reps 20 --rounds 3 --shapes 4096x4096x4096,8192x8192x8192 \
       --variants "raster=8" --sustain 3 2>&1 | tee "$OUT/power_sm90.md"
     timeout 200 python3 benchmarks/probe_tensorop.py --rounds 3 --sustain 3 \
-      --configs "pick;T(256, 128, 64, 4, 2, stages=3, lean_loop=True, smem_epilogue=True)" 2>&1 | tee "$OUT/power_sm80.md" ;;
+      --configs "pick;T(256, 128, 64, 4, 2, stages=3, lean_loop=True, smem_epilogue=True)" 2>&1 \
+      | tee "$OUT/power_sm80.md" ;;
   two_m) ROUNDS=3 llm_probe two_m 128x10240x8192,256x10240x8192,256x8192x8192,256x6144x4096,256x28672x4096 \
     "S(64,192,64,6,consumers=1,cluster_m=2);S(128,192,64,4,cluster_m=2);S(128,128,64,6,cluster_m=2);\
 S(128,256,64,4,cluster_m=2)" ;;
