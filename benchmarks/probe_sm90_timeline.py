@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -29,17 +30,23 @@ from tilecraft.gemm.sm90 import TIMELINE_ITEMS  # noqa: E402
 from tilecraft.gemm.tensorop import EpilogueSpec  # noqa: E402
 
 
-def timeline(cfg: Sm90Config, M: int, N: int, K: int, calls: int, dt: torch.dtype) -> tuple[np.ndarray, torch.Tensor,
-                                                                                             torch.Tensor]:
-    """The last launch's timeline (grid, 2 + 3 TIMELINE_ITEMS) in ns, its D and the operands it read."""
-    copies = max(2, -(-200 * 2**20 // (2 * (M * K + K * N))))            # > 200 MB of operands: not in L2
+def _problem(cfg: Sm90Config, M: int, N: int, K: int, dt: torch.dtype) -> tuple[list, list, torch.Tensor, Any]:
+    """Copies of A (1,M,K) and Bt (1,N,K) past L2 (> 200 MB of operands), D (1,M,N) and the kernel's Launch."""
+    copies = max(2, -(-200 * 2**20 // (2 * (M * K + K * N))))
     As = [torch.randn(1, M, K, device="cuda").to(dt) for _ in range(copies)]
     Bts = [(torch.randn(1, N, K, device="cuda") * 0.05).to(dt) for _ in range(copies)]
     D = torch.empty(1, M, N, device="cuda", dtype=dt)
-    elem = str(dt).removeprefix("torch.")
     one, zero = np.float32(1), np.float32(0)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    launch = sm90.Launch(As[0], Bts[0], None, D, None, one, zero, cfg, elem, EpilogueSpec(), sms)
+    elem = str(dt).removeprefix("torch.")
+    return As, Bts, D, sm90.Launch(As[0], Bts[0], None, D, None, one, zero, cfg, elem, EpilogueSpec(), sms)
+
+
+def timeline(cfg: Sm90Config, M: int, N: int, K: int, calls: int, dt: torch.dtype) -> tuple[np.ndarray, torch.Tensor,
+                                                                                             torch.Tensor]:
+    """The last launch's timeline (grid, 2 + 3 TIMELINE_ITEMS) in ns, its D and the operands it read."""
+    As, Bts, D, launch = _problem(cfg, M, N, K, dt)
+    copies, one, zero = len(As), np.float32(1), np.float32(0)
     tl = torch.zeros(launch.grid, 2 + 3 * TIMELINE_ITEMS, dtype=torch.int64, device="cuda")
     cfg = launch.cfg
     for i in range(calls):
@@ -60,14 +67,8 @@ def stream(cfg: Sm90Config, M: int, N: int, K: int, launches: int, dt: torch.dty
     launched as tc.gemm launches them; per launch: its CTAs' first and median start and first and median
     main-loop begin, and its last end, in µs from the previous launch's last end; and the period (last ends'
     spacing). With `events`, a CUDA event is recorded between the launches (as a timer that times each call does)."""
-    copies = max(2, -(-200 * 2**20 // (2 * (M * K + K * N))))
-    As = [torch.randn(1, M, K, device="cuda").to(dt) for _ in range(copies)]
-    Bts = [(torch.randn(1, N, K, device="cuda") * 0.05).to(dt) for _ in range(copies)]
-    D = torch.empty(1, M, N, device="cuda", dtype=dt)
-    elem = str(dt).removeprefix("torch.")
-    one, zero = np.float32(1), np.float32(0)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    launch = sm90.Launch(As[0], Bts[0], None, D, None, one, zero, cfg, elem, EpilogueSpec(), sms)
+    As, Bts, D, launch = _problem(cfg, M, N, K, dt)
+    copies, one, zero = len(As), np.float32(1), np.float32(0)
     tls = [torch.zeros(launch.grid, 2 + 3 * TIMELINE_ITEMS, dtype=torch.int64, device="cuda") for _ in range(launches)]
     work = [launch.workspace(D) for _ in range(launches)]
     main = launch.main
