@@ -145,6 +145,14 @@ def test_tma_prefetch_asks_l2_for_the_maps_box():
     assert "tc::tma_prefetch_3d(&tm, k * 64, 128, 0);" in src                 # (K innermost: the map's order)
     assert tmM.args.multicast == 2 and tmM.args.box_dims[1] == 64            # 64 of the tile's 128 rows each
     assert "tc::tma_prefetch_3d(&tm, k * 64, 192, 0);" in prefetch.source(tmM, 3)   # rank 1's half
+
+    @dsl.kernel
+    def no_rank(tm):
+        dsl.hopper.tma_prefetch_tile(tm, (0, 0, 0))
+
+    assert "tc::tma_prefetch_3d(&tm, 0, 0, 0);" in no_rank.source(tmA)
+    with pytest.raises(dsl.TraceError, match="pass this CTA's cta_rank"):
+        no_rank.source(tmM)                                             # which slice: as tma_load, it must be said
     k = prefetch.compile(tmA, 3, arch="sm_90a")
     if rt.find_tool("cuobjdump") or rt.find_tool("nvdisasm"):
         assert "UTMAPF" in rt.sass(k.module.cubin)

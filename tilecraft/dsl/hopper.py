@@ -162,13 +162,16 @@ def tma_load(m: TmaMapArg, dst: Tensor, bar: Any, origin: Any, *, multicast: Any
            f"(tc::u16)({render(multicast, 'unsigned')}), {cs});")
 
 
-def tma_prefetch_tile(m: TmaMapArg, origin: Any, cta_rank: Any = 0) -> None:
+def tma_prefetch_tile(m: TmaMapArg, origin: Any, cta_rank: Any = None) -> None:
     """One thread: ask L2 for the box ``tma_load`` would copy from tensor element `origin` (with a map made for
-    multicast, this CTA's slice `cta_rank` of it). Nothing lands in shared memory and nothing completes: a hint,
-    safe before ``griddep_wait``."""
+    multicast, this CTA's slice `cta_rank` of it, as tma_load takes it). Nothing lands in shared memory and nothing
+    completes: a hint, safe before ``griddep_wait``."""
     t = _use_sm90()
     coords = list(m.coords(origin))
     if m.args.multicast > 1:
+        if cta_rank is None:
+            raise TraceError(f"tma_prefetch_tile: the map splits its tile over {m.args.multicast} CTAs; pass this "
+                             "CTA's cta_rank")
         md = m.args.multicast_dim
         coords[md] = coords[md] + cta_rank * m.args.box_dims[md]
     cs = ", ".join(render(c, "int") for c in coords)
