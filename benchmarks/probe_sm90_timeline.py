@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -66,8 +66,12 @@ def stream(cfg: Sm90Config, M: int, N: int, K: int, launches: int, dt: torch.dty
     """`launches` calls back to back behind a GPU spin (no kernel between them: each has its own zeroed timeline),
     launched as tc.gemm launches them; per launch: its CTAs' first and median start and first and median
     main-loop begin, and its last end, in µs from the previous launch's last end; and the period (last ends'
-    spacing). With `events`, a CUDA event is recorded between the launches (as a timer that times each call does)."""
+    spacing). With `events`, a CUDA event is recorded between the launches (as a timer that times each call does).
+    The last launch's D is checked against float64."""
     As, Bts, D, launch = _problem(cfg, M, N, K, dt)
+    if launch.reduce is not None:
+        raise SystemExit(f"--stream: {launch.cfg.name} needs its reduction kernel after each launch; give one that "
+                         "sums its splits in the kernel, or has none")
     copies, one, zero = len(As), np.float32(1), np.float32(0)
     tls = [torch.zeros(launch.grid, 2 + 3 * TIMELINE_ITEMS, dtype=torch.int64, device="cuda") for _ in range(launches)]
     work = [launch.workspace(D) for _ in range(launches)]
@@ -83,9 +87,13 @@ def stream(cfg: Sm90Config, M: int, N: int, K: int, launches: int, dt: torch.dty
             if events:
                 torch.cuda.Event(enable_timing=True).record()
         torch.cuda.synchronize()
+    last = (launches - 1) % copies
+    ref = As[last][0].double() @ Bts[last][0].double().T
+    err = float((D[0].double() - ref).norm() / ref.norm())
     rows = [tl.cpu().numpy() for tl in tls]
     ends = [r[:, 2:].max() for r in rows]
-    print(f"\n### {launch.cfg.name}, {launches} launches back to back{', an event between them' if events else ''}; "
+    print(f"\n### {launch.cfg.name} (rel err {err:.1e}), {launches} launches back to back"
+          f"{', an event between them' if events else ''}; "
           "µs from the previous launch's last end\n\n| launch | first start | median start | first begin | "
           "median begin | last end |\n|---:|---:|---:|---:|---:|---:|")
     for i in range(1, launches):
