@@ -148,16 +148,11 @@ def tma_load(m: TmaMapArg, dst: Tensor, bar: Any, origin: Any, *, multicast: Any
             return
         t.emit(f"tc::tma_load_{rank}d({_tile_address(dst)}, {m.ref}, {_u32(bar)}, {cs});")
         return
-    if cta_rank is None:
-        raise TraceError(f"tma_load: the map splits its tile over {m.args.multicast} CTAs; pass this CTA's cta_rank")
+    cs = _slice_coords(m, origin, cta_rank, "tma_load")
     if multicast is None:
         raise TraceError(f"tma_load: the map splits its tile over {m.args.multicast} CTAs; pass the CTA mask")
-    coords = list(m.coords(origin))
-    md = m.args.multicast_dim
-    coords[md] = coords[md] + cta_rank * m.args.box_dims[md]               # this CTA's slice of the box
     per_slice = m.args.box_bytes // m.args.element_bytes
     sliced = Tensor(dst.engine, dst.layout, dst.offset + cta_rank * per_slice)
-    cs = ", ".join(render(c, "int") for c in coords)
     t.emit(f"tc::tma_load_multicast_{rank}d({_tile_address(sliced)}, {m.ref}, {_u32(bar)}, "
            f"(tc::u16)({render(multicast, 'unsigned')}), {cs});")
 
@@ -167,15 +162,20 @@ def tma_prefetch_tile(m: TmaMapArg, origin: Any, cta_rank: Any = None) -> None:
     multicast, this CTA's slice `cta_rank` of it, as tma_load takes it). Nothing lands in shared memory and nothing
     completes: a hint, safe before ``griddep_wait``."""
     t = _use_sm90()
-    coords = list(m.coords(origin))
-    if m.args.multicast > 1:
-        if cta_rank is None:
-            raise TraceError(f"tma_prefetch_tile: the map splits its tile over {m.args.multicast} CTAs; pass this "
-                             "CTA's cta_rank")
-        md = m.args.multicast_dim
-        coords[md] = coords[md] + cta_rank * m.args.box_dims[md]
-    cs = ", ".join(render(c, "int") for c in coords)
+    cs = (_slice_coords(m, origin, cta_rank, "tma_prefetch_tile") if m.args.multicast > 1
+          else ", ".join(render(c, "int") for c in m.coords(origin)))
     t.emit(f"tc::tma_prefetch_{m.args.rank}d({m.ref}, {cs});")
+
+
+def _slice_coords(m: TmaMapArg, origin: Any, cta_rank: Any, what: str) -> str:
+    """The rendered map coordinates of slice `cta_rank` of the box at tensor element `origin`, for a map made for
+    multicast (its box split along ``multicast_dim``); refused without a cta_rank."""
+    if cta_rank is None:
+        raise TraceError(f"{what}: the map splits its tile over {m.args.multicast} CTAs; pass this CTA's cta_rank")
+    coords = list(m.coords(origin))
+    md = m.args.multicast_dim
+    coords[md] = coords[md] + cta_rank * m.args.box_dims[md]               # this CTA's slice of the box
+    return ", ".join(render(c, "int") for c in coords)
 
 
 def tma_store(m: TmaMapArg, src: Tensor, origin: Any) -> None:
