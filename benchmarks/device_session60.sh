@@ -2,8 +2,9 @@
 # Sixtieth session (issue 7 on an H200): the ceiling of mma.sync under the 700 W limit.
 # Usage: bash benchmarks/device_session60.sh [ceiling ...]
 # - ceiling: probe_mma_ceiling.py, fp16 and bf16: HMMAs from registers, with the GEMM's ldmatrix reads, with its
-#   barrier, beside the sm80 GEMM (256x128x64, 3 stages) and cuBLAS at 4096³; in turn, then 3 s sustained each with
-#   the clock and power sampled.
+#   barrier, the GEMM's operand stream with and without that work on it, beside the sm80 GEMM (256x128x64, 3
+#   stages) and cuBLAS at 4096³; in turn, then 3 s sustained each with the clock and power sampled. Run 1 (e71d6a0)
+#   had no stream probes.
 source "$(dirname "$0")/device_env.sh"
 for part in ${*:-ceiling}; do
   case $part in

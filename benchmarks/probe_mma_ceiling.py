@@ -14,6 +14,12 @@ consecutive instructions share A (the reuse cache), every operand random (randn 
   GEMM's 4 KB per warp and k-block, conflict-free), those of k-block k+1 loading while k-block k computes,
   over 3 stages of 48 KB (the GEMM's 144 KB). No barrier: the data never changes.
 * ``ldsm+bar``: the same with a ``__syncthreads`` per k-tile of 4 k-blocks (the GEMM's barrier).
+* ``stream``: the GEMM's operand traffic with the ldsm kernel's work on it. Each CTA walks 4 tiles of 256x128 of
+  the n^3 problem (m fastest), their k-tiles one cp.async pipeline of 3 stages (48 KB per k-tile, 16-byte
+  ``cp.async.cg``), ``wait_group`` and a barrier per k-tile, ldmatrix and HMMAs on the landed stage: the GEMM's
+  main loop without its prologue per tile, its epilogue and its last partial wave. FLOP as the tiles' GEMM.
+* ``stream, copies only``: the same copies, waits and barriers without ldmatrix or HMMA (counted with the
+  FLOP its copies serve, so that its joules per TFLOP add to the ldsm kernels').
 * the GEMM itself (``tc.gemm`` with the config, 4096^3, operands rotated past L2, checked against float64)
   and cuBLAS.
 
@@ -146,6 +152,95 @@ __device__ void ldsm(const uint4* __restrict__ src, float* __restrict__ out, int
   keep(acc, out);
 }
 
+// The GEMM's operand traffic: each CTA walks `tiles` tiles of 256x128 of an n^3 problem (A (n,n) and B (n,n), both
+// K-major), tile t = blockIdx.x + gridDim.x * j in m-fastest order, as one cp.async pipeline of STAGES stages across
+// its tiles (no prologue per tile, no epilogue). Per k-tile 48 KB, 12 16-byte cp.async.cg per thread, chunk
+// c = thread + 256 j at c * 16 in the stage (A's 256 rows of 128 bytes, then B's 128: 8 threads per row, coalesced
+// reads, conflict-free writes); wait_group STAGES-2 and a barrier per k-tile as the GEMM's main loop. MMA: the
+// ldsm kernel's fragment reads and HMMAs on the landed stage (4 k-blocks per k-tile); without it only the copies.
+template <int BF, int MMA>
+__device__ void stream(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles,
+                       int n) {
+  extern __shared__ __align__(1024) uint4 smem[];
+  const int k_tiles = n / 64, m_tiles = n / 256, row16 = n / 8, total = tiles * k_tiles;
+  const int all_tiles = m_tiles * (n / 128);
+  const unsigned sbase = (unsigned)__cvta_generic_to_shared(smem);
+  int next_tile = blockIdx.x % all_tiles, next_kt = 0, write = 0;
+  // this thread's chunks j of a k-tile: row threadIdx.x / 8 + 32 j, 16 bytes threadIdx.x % 8 (A: j < 8, B: j >= 8)
+  const size_t mine = (size_t)(threadIdx.x / 8) * row16 + threadIdx.x % 8, rows32 = (size_t)32 * row16;
+  const uint4* a_src = A;
+  const uint4* b_src = B;
+  auto issue = [&]() {                        // the next k-tile -> stage `write`, then advance
+    if (next_kt == 0) {
+      a_src = A + (size_t)(next_tile % m_tiles) * 256 * row16 + mine;
+      b_src = B + (size_t)(next_tile / m_tiles) * 128 * row16 + mine;
+    }
+    const unsigned dst = sbase + write * STAGE_BYTES + threadIdx.x * 16;
+#pragma unroll
+    for (int j = 0; j < 12; ++j) {
+      const uint4* src = j < 8 ? a_src + j * rows32 : b_src + (j - 8) * rows32;
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst + j * 4096), "l"(src) : "memory");
+    }
+    a_src += 8;                               // the next k-tile: 64 elements on
+    b_src += 8;
+    write = write == STAGES - 1 ? 0 : write + 1;
+    if (++next_kt == k_tiles) {
+      next_kt = 0;
+      next_tile += gridDim.x;
+      if (next_tile >= all_tiles) next_tile -= all_tiles;
+    }
+  };
+  auto commit = []() { asm volatile("cp.async.commit_group;" ::: "memory"); };
+  auto wait = []() { asm volatile("cp.async.wait_group %0;" :: "n"(STAGES - 2) : "memory"); };
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int wm = warp / 2, wn = warp % 2;
+  const unsigned base = sbase + lane * 16;
+  auto a_at = [&](int s, int kb, int m) { return base + s * STAGE_BYTES + ((wm * 4 + kb) * 4 + m) * 512; };
+  auto b_at = [&](int s, int kb, int n2) {
+    return base + s * STAGE_BYTES + 32768 + ((wn * 4 + kb) * 4 + n2) * 512;
+  };
+  u32 a[2][4][4], b[2][8][2];
+  float acc[4][8][4] = {};
+  for (int g = 0; g < STAGES - 1; ++g) {
+    issue();
+    commit();
+  }
+  wait();
+  __syncthreads();
+  if (MMA) {
+#pragma unroll
+    for (int m = 0; m < 4; ++m) ldsm4(a[0][m], a_at(0, 0, m));
+#pragma unroll
+    for (int n2 = 0; n2 < 4; ++n2) ldsm4(&b[0][2 * n2][0], b_at(0, 0, n2));
+  }
+  int s = 0;
+  for (int g = 0; g < total; ++g) {
+    const int s_next = s == STAGES - 1 ? 0 : s + 1;
+#pragma unroll
+    for (int kb = 0; kb < 4; ++kb) {
+      if (kb == 3) {
+        wait();
+        __syncthreads();
+      }
+      const int nk = (kb + 1) & 3, ns = kb == 3 ? s_next : s;
+      if (MMA) {
+#pragma unroll
+        for (int m = 0; m < 4; ++m) ldsm4(a[nk & 1][m], a_at(ns, nk, m));
+#pragma unroll
+        for (int n2 = 0; n2 < 4; ++n2) ldsm4(&b[nk & 1][2 * n2][0], b_at(ns, nk, n2));
+      }
+      if (kb == 0) {
+        if (g + STAGES - 1 < total) issue();
+        commit();
+      }
+      if (MMA) kblock<BF>(acc, a[kb & 1], b[kb & 1]);
+    }
+    s = s_next;
+  }
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
+  if (MMA) keep(acc, out);
+}
+
 // 8 warps (WARPS), one CTA per SM
 extern "C" __global__ void __launch_bounds__(256, 1)
 regs_f16(const uint4* __restrict__ src, float* __restrict__ out, int iters) { regs<0>(src, out, iters); }
@@ -159,8 +254,22 @@ extern "C" __global__ void __launch_bounds__(256, 1)
 ldsm_bar_f16(const uint4* __restrict__ src, float* __restrict__ out, int iters) { ldsm<0, 1>(src, out, iters); }
 extern "C" __global__ void __launch_bounds__(256, 1)
 ldsm_bar_bf16(const uint4* __restrict__ src, float* __restrict__ out, int iters) { ldsm<1, 1>(src, out, iters); }
+extern "C" __global__ void __launch_bounds__(256, 1)
+stream_f16(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles, int n) {
+  stream<0, 1>(A, B, out, tiles, n);
+}
+extern "C" __global__ void __launch_bounds__(256, 1)
+stream_bf16(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles, int n) {
+  stream<1, 1>(A, B, out, tiles, n);
+}
+extern "C" __global__ void __launch_bounds__(256, 1)
+stream_copy(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles, int n) {
+  stream<0, 0>(A, B, out, tiles, n);
+}
 """
 
+#: 256x128 tiles each CTA of the stream probes walks (4096^3 has 512: 132 CTAs x 4 walk 528)
+STREAM_TILES = 4
 #: name -> (kernel prefix, HMMAs per warp and iteration, dynamic shared memory)
 PROBES = {"regs": ("regs", 64, 0), "ldsm": ("ldsm", 128, STAGES * STAGE_BYTES),
           "ldsm+bar": ("ldsm_bar", 128, STAGES * STAGE_BYTES)}
@@ -220,7 +329,17 @@ def main() -> int:
         if err > 1e-2:
             raise SystemExit(f"{cfg.name}: relative error {err:.1e} against float64")
         gemm_flop = 2.0 * n ** 3
-        gemms = {f"sm80 {cfg.name} ({n}³, err {err:.1e})": (lambda x, w: tc.gemm(x, w, config=cfg), gemm_flop),
+        if n % 256:
+            raise SystemExit("--size must be a multiple of 256 (the stream probes' 256x128 tiles)")
+        walks = STREAM_TILES * sms                                        # tiles the stream probes walk
+        stream_flop = walks * 256 * 128 * 2.0 * n
+
+        def streamer(name: str) -> Any:
+            k = mod.kernel(name)
+            return lambda x, w: k(x, w, out, STREAM_TILES, n, grid=sms, block=WARPS * 32, smem=STAGES * STAGE_BYTES)
+        gemms = {f"stream ({n}³ tiles)": (streamer(f"stream_{tag}"), stream_flop),
+                 f"stream, copies only ({n}³ tiles)": (streamer("stream_copy"), stream_flop),
+                 f"sm80 {cfg.name} ({n}³, err {err:.1e})": (lambda x, w: tc.gemm(x, w, config=cfg), gemm_flop),
                  f"cuBLAS ({n}³)": (lambda x, w: x @ w, gemm_flop)}
         timers = {nm: (lambda c=c: timer(c, [()]).median_ms) for nm, (c, _) in calls.items()}
         timers.update({nm: (lambda c=c: timer(c, operands).median_ms) for nm, (c, _) in gemms.items()})
