@@ -3,8 +3,9 @@
 # Usage: bash benchmarks/device_session60.sh [ceiling ...]
 # - ceiling: probe_mma_ceiling.py, fp16 and bf16: HMMAs from registers, with the GEMM's ldmatrix reads, with its
 #   barrier, the GEMM's operand stream with and without that work on it, beside the sm80 GEMM (256x128x64, 3
-#   stages) and cuBLAS at 4096³; in turn, then 3 s sustained each with the clock and power sampled. Run 1 (e71d6a0)
-#   had no stream probes.
+#   stages) and cuBLAS at 4096³; in turn, then 3 s sustained each with the clock and power sampled. The stream in 3
+#   and 4 stages, from DRAM and L2-resident (8 k-tiles per tile). Run 1 (e71d6a0) had no stream probes, run 2 only
+#   the 3-stage stream from DRAM.
 source "$(dirname "$0")/device_env.sh"
 for part in ${*:-ceiling}; do
   case $part in

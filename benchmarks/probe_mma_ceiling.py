@@ -153,14 +153,16 @@ __device__ void ldsm(const uint4* __restrict__ src, float* __restrict__ out, int
 }
 
 // The GEMM's operand traffic: each CTA walks `tiles` tiles of 256x128 of an n^3 problem (A (n,n) and B (n,n), both
-// K-major), tile t = blockIdx.x + gridDim.x * j in m-fastest order, as one cp.async pipeline of STAGES stages across
-// its tiles (no prologue per tile, no epilogue). Per k-tile 48 KB, 12 16-byte cp.async.cg per thread, chunk
+// K-major), tile t = blockIdx.x + gridDim.x * j in m-fastest order, as one cp.async pipeline of NS stages of 48 KB
+// across its tiles (no prologue per tile, no epilogue). Per k-tile 48 KB, 12 16-byte cp.async.cg per thread, chunk
 // c = thread + 256 j at c * 16 in the stage (A's 256 rows of 128 bytes, then B's 128: 8 threads per row, coalesced
-// reads, conflict-free writes); wait_group STAGES-2 and a barrier per k-tile as the GEMM's main loop. MMA: the
-// ldsm kernel's fragment reads and HMMAs on the landed stage (4 k-blocks per k-tile); without it only the copies.
-template <int BF, int MMA>
+// reads, conflict-free writes); wait_group NS-2 and a barrier per k-tile as the GEMM's main loop. MMA: the ldsm
+// kernel's fragment reads and HMMAs on the landed stage (4 k-blocks per k-tile); without it only the copies.
+// k_wrap (a power of two) < n / 64 reads only the first k_wrap k-tiles of every tile's rows, over and over (an
+// L2-resident stream: the same traffic into shared memory, next to nothing from DRAM).
+template <int BF, int MMA, int NS>
 __device__ void stream(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles,
-                       int n) {
+                       int n, int k_wrap) {
   extern __shared__ __align__(1024) uint4 smem[];
   const int k_tiles = n / 64, m_tiles = n / 256, row16 = n / 8, total = tiles * k_tiles;
   const int all_tiles = m_tiles * (n / 128);
@@ -168,12 +170,15 @@ __device__ void stream(const uint4* __restrict__ A, const uint4* __restrict__ B,
   int next_tile = blockIdx.x % all_tiles, next_kt = 0, write = 0;
   // this thread's chunks j of a k-tile: row threadIdx.x / 8 + 32 j, 16 bytes threadIdx.x % 8 (A: j < 8, B: j >= 8)
   const size_t mine = (size_t)(threadIdx.x / 8) * row16 + threadIdx.x % 8, rows32 = (size_t)32 * row16;
-  const uint4* a_src = A;
-  const uint4* b_src = B;
+  const uint4 *a_tile = A, *b_tile = B, *a_src = A, *b_src = B;
   auto issue = [&]() {                        // the next k-tile -> stage `write`, then advance
     if (next_kt == 0) {
-      a_src = A + (size_t)(next_tile % m_tiles) * 256 * row16 + mine;
-      b_src = B + (size_t)(next_tile / m_tiles) * 128 * row16 + mine;
+      a_tile = A + (size_t)(next_tile % m_tiles) * 256 * row16 + mine;
+      b_tile = B + (size_t)(next_tile / m_tiles) * 128 * row16 + mine;
+    }
+    if ((next_kt & (k_wrap - 1)) == 0) {      // k_wrap < n / 64: the tiles' first k_wrap k-tiles over and over
+      a_src = a_tile;
+      b_src = b_tile;
     }
     const unsigned dst = sbase + write * STAGE_BYTES + threadIdx.x * 16;
 #pragma unroll
@@ -183,7 +188,7 @@ __device__ void stream(const uint4* __restrict__ A, const uint4* __restrict__ B,
     }
     a_src += 8;                               // the next k-tile: 64 elements on
     b_src += 8;
-    write = write == STAGES - 1 ? 0 : write + 1;
+    write = write == NS - 1 ? 0 : write + 1;
     if (++next_kt == k_tiles) {
       next_kt = 0;
       next_tile += gridDim.x;
@@ -191,7 +196,7 @@ __device__ void stream(const uint4* __restrict__ A, const uint4* __restrict__ B,
     }
   };
   auto commit = []() { asm volatile("cp.async.commit_group;" ::: "memory"); };
-  auto wait = []() { asm volatile("cp.async.wait_group %0;" :: "n"(STAGES - 2) : "memory"); };
+  auto wait = []() { asm volatile("cp.async.wait_group %0;" :: "n"(NS - 2) : "memory"); };
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wm = warp / 2, wn = warp % 2;
   const unsigned base = sbase + lane * 16;
@@ -201,7 +206,7 @@ __device__ void stream(const uint4* __restrict__ A, const uint4* __restrict__ B,
   };
   u32 a[2][4][4], b[2][8][2];
   float acc[4][8][4] = {};
-  for (int g = 0; g < STAGES - 1; ++g) {
+  for (int g = 0; g < NS - 1; ++g) {
     issue();
     commit();
   }
@@ -215,7 +220,7 @@ __device__ void stream(const uint4* __restrict__ A, const uint4* __restrict__ B,
   }
   int s = 0;
   for (int g = 0; g < total; ++g) {
-    const int s_next = s == STAGES - 1 ? 0 : s + 1;
+    const int s_next = s == NS - 1 ? 0 : s + 1;
 #pragma unroll
     for (int kb = 0; kb < 4; ++kb) {
       if (kb == 3) {
@@ -230,7 +235,7 @@ __device__ void stream(const uint4* __restrict__ A, const uint4* __restrict__ B,
         for (int n2 = 0; n2 < 4; ++n2) ldsm4(&b[nk & 1][2 * n2][0], b_at(ns, nk, n2));
       }
       if (kb == 0) {
-        if (g + STAGES - 1 < total) issue();
+        if (g + NS - 1 < total) issue();
         commit();
       }
       if (MMA) kblock<BF>(acc, a[kb & 1], b[kb & 1]);
@@ -255,16 +260,34 @@ ldsm_bar_f16(const uint4* __restrict__ src, float* __restrict__ out, int iters) 
 extern "C" __global__ void __launch_bounds__(256, 1)
 ldsm_bar_bf16(const uint4* __restrict__ src, float* __restrict__ out, int iters) { ldsm<1, 1>(src, out, iters); }
 extern "C" __global__ void __launch_bounds__(256, 1)
-stream_f16(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles, int n) {
-  stream<0, 1>(A, B, out, tiles, n);
+stream3_f16(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles,
+    int n, int k_wrap) {
+  stream<0, 1, 3>(A, B, out, tiles, n, k_wrap);
 }
 extern "C" __global__ void __launch_bounds__(256, 1)
-stream_bf16(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles, int n) {
-  stream<1, 1>(A, B, out, tiles, n);
+stream3_bf16(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles,
+    int n, int k_wrap) {
+  stream<1, 1, 3>(A, B, out, tiles, n, k_wrap);
 }
 extern "C" __global__ void __launch_bounds__(256, 1)
-stream_copy(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles, int n) {
-  stream<0, 0>(A, B, out, tiles, n);
+stream3_copy(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles,
+    int n, int k_wrap) {
+  stream<0, 0, 3>(A, B, out, tiles, n, k_wrap);
+}
+extern "C" __global__ void __launch_bounds__(256, 1)
+stream4_f16(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles,
+    int n, int k_wrap) {
+  stream<0, 1, 4>(A, B, out, tiles, n, k_wrap);
+}
+extern "C" __global__ void __launch_bounds__(256, 1)
+stream4_bf16(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles,
+    int n, int k_wrap) {
+  stream<1, 1, 4>(A, B, out, tiles, n, k_wrap);
+}
+extern "C" __global__ void __launch_bounds__(256, 1)
+stream4_copy(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles,
+    int n, int k_wrap) {
+  stream<0, 0, 4>(A, B, out, tiles, n, k_wrap);
 }
 """
 
@@ -287,6 +310,7 @@ def main() -> int:
     ap.add_argument("--gemm", default="T(256, 128, 64, 4, 2, stages=3, lean_loop=True, smem_epilogue=True)",
                     help="the sm80 GEMM's config (a T(...) expression) timed at --size^3 beside the probes")
     ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--k-wrap", type=int, default=8, help="k-tiles of the L2-resident stream probes (a power of 2)")
     ap.add_argument("--launch-us", type=float, default=300.0, help="about how long one probe launch runs")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--sustain", type=float, default=3.0, help="seconds back to back per contender (0: none)")
@@ -329,18 +353,24 @@ def main() -> int:
         if err > 1e-2:
             raise SystemExit(f"{cfg.name}: relative error {err:.1e} against float64")
         gemm_flop = 2.0 * n ** 3
-        if n % 256:
-            raise SystemExit("--size must be a multiple of 256 (the stream probes' 256x128 tiles)")
+        if n % 256 or args.k_wrap & (args.k_wrap - 1) or not 0 < args.k_wrap < n // 64:
+            raise SystemExit("--size must be a multiple of 256 (the stream probes' 256x128 tiles) and --k-wrap a "
+                             "power of two below its k-tiles")
         walks = STREAM_TILES * sms                                        # tiles the stream probes walk
         stream_flop = walks * 256 * 128 * 2.0 * n
 
-        def streamer(name: str) -> Any:
+        def streamer(name: str, k_wrap: int, stages: int) -> Any:
             k = mod.kernel(name)
-            return lambda x, w: k(x, w, out, STREAM_TILES, n, grid=sms, block=WARPS * 32, smem=STAGES * STAGE_BYTES)
-        gemms = {f"stream ({n}³ tiles)": (streamer(f"stream_{tag}"), stream_flop),
-                 f"stream, copies only ({n}³ tiles)": (streamer("stream_copy"), stream_flop),
-                 f"sm80 {cfg.name} ({n}³, err {err:.1e})": (lambda x, w: tc.gemm(x, w, config=cfg), gemm_flop),
-                 f"cuBLAS ({n}³)": (lambda x, w: x @ w, gemm_flop)}
+            return lambda x, w: k(x, w, out, STREAM_TILES, n, k_wrap, grid=sms, block=WARPS * 32,
+                                  smem=stages * STAGE_BYTES)
+        gemms = {}
+        for stages, wrap, copies in ((3, n // 64, False), (4, n // 64, False), (3, args.k_wrap, False),
+                                     (4, args.k_wrap, False), (3, n // 64, True), (3, args.k_wrap, True)):
+            label = (f"stream{', copies only' if copies else ''}, {stages} stages"
+                     f"{f', L2-resident ({wrap} k-tiles)' if wrap < n // 64 else ''}")
+            gemms[label] = (streamer(f"stream{stages}_{'copy' if copies else tag}", wrap, stages), stream_flop)
+        gemms.update({f"sm80 {cfg.name} ({n}³, err {err:.1e})": (lambda x, w: tc.gemm(x, w, config=cfg), gemm_flop),
+                      f"cuBLAS ({n}³)": (lambda x, w: x @ w, gemm_flop)})
         timers = {nm: (lambda c=c: timer(c, [()]).median_ms) for nm, (c, _) in calls.items()}
         timers.update({nm: (lambda c=c: timer(c, operands).median_ms) for nm, (c, _) in gemms.items()})
         times = against(in_turn(timers, args.rounds), next(iter(timers)))
