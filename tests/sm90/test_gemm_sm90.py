@@ -233,6 +233,39 @@ def test_gpu_tc_gemm_k_major_rows_off_sectors(monkeypatch):
     assert seen[-1].cfg.name == "sm90_128x256x64_s4_c2" and seen[-1].majors == ("M", "N")
 
 
+@pytest.mark.gpu
+def test_gpu_tma_prefetch_tile_then_load():
+    """On the GPU: a tile asked of L2 with tma_prefetch_tile, then loaded by tma_load at the same origin (and another
+    box asked for that is never loaded), lands in shared memory exactly as A holds it."""
+    import tilecraft as tc
+
+    A = torch.randn(1, 256, 256, device="cuda").bfloat16()
+    tmA, _ = sm90.make_maps(A, A, Sm90Config(128, 128, 64, stages=3), "bfloat16")
+
+    @dsl.kernel
+    def prefetch_then_load(tm, out):
+        s = dsl.smem_tensor(dsl.bfloat16, sm90.smem_layout(dsl.bfloat16, "K", 128, 64, 1)(None, None, 0),
+                            align=1024)
+        bars = dsl.hopper.mbarriers(1)
+        with dsl.if_(dsl.eq(dsl.threadIdx.x, 0)):
+            bars.init(0, 1)
+            dsl.hopper.fence_barrier_init()
+        dsl.syncthreads()
+        with dsl.if_(dsl.eq(dsl.threadIdx.x, 0)):
+            dsl.hopper.tma_prefetch_tile(tm, (128, 64, 0))
+            dsl.hopper.tma_prefetch_tile(tm, (0, 192, 0))
+            bars.arrive_expect_tx(0, 128 * 64 * 2)
+            dsl.hopper.tma_load(tm, s, bars.addr(0), (128, 64, 0))
+        bars.wait(0, 0)
+        tile = tc.local_tile(out, (128, 64), (0, 0))
+        dsl.copy(s(dsl.threadIdx.x, None), tile(dsl.threadIdx.x, None))      # thread t: row t
+
+    out = torch.zeros(128, 64, device="cuda", dtype=torch.bfloat16)
+    prefetch_then_load.launch(tmA, out, grid=1, block=128)
+    torch.cuda.synchronize()
+    assert torch.equal(out, A[0, 128:, 64:128])
+
+
 def test_tma_load_multicasts_slices_or_whole_boxes():
     """tma_load with a multicast map sends this CTA's slice (cta_rank); with a map of one CTA's box and a mask
     (cta_rank=None) the whole box, at the tile given; the other pairings are refused."""
