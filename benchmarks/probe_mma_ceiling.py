@@ -159,8 +159,9 @@ __device__ void ldsm(const uint4* __restrict__ src, float* __restrict__ out, int
 // reads, conflict-free writes); wait_group NS-2 and a barrier per k-tile as the GEMM's main loop. MMA: the ldsm
 // kernel's fragment reads and HMMAs on the landed stage (4 k-blocks per k-tile); without it only the copies.
 // k_wrap (a power of two) < n / 64 reads only the first k_wrap k-tiles of every tile's rows, over and over (an
-// L2-resident stream: the same traffic into shared memory, next to nothing from DRAM).
-template <int BF, int MMA, int NS>
+// L2-resident stream: the same traffic into shared memory, next to nothing from DRAM). PARTS = 4 spreads each
+// k-tile's copies over the 4 k-blocks of the iteration that issues them (3 per thread and k-block).
+template <int BF, int MMA, int NS, int PARTS = 1>
 __device__ void stream(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles,
                        int n, int k_wrap) {
   extern __shared__ __align__(1024) uint4 smem[];
@@ -171,21 +172,23 @@ __device__ void stream(const uint4* __restrict__ A, const uint4* __restrict__ B,
   // this thread's chunks j of a k-tile: row threadIdx.x / 8 + 32 j, 16 bytes threadIdx.x % 8 (A: j < 8, B: j >= 8)
   const size_t mine = (size_t)(threadIdx.x / 8) * row16 + threadIdx.x % 8, rows32 = (size_t)32 * row16;
   const uint4 *a_tile = A, *b_tile = B, *a_src = A, *b_src = B;
-  auto issue = [&]() {                        // the next k-tile -> stage `write`, then advance
-    if (next_kt == 0) {
+  auto issue = [&](int part) {                // part of the next k-tile -> stage `write`; after the last, advance
+    if (next_kt == 0 && part == 0) {
       a_tile = A + (size_t)(next_tile % m_tiles) * 256 * row16 + mine;
       b_tile = B + (size_t)(next_tile / m_tiles) * 128 * row16 + mine;
     }
-    if ((next_kt & (k_wrap - 1)) == 0) {      // k_wrap < n / 64: the tiles' first k_wrap k-tiles over and over
+    if ((next_kt & (k_wrap - 1)) == 0 && part == 0) {  // k_wrap < n / 64: the first k_wrap k-tiles over and over
       a_src = a_tile;
       b_src = b_tile;
     }
     const unsigned dst = sbase + write * STAGE_BYTES + threadIdx.x * 16;
 #pragma unroll
     for (int j = 0; j < 12; ++j) {
+      if (j / (12 / PARTS) != part) continue;
       const uint4* src = j < 8 ? a_src + j * rows32 : b_src + (j - 8) * rows32;
       asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst + j * 4096), "l"(src) : "memory");
     }
+    if (part != PARTS - 1) return;
     a_src += 8;                               // the next k-tile: 64 elements on
     b_src += 8;
     write = write == NS - 1 ? 0 : write + 1;
@@ -196,7 +199,8 @@ __device__ void stream(const uint4* __restrict__ A, const uint4* __restrict__ B,
     }
   };
   auto commit = []() { asm volatile("cp.async.commit_group;" ::: "memory"); };
-  auto wait = []() { asm volatile("cp.async.wait_group %0;" :: "n"(NS - 2) : "memory"); };
+  // spread over the k-blocks, k-tile g + NS - 1's group is committed after the wait of iteration g: one less
+  auto wait = []() { asm volatile("cp.async.wait_group %0;" :: "n"(PARTS == 1 ? NS - 2 : NS - 3) : "memory"); };
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wm = warp / 2, wn = warp % 2;
   const unsigned base = sbase + lane * 16;
@@ -207,7 +211,8 @@ __device__ void stream(const uint4* __restrict__ A, const uint4* __restrict__ B,
   u32 a[2][4][4], b[2][8][2];
   float acc[4][8][4] = {};
   for (int g = 0; g < NS - 1; ++g) {
-    issue();
+#pragma unroll
+    for (int part = 0; part < PARTS; ++part) issue(part);
     commit();
   }
   wait();
@@ -234,9 +239,13 @@ __device__ void stream(const uint4* __restrict__ A, const uint4* __restrict__ B,
 #pragma unroll
         for (int n2 = 0; n2 < 4; ++n2) ldsm4(&b[nk & 1][2 * n2][0], b_at(ns, nk, n2));
       }
-      if (kb == 0) {
-        if (g + NS - 1 < total) issue();
+      if (PARTS == 1 && kb == 0) {
+        if (g + NS - 1 < total) issue(0);
         commit();
+      }
+      if (PARTS == 4) {                       // a quarter of the copies per k-block (CUTLASS's multistage order)
+        if (g + NS - 1 < total) issue(kb);
+        if (kb == 3) commit();
       }
       if (MMA) kblock<BF>(acc, a[kb & 1], b[kb & 1]);
     }
@@ -288,6 +297,16 @@ extern "C" __global__ void __launch_bounds__(256, 1)
 stream4_copy(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles,
     int n, int k_wrap) {
   stream<0, 0, 4>(A, B, out, tiles, n, k_wrap);
+}
+extern "C" __global__ void __launch_bounds__(256, 1)
+stream4s_f16(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles, int n,
+    int k_wrap) {
+  stream<0, 1, 4, 4>(A, B, out, tiles, n, k_wrap);
+}
+extern "C" __global__ void __launch_bounds__(256, 1)
+stream4s_bf16(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles, int n,
+    int k_wrap) {
+  stream<1, 1, 4, 4>(A, B, out, tiles, n, k_wrap);
 }
 """
 
@@ -364,11 +383,14 @@ def main() -> int:
             return lambda x, w: k(x, w, out, STREAM_TILES, n, k_wrap, grid=sms, block=WARPS * 32,
                                   smem=stages * STAGE_BYTES)
         gemms = {}
-        for stages, wrap, copies in ((3, n // 64, False), (4, n // 64, False), (3, args.k_wrap, False),
-                                     (4, args.k_wrap, False), (3, n // 64, True), (3, args.k_wrap, True)):
-            label = (f"stream{', copies only' if copies else ''}, {stages} stages"
+        for stages, wrap, kind in ((3, n // 64, tag), (4, n // 64, tag), (4, n // 64, "s"), (3, args.k_wrap, tag),
+                                   (4, args.k_wrap, tag), (4, args.k_wrap, "s"), (3, n // 64, "copy"),
+                                   (3, args.k_wrap, "copy")):
+            label = (f"stream{', copies only' if kind == 'copy' else ''}, {stages} stages"
+                     f"{', copies spread over the k-blocks' if kind == 's' else ''}"
                      f"{f', L2-resident ({wrap} k-tiles)' if wrap < n // 64 else ''}")
-            gemms[label] = (streamer(f"stream{stages}_{'copy' if copies else tag}", wrap, stages), stream_flop)
+            name = f"stream{stages}s_{tag}" if kind == "s" else f"stream{stages}_{kind}"
+            gemms[label] = (streamer(name, wrap, stages), stream_flop)
         gemms.update({f"sm80 {cfg.name} ({n}³, err {err:.1e})": (lambda x, w: tc.gemm(x, w, config=cfg), gemm_flop),
                       f"cuBLAS ({n}³)": (lambda x, w: x @ w, gemm_flop)})
         timers = {nm: (lambda c=c: timer(c, [()]).median_ms) for nm, (c, _) in calls.items()}

@@ -12,7 +12,7 @@ from benchmark_script import load_benchmark  # noqa: E402
 def test_probe_kernels_compile_without_spills(arch: str) -> None:
     m = load_benchmark("probe_mma_ceiling")
     mod = m.compile_probes(arch)
-    kinds = [p for p, _, _ in m.PROBES.values()] + ["stream3", "stream4"]
+    kinds = [p for p, _, _ in m.PROBES.values()] + ["stream3", "stream4", "stream4s"]
     assert set(mod.kernel_names) == {f"{p}_{t}" for p in kinds for t in ("f16", "bf16")} | {"stream3_copy",
                                                                                             "stream4_copy"}
     for n in mod.kernel_names:
