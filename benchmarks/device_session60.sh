@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sixtieth session (issue 7 on an H200): the ceiling of mma.sync under the 700 W limit.
-# Usage: bash benchmarks/device_session60.sh [ceiling|prefetch ...]
+# Usage: bash benchmarks/device_session60.sh [ceiling|prefetch|seams ...]
 # - ceiling: probe_mma_ceiling.py, fp16 and bf16: HMMAs from registers, with the GEMM's ldmatrix reads, with its
 #   barrier, the GEMM's operand stream with and without that work on it, beside the sm80 GEMM (256x128x64, 3
 #   stages) and cuBLAS at 4096³; in turn, then 3 s sustained each with the clock and power sampled. The stream in 3
@@ -8,11 +8,17 @@
 #   over the k-blocks. Run 1 (e71d6a0) had no stream probes, run 2 only the 3-stage stream from DRAM, run 3 no
 #   spread copies.
 # - prefetch: the GPU test of hopper.tma_prefetch_tile (session 59's atom, until then compiled only).
+# - seams: probe_sm90_timeline.py --stream 8 at two of session 59's shapes, now checking the last launch's D against
+#   float64 (session 59 added the check after its runs).
+# Runs: 1-3 ceiling (see above), 4 prefetch ceiling, 5 seams.
 source "$(dirname "$0")/device_env.sh"
 for part in ${*:-ceiling}; do
   case $part in
   ceiling) timeout 300 python3 benchmarks/probe_mma_ceiling.py --rounds 3 --sustain 3 2>&1 | tee "$OUT/ceiling.md" ;;
   prefetch) gpu_tests prefetch 200 tests/sm90/test_gemm_sm90.py -k prefetch ;;
+  seams)
+    TL_ARGS="--stream 8" timelines 128x8192x8192 "S(64,128,64,8,consumers=1)"
+    TL_ARGS="--stream 8" timelines 4096x4096x4096 "S(128,256,64,4)" ;;
   *) echo "unknown part: $part" ;;
   esac
 done
