@@ -255,60 +255,29 @@ __device__ void stream(const uint4* __restrict__ A, const uint4* __restrict__ B,
   if (MMA) keep(acc, out);
 }
 
-// 8 warps (WARPS), one CTA per SM
-extern "C" __global__ void __launch_bounds__(256, 1)
-regs_f16(const uint4* __restrict__ src, float* __restrict__ out, int iters) { regs<0>(src, out, iters); }
-extern "C" __global__ void __launch_bounds__(256, 1)
-regs_bf16(const uint4* __restrict__ src, float* __restrict__ out, int iters) { regs<1>(src, out, iters); }
-extern "C" __global__ void __launch_bounds__(256, 1)
-ldsm_f16(const uint4* __restrict__ src, float* __restrict__ out, int iters) { ldsm<0, 0>(src, out, iters); }
-extern "C" __global__ void __launch_bounds__(256, 1)
-ldsm_bf16(const uint4* __restrict__ src, float* __restrict__ out, int iters) { ldsm<1, 0>(src, out, iters); }
-extern "C" __global__ void __launch_bounds__(256, 1)
-ldsm_bar_f16(const uint4* __restrict__ src, float* __restrict__ out, int iters) { ldsm<0, 1>(src, out, iters); }
-extern "C" __global__ void __launch_bounds__(256, 1)
-ldsm_bar_bf16(const uint4* __restrict__ src, float* __restrict__ out, int iters) { ldsm<1, 1>(src, out, iters); }
-extern "C" __global__ void __launch_bounds__(256, 1)
-stream3_f16(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles,
-    int n, int k_wrap) {
-  stream<0, 1, 3>(A, B, out, tiles, n, k_wrap);
-}
-extern "C" __global__ void __launch_bounds__(256, 1)
-stream3_bf16(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles,
-    int n, int k_wrap) {
-  stream<1, 1, 3>(A, B, out, tiles, n, k_wrap);
-}
-extern "C" __global__ void __launch_bounds__(256, 1)
-stream3_copy(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles,
-    int n, int k_wrap) {
-  stream<0, 0, 3>(A, B, out, tiles, n, k_wrap);
-}
-extern "C" __global__ void __launch_bounds__(256, 1)
-stream4_f16(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles,
-    int n, int k_wrap) {
-  stream<0, 1, 4>(A, B, out, tiles, n, k_wrap);
-}
-extern "C" __global__ void __launch_bounds__(256, 1)
-stream4_bf16(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles,
-    int n, int k_wrap) {
-  stream<1, 1, 4>(A, B, out, tiles, n, k_wrap);
-}
-extern "C" __global__ void __launch_bounds__(256, 1)
-stream4_copy(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles,
-    int n, int k_wrap) {
-  stream<0, 0, 4>(A, B, out, tiles, n, k_wrap);
-}
-extern "C" __global__ void __launch_bounds__(256, 1)
-stream4s_f16(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles, int n,
-    int k_wrap) {
-  stream<0, 1, 4, 4>(A, B, out, tiles, n, k_wrap);
-}
-extern "C" __global__ void __launch_bounds__(256, 1)
-stream4s_bf16(const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles, int n,
-    int k_wrap) {
-  stream<1, 1, 4, 4>(A, B, out, tiles, n, k_wrap);
-}
 """
+
+_PROBE_PARAMS = "const uint4* __restrict__ src, float* __restrict__ out, int iters"
+_STREAM_PARAMS = ("const uint4* __restrict__ A, const uint4* __restrict__ B, float* __restrict__ out, int tiles, "
+                  "int n, int k_wrap")
+
+
+def _entries() -> str:
+    """The probes' kernels (8 warps, one CTA per SM): name, then the template instance it runs."""
+    kernels = []
+    for bf, t in ((0, "f16"), (1, "bf16")):
+        kernels += [(f"regs_{t}", f"regs<{bf}>", _PROBE_PARAMS), (f"ldsm_{t}", f"ldsm<{bf}, 0>", _PROBE_PARAMS),
+                    (f"ldsm_bar_{t}", f"ldsm<{bf}, 1>", _PROBE_PARAMS),
+                    (f"stream3_{t}", f"stream<{bf}, 1, 3>", _STREAM_PARAMS),
+                    (f"stream4_{t}", f"stream<{bf}, 1, 4>", _STREAM_PARAMS),
+                    (f"stream4s_{t}", f"stream<{bf}, 1, 4, 4>", _STREAM_PARAMS)]
+    kernels += [(f"stream{ns}_copy", f"stream<0, 0, {ns}>", _STREAM_PARAMS) for ns in (3, 4)]
+    args = {_PROBE_PARAMS: "src, out, iters", _STREAM_PARAMS: "A, B, out, tiles, n, k_wrap"}
+    head = 'extern "C" __global__ void __launch_bounds__(256, 1)'
+    return "".join(f"{head}\n{name}({params}) {{ {call}({args[params]}); }}\n" for name, call, params in kernels)
+
+
+SOURCE += _entries()
 
 #: 256x128 tiles each CTA of the stream probes walks (4096^3 has 512: 132 CTAs x 4 walk 528)
 STREAM_TILES = 4
