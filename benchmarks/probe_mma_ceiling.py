@@ -303,6 +303,13 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--sustain", type=float, default=3.0, help="seconds back to back per contender (0: none)")
     args = ap.parse_args()
+    n = args.size
+    if n % 256 or args.k_wrap & (args.k_wrap - 1) or not 0 < args.k_wrap < n // 64:
+        raise SystemExit("--size must be a multiple of 256 (the stream probes' 256x128 tiles) and --k-wrap a "
+                         "power of two below its k-tiles")
+    cfg = eval(args.gemm, {"T": T})  # noqa: S307
+    if not isinstance(cfg, T):
+        raise SystemExit(f"--gemm: {args.gemm!r} is not a TensorOpConfig")
     if not torch.cuda.is_available():
         print("needs a CUDA GPU")
         return 2
@@ -332,18 +339,13 @@ def main() -> int:
             iters = max(16, int(256 * args.launch_us / us))
             flop = sms * WARPS * iters * per_iter * HMMA_FLOP
             calls[label] = (lambda iters=iters, launch=launch: launch(iters), flop)
-        n = args.size
         operands = [(torch.randn(n, n, device="cuda", dtype=dt), torch.randn(n, n, device="cuda", dtype=dt))
                     for _ in range(2)]
-        cfg = eval(args.gemm, {"T": T})  # noqa: S307
         ref = operands[0][0].double() @ operands[0][1].double()
         err = float((tc.gemm(*operands[0], config=cfg).double() - ref).norm() / ref.norm())
         if err > 1e-2:
             raise SystemExit(f"{cfg.name}: relative error {err:.1e} against float64")
         gemm_flop = 2.0 * n ** 3
-        if n % 256 or args.k_wrap & (args.k_wrap - 1) or not 0 < args.k_wrap < n // 64:
-            raise SystemExit("--size must be a multiple of 256 (the stream probes' 256x128 tiles) and --k-wrap a "
-                             "power of two below its k-tiles")
         walks = STREAM_TILES * sms                                        # tiles the stream probes walk
         stream_flop = walks * 256 * 128 * 2.0 * n
 
@@ -351,7 +353,7 @@ def main() -> int:
             k = mod.kernel(name)
             return lambda x, w: k(x, w, out, STREAM_TILES, n, k_wrap, grid=sms, block=WARPS * 32,
                                   smem=stages * STAGE_BYTES)
-        gemms = {}
+        on_operands: dict[str, tuple[Any, float]] = {}  # contenders that take (A, B)
         for stages, wrap, kind in ((3, n // 64, tag), (4, n // 64, tag), (4, n // 64, "s"), (3, args.k_wrap, tag),
                                    (4, args.k_wrap, tag), (4, args.k_wrap, "s"), (3, n // 64, "copy"),
                                    (3, args.k_wrap, "copy")):
@@ -359,17 +361,17 @@ def main() -> int:
                      f"{', copies spread over the k-blocks' if kind == 's' else ''}"
                      f"{f', L2-resident ({wrap} k-tiles)' if wrap < n // 64 else ''}")
             name = f"stream{stages}s_{tag}" if kind == "s" else f"stream{stages}_{kind}"
-            gemms[label] = (streamer(name, wrap, stages), stream_flop)
-        gemms.update({f"sm80 {cfg.name} ({n}³, err {err:.1e})": (lambda x, w: tc.gemm(x, w, config=cfg), gemm_flop),
-                      f"cuBLAS ({n}³)": (lambda x, w: x @ w, gemm_flop)})
+            on_operands[label] = (streamer(name, wrap, stages), stream_flop)
+        on_operands[f"sm80 {cfg.name} ({n}³, err {err:.1e})"] = (lambda x, w: tc.gemm(x, w, config=cfg), gemm_flop)
+        on_operands[f"cuBLAS ({n}³)"] = (lambda x, w: x @ w, gemm_flop)
         timers = {nm: (lambda c=c: timer(c, [()]).median_ms) for nm, (c, _) in calls.items()}
-        timers.update({nm: (lambda c=c: timer(c, operands).median_ms) for nm, (c, _) in gemms.items()})
+        timers.update({nm: (lambda c=c: timer(c, operands).median_ms) for nm, (c, _) in on_operands.items()})
         times = against(in_turn(timers, args.rounds), next(iter(timers)))
-        flops = {**{nm: f for nm, (_, f) in calls.items()}, **{nm: f for nm, (_, f) in gemms.items()}}
+        flops = {**{nm: f for nm, (_, f) in calls.items()}, **{nm: f for nm, (_, f) in on_operands.items()}}
         for nm, (ms, _, spread) in times.items():
             rows.append(f"| {dtype} | {nm} | {ms * 1e3:.1f} | {flops[nm] / ms / 1e9:.1f} | {spread:.1%} |")
         if args.sustain > 0:
-            for nm, (c, f) in [*calls.items(), *gemms.items()]:
+            for nm, (c, f) in [*calls.items(), *on_operands.items()]:
                 r = sustain(c, [()] if nm in calls else operands, args.sustain)
                 tf = f / r.ms / 1e9
                 per_clk = tf * 1e12 / (sms * r.clock_mhz * 1e6)
