@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sixtieth session (issue 7 on an H200): the ceiling of mma.sync under the 700 W limit.
-# Usage: bash benchmarks/device_session60.sh [ceiling|prefetch|seams|review ...]
+# Usage: bash benchmarks/device_session60.sh [ceiling|prefetch|seams|review|reuse ...]
 # - ceiling: probe_mma_ceiling.py, fp16 and bf16: HMMAs from registers, with the GEMM's ldmatrix reads, with its
 #   barrier, the GEMM's operand stream with and without that work on it, beside the sm80 GEMM (256x128x64, 3
 #   stages) and cuBLAS at 4096³; in turn, then 3 s sustained each with the clock and power sampled. The stream in 3
@@ -13,7 +13,8 @@
 # - review: the GPU tests of the package code changed since d79057f (sessions 57-59: the sm80 GEMM's sliced-K view
 #   through dsl.recast_smem, the mixed kernel's reduction in the stages, tma_prefetch_tile), and the probe's
 #   start-up after the review (one round, no sustained runs).
-# Runs: 1-3 ceiling (see above), 4 prefetch ceiling, 5 seams, 6 review.
+# - reuse: the mixed kernel's test of the reduction in the stages alone (run 6's mixed tests ran out of time first).
+# Runs: 1-3 ceiling (see above), 4 prefetch ceiling, 5 seams, 6 review, 7 reuse.
 source "$(dirname "$0")/device_env.sh"
 for part in ${*:-ceiling}; do
   case $part in
@@ -22,6 +23,7 @@ for part in ${*:-ceiling}; do
   seams)
     TL_ARGS="--stream 8" timelines 128x8192x8192 "S(64,128,64,8,consumers=1)"
     TL_ARGS="--stream 8" timelines 4096x4096x4096 "S(128,256,64,4)" ;;
+  reuse) gpu_tests reuse 330 tests/quant/test_mixed.py -k reduction_in_the_stages ;;
   review)
     gpu_tests tensorop 240 tests/gemm/test_tensorop.py
     gpu_tests mixed 300 tests/quant/test_mixed.py -k "reduction_in_the_stages or async_copy_stages or random_shapes"
